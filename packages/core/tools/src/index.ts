@@ -1,0 +1,8 @@
+export { CoreErrorCode, HarnessError, invalidArgs, isHarnessError, type HarnessErrorOptions } from './errors.ts'
+export { errorResult, resultText, textResult } from './results.ts'
+export { ToolsService } from './service.ts'
+export type {
+  ExecuteOptions, JsonSchema, ToolCall, ToolDefinition, ToolDenial, ToolErrorInfo, ToolExecution, ToolOutput, ToolResult,
+  ToolSchema, ToolSession,
+} from './types.ts'
+export { ToolsService as default } from './service.ts'

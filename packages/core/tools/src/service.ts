@@ -1,0 +1,133 @@
+import { Context, Service } from 'cordis'
+import { CoreErrorCode, HarnessError } from './errors.ts'
+import { errorResult, outputToResult } from './results.ts'
+import type { ExecuteOptions, ToolCall, ToolDefinition, ToolDenial, ToolResult, ToolSchema } from './types.ts'
+import { argumentProblems } from './validation.ts'
+
+declare module 'cordis' {
+  interface Context {
+    tools: ToolsService
+  }
+  interface Events {
+    /** Before the tool runs: may replace `call.signal`, or deny the call by returning `{ deny: reason }`. */
+    'tools/pre-execute'(call: ToolCall): void | ToolDenial | Promise<void | ToolDenial>
+    /** After the tool ran (or was denied): may replace `call.result`. Listeners run in registration order. */
+    'tools/post-execute'(call: ToolCall & { result: ToolResult }): void | Promise<void>
+  }
+}
+
+const NAME = /^[a-zA-Z0-9_-]{1,64}$/
+
+/** `ctx.tools`: the registry of model-facing tools and the one pipeline every call goes through. */
+export class ToolsService extends Service {
+  static readonly provide = 'tools'
+  private readonly definitions = new Map<string, ToolDefinition>()
+  private callCounter = 0
+
+  constructor(ctx: Context) {
+    super(ctx, 'tools')
+  }
+
+  /** Registers a tool for as long as the calling plugin lives; the returned function removes it sooner. */
+  register<A>(definition: ToolDefinition<A>): () => Promise<void> {
+    if (!NAME.test(definition.name)) {
+      throw new HarnessError(`invalid tool name "${definition.name}": use 1-64 letters, digits, "_" or "-"`, { code: 'INVALID_TOOL_DEFINITION' })
+    }
+    if (this.definitions.has(definition.name)) {
+      throw new HarnessError(`a tool named "${definition.name}" is already registered`, { code: 'DUPLICATE_TOOL' })
+    }
+    const def = definition as unknown as ToolDefinition
+    return this.ctx.effect(() => {
+      this.definitions.set(def.name, def)
+      return () => {
+        if (this.definitions.get(def.name) === def) this.definitions.delete(def.name)
+      }
+    }, `tools.register(${def.name})`)
+  }
+
+  get(name: string): ToolDefinition | undefined {
+    return this.definitions.get(name)
+  }
+
+  /** Registered tools, sorted by name so that everything derived from the list is byte-stable. */
+  list(): ToolDefinition[] {
+    return [...this.definitions.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  }
+
+  /** What the model sees of each tool: name, description, parameters, in name order. */
+  schemas(): ToolSchema[] {
+    return this.list().map(({ name, description, parameters }) => ({ name, description, parameters }))
+  }
+
+  /** Runs one call through the whole pipeline. Never rejects: every failure is an error result with a code. */
+  async execute(name: string, args: unknown = {}, options: ExecuteOptions = {}): Promise<ToolResult> {
+    const callerSignal = options.signal ?? new AbortController().signal
+    if (callerSignal.aborted) {
+      return errorResult(new HarnessError('tool call aborted before dispatch', { code: CoreErrorCode.TOOL_ABORTED_BEFORE_DISPATCH }))
+    }
+    const definition = this.definitions.get(name)
+    if (!definition) {
+      const known = this.list().map((d) => d.name).join(', ') || 'none'
+      return errorResult(new HarnessError(`unknown tool "${name}" (available: ${known})`, { code: CoreErrorCode.UNKNOWN_TOOL }))
+    }
+    let problems: string[]
+    try {
+      problems = argumentProblems(definition.parameters, args)
+    } catch (error) {
+      return errorResult(new HarnessError(`tool "${name}" has an unusable parameter schema: ${(error as Error).message}`, { code: CoreErrorCode.TOOL_FAILED, cause: error }))
+    }
+    if (problems.length) {
+      return errorResult(new HarnessError(`invalid arguments: ${problems.join('; ')}`, { code: CoreErrorCode.INVALID_ARGS }))
+    }
+    const call: ToolCall = {
+      definition,
+      callId: options.callId ?? `call-${++this.callCounter}`,
+      arguments: args as Record<string, unknown>,
+      ...(options.session ? { session: options.session } : {}),
+      callerSignal,
+      signal: callerSignal,
+    }
+    const denial = await this.preExecute(call)
+    call.result = denial !== undefined
+      ? errorResult(new HarnessError(`tool call denied: ${denial}`, { code: CoreErrorCode.TOOL_DENIED }))
+      : await this.run(call)
+    await this.postExecute(call as ToolCall & { result: ToolResult })
+    return call.result
+  }
+
+  private async preExecute(call: ToolCall): Promise<string | undefined> {
+    try {
+      const verdict = await this.ctx.serial('tools/pre-execute', call)
+      return verdict && typeof verdict === 'object' && typeof verdict.deny === 'string' ? verdict.deny : undefined
+    } catch (error) {
+      return `a pre-execute hook failed: ${(error as Error)?.message ?? String(error)}`
+    }
+  }
+
+  private async run(call: ToolCall): Promise<ToolResult> {
+    const exec = {
+      callId: call.callId,
+      name: call.definition.name,
+      arguments: call.arguments,
+      signal: call.signal,
+      ...(call.session ? { session: call.session } : {}),
+    }
+    try {
+      return outputToResult(await call.definition.execute(call.arguments, exec))
+    } catch (error) {
+      if (!(error instanceof HarnessError) && call.callerSignal.aborted) {
+        return errorResult(new HarnessError('tool call aborted', { code: CoreErrorCode.ABORTED, cause: error }))
+      }
+      return errorResult(error)
+    }
+  }
+
+  private async postExecute(call: ToolCall & { result: ToolResult }): Promise<void> {
+    try {
+      await this.ctx.serial('tools/post-execute', call)
+    } catch (error) {
+      // A broken hook must not lose the tool's work: keep the result and report the hook.
+      this.ctx.logger('tools').warn('a post-execute hook failed: %s', (error as Error)?.message ?? String(error))
+    }
+  }
+}

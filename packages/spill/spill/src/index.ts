@@ -1,0 +1,48 @@
+import { Context, Service } from 'cordis'
+import { HarnessError } from '@deepseek-ai/dsh-tools'
+
+declare module 'cordis' {
+  interface Context {
+    spillStore: SpillStore
+  }
+}
+
+export interface SaveTextRequest {
+  /** The session the text belongs to; a backend keeps sessions apart. */
+  owner: { sessionId: string }
+  /** Which call produced it. */
+  source: { toolName: string; callId: string }
+  /** A hint only: backends make it safe (any string, even `../../etc/passwd`, is accepted). */
+  suggestedName: string
+  content: string
+}
+
+export interface SavedText {
+  /** Where the text is; for the local backend an absolute path that `read` and `grep` accept. */
+  locator: string
+  /** UTF-8 bytes written. */
+  bytes: number
+  /** One sentence for the model on how to get at it (page with `read` offset/limit, or search with `grep`). */
+  retrievalHint: string
+}
+
+export const SpillErrorCode = {
+  /** The store could not be written (root unusable, disk full…). */
+  SPILL_WRITE_FAILED: 'SPILL_WRITE_FAILED',
+} as const
+
+export class SpillError extends HarnessError {
+  override name = 'SpillError'
+}
+
+/** `ctx.spillStore`: keeps results too large to show so that the model can page through them later. */
+export abstract class SpillStore extends Service {
+  static readonly provide = 'spillStore'
+
+  constructor(ctx: Context) {
+    super(ctx, 'spillStore')
+  }
+
+  /** Rejects with a SpillError when the text could not be kept. */
+  abstract saveText(request: SaveTextRequest): Promise<SavedText>
+}

@@ -1,0 +1,129 @@
+import { Context, Service } from 'cordis'
+import { HarnessError } from '@deepseek-ai/dsh-tools'
+import type { Readable, Writable } from 'node:stream'
+
+declare module 'cordis' {
+  interface Context {
+    subprocess: SubprocessService
+  }
+}
+
+/** What the child's fd 0 is: /dev/null, a pipe the caller writes, or `data` written then closed. */
+export type StdinDisposition = 'ignore' | 'pipe' | { data: string | Uint8Array }
+
+/**
+ * Keep the in-memory TAIL of the last `maxBytes` bytes. With `spill`, the complete stream is also written to a
+ * private file from the first overflow on; the file is discarded if the stream passes `spill.maxBytes`.
+ */
+export interface CollectOptions {
+  maxBytes: number
+  spill?: { maxBytes: number }
+}
+
+/** `'pipe'`: the caller reads `handle.stdout`; `'inherit'`: the host's own fd; or collect (see CollectOptions). */
+export type OutputDisposition = 'pipe' | 'inherit' | 'ignore' | CollectOptions
+
+export interface SpawnRequest {
+  /** argv[0] is the program (looked up on PATH); no shell ever. */
+  argv: readonly string[]
+  cwd: string
+  /** Merged over the scrubbed parent env: an entry wins, `undefined` removes the name. */
+  env?: Readonly<Record<string, string | undefined>>
+  stdin: StdinDisposition
+  stdout: OutputDisposition
+  stderr: OutputDisposition
+  /** Time between SIGTERM and SIGKILL when terminating. */
+  graceMs: number
+  /** Aborting terminates the process tree; an already-aborted signal spawns nothing. */
+  signal?: AbortSignal
+}
+
+export interface ExitStatus {
+  /** null when killed by a signal. */
+  exitCode: number | null
+  signal: NodeJS.Signals | null
+}
+
+export interface CollectedRead {
+  /** Decoded UTF-8 from `offset` (or from the start of the tail, if `offset` fell out of it) to the end. */
+  text: string
+  /** Pass back as `offset` to read only what is new. */
+  nextOffset: number
+  /** True when bytes between `offset` and the tail's start were dropped. */
+  lossy: boolean
+  /** The file holding the complete stream, when one exists. */
+  spillPath?: string
+}
+
+export interface CollectedStream {
+  /** Non-consuming: the same offset can be read twice. */
+  readFrom(offset: number): CollectedRead
+  /** Bytes the child wrote to this stream so far. */
+  readonly totalBytes: number
+  /** True once more than `maxBytes` were written (the tail no longer holds everything). */
+  readonly truncated: boolean
+  /** The complete-stream file, while it exists (spill on, overflowed, within the spill cap). */
+  readonly spillPath: string | undefined
+}
+
+export interface SubprocessHandle {
+  readonly pid: number
+  /** Leader exit, after its collected streams are drained. Never rejects. */
+  readonly done: Promise<ExitStatus>
+  /** SIGTERM to the whole process group, SIGKILL after `graceMs`. Idempotent. */
+  terminate(): void
+  /** Resolves once no process of the group is left (the leader and every descendant that kept the group). */
+  waitForExit(): Promise<ExitStatus>
+  readonly stdin: Writable | null
+  readonly stdout: Readable | null
+  readonly stderr: Readable | null
+  readonly collected: { readonly stdout?: CollectedStream; readonly stderr?: CollectedStream }
+}
+
+export const SubprocessErrorCode = {
+  /** Empty argv, a NUL byte in an argument or env entry. */
+  SUBPROCESS_INVALID_REQUEST: 'SUBPROCESS_INVALID_REQUEST',
+  /** The program could not be started (missing, not executable, bad cwd…). */
+  SUBPROCESS_SPAWN_FAILED: 'SUBPROCESS_SPAWN_FAILED',
+  /** The signal was already aborted: nothing was spawned. */
+  SUBPROCESS_ABORTED: 'SUBPROCESS_ABORTED',
+} as const
+export type SubprocessErrorCode = (typeof SubprocessErrorCode)[keyof typeof SubprocessErrorCode]
+
+export class SubprocessError extends HarnessError {
+  override name = 'SubprocessError'
+}
+
+/** `ctx.subprocess`: start programs without a shell, in their own process group, and never lose track of them. */
+export abstract class SubprocessService extends Service {
+  static readonly provide = 'subprocess'
+
+  constructor(ctx: Context) {
+    super(ctx, 'subprocess')
+  }
+
+  /** Rejects with a SubprocessError when nothing could be started. */
+  abstract spawn(request: SpawnRequest): Promise<SubprocessHandle>
+}
+
+const CREDENTIAL = /KEY|TOKEN|SECRET|PASSWORD/i
+
+/** The parent's env without credential-looking names and without the managed `DSH_*` namespace. */
+export function scrubbedParentEnv(source: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const env: Record<string, string> = {}
+  for (const [name, value] of Object.entries(source)) {
+    if (value === undefined || CREDENTIAL.test(name) || name.startsWith('DSH_')) continue
+    env[name] = value
+  }
+  return env
+}
+
+/** The scrubbed parent env with `overrides` applied (`undefined` removes a name). */
+export function childEnv(overrides: Readonly<Record<string, string | undefined>> = {}, source: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const env = scrubbedParentEnv(source)
+  for (const [name, value] of Object.entries(overrides)) {
+    if (value === undefined) delete env[name]
+    else env[name] = value
+  }
+  return env
+}

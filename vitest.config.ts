@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config'
+
+export default defineConfig({
+  // Tests import workspace packages from their TypeScript sources (the "dsh-source" export condition),
+  // so a test run never depends on a stale build; host tests that spawn `dsh` use the built output.
+  resolve: { conditions: ['dsh-source'] },
+  ssr: { resolve: { conditions: ['dsh-source'] } },
+  test: {
+    include: ['packages/*/*/tests/**/*.test.ts', 'tests/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+  },
+})
