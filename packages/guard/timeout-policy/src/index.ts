@@ -41,3 +41,5 @@ export function apply(ctx: Context, config: Config): void {
     }
   }, { prepend: true })
 }
+
+export default { name, inject, Config, apply }
