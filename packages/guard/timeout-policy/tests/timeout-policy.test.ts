@@ -79,7 +79,7 @@ test('a configured override replaces the tool\'s own budget', async () => {
 test('the policy is gone with its plugin: a disposed policy budgets nothing', async () => {
   const local = await createTestContext()
   try {
-    const fiber = local.ctx.plugin(TimeoutPolicy, {})
+    const fiber = local.ctx.plugin(TimeoutPolicy, { overrides: {} })
     await local.active(fiber)
     await fiber.dispose()
     let seen: AbortSignal | undefined
