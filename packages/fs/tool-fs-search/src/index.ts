@@ -1,1 +1,43 @@
-export {}
+import type { Context } from 'cordis'
+import type {} from '@deepseek-ai/dsh-system-prompt'
+import type {} from '@deepseek-ai/dsh-subprocess'
+import { Config } from './config.ts'
+import { glob } from './glob.ts'
+import { GLOB_PROMPT, GLOB_PROMPT_ID, GLOB_PROMPT_ORDER, type GlobArgs, GlobParameters, globDescription } from './glob-text.ts'
+import { grep } from './grep.ts'
+import { GREP_PROMPT, GREP_PROMPT_ID, GREP_PROMPT_ORDER, type GrepArgs, GrepParameters, grepDescription } from './grep-text.ts'
+import { RipgrepLocator } from './ripgrep.ts'
+
+export const name = 'tool-fs-search'
+export const inject = ['tools', 'systemPrompt', 'subprocess']
+export { Config }
+export { SearchError, SearchErrorCode } from './errors.ts'
+export type { GlobArgs, GlobValue } from './glob-text.ts'
+export type { GrepArgs, GrepFileValue, GrepLineValue, GrepValue } from './grep-text.ts'
+export type { SpillOutcome } from './common-text.ts'
+
+/**
+ * Registers `glob` and `grep` and their prompt sections. Nothing is spawned or resolved here: the ripgrep
+ * binary is found on the first call. The spill store is optional and looked up at call time.
+ */
+export function apply(ctx: Context, config: Config): void {
+  const deps = { ctx, config, locator: new RipgrepLocator(config.rgPath) }
+  ctx.tools.register<GlobArgs>({
+    name: 'glob',
+    description: globDescription(config.globMaxResults),
+    parameters: GlobParameters,
+    timeoutMs: config.timeoutMs,
+    execute: (args, exec) => glob(deps, args, exec),
+  })
+  ctx.tools.register<GrepArgs>({
+    name: 'grep',
+    description: grepDescription(config.grepMaxMatches, config.grepMaxLineBytes),
+    parameters: GrepParameters,
+    timeoutMs: config.timeoutMs,
+    execute: (args, exec) => grep(deps, args, exec),
+  })
+  ctx.systemPrompt.register({ id: GLOB_PROMPT_ID, order: GLOB_PROMPT_ORDER, text: GLOB_PROMPT })
+  ctx.systemPrompt.register({ id: GREP_PROMPT_ID, order: GREP_PROMPT_ORDER, text: GREP_PROMPT })
+}
+
+export default { name, inject, Config, apply }

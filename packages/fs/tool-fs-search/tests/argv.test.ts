@@ -1,0 +1,43 @@
+import { describe, expect, test } from 'vitest'
+import { globArgv, grepArgv, includeProblem } from '../src/argv.ts'
+
+describe('argv', () => {
+  test('glob lists files NUL-separated, hidden and ignored included, the six VCS directories excluded after the model\'s glob', () => {
+    expect(globArgv('**/*.ts', '/w/src')).toEqual([
+      '--no-config', '--files', '--null', '--glob=**/*.ts', '--no-ignore', '--hidden',
+      '--glob=!.git/', '--glob=!.svn/', '--glob=!.hg/', '--glob=!.bzr/', '--glob=!.jj/', '--glob=!.sl/',
+      '--', '/w/src',
+    ])
+  })
+
+  test('grep asks for JSON records, the pattern as one --regexp= element, include as one --glob= element', () => {
+    expect(grepArgv('-e', '/w', undefined)).toEqual(['--no-config', '--json', '--regexp=-e', '--', '/w'])
+    expect(grepArgv('x', '/w', '*.{ts,tsx}')).toEqual(['--no-config', '--json', '--regexp=x', '--glob=*.{ts,tsx}', '--', '/w'])
+  })
+
+  test('hostile values stay single elements glued to their flag, and the root comes after "--"', () => {
+    for (const hostile of ['$(touch pwned)', '`touch pwned`', '"; rm -rf / #', 'a\nb', '--pre=sh', '-', "'"]) {
+      const grep = grepArgv(hostile, `/w/${hostile}`, hostile)
+      expect(grep[0]).toBe('--no-config')
+      expect(grep).toContain(`--regexp=${hostile}`)
+      expect(grep).toContain(`--glob=${hostile}`)
+      expect(grep.slice(-2)).toEqual(['--', `/w/${hostile}`])
+      const glob = globArgv(hostile, `/w/${hostile}`)
+      expect(glob[0]).toBe('--no-config')
+      expect(glob).toContain(`--glob=${hostile}`)
+      expect(glob.slice(-2)).toEqual(['--', `/w/${hostile}`])
+    }
+  })
+})
+
+describe('include', () => {
+  test('accepts one positive glob, braces and classes included', () => {
+    for (const ok of ['*.ts', '*.{ts,tsx}', 'src/**/*.py', '[,]*', '\\,x', '{a,{b,c}}', 'a!b']) expect(includeProblem(ok)).toBeUndefined()
+  })
+
+  test('rejects a comma list outside braces and a negation', () => {
+    expect(includeProblem('*.ts,*.tsx')).toBe('a comma-separated list')
+    expect(includeProblem('*.{ts,tsx},*.js')).toBe('a comma-separated list')
+    expect(includeProblem('!*.md')).toBe('a negation')
+  })
+})

@@ -1,0 +1,143 @@
+import { execFileSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import fc from 'fast-check'
+import { describe, expect, test } from 'vitest'
+import { rgPath } from '@vscode/ripgrep'
+import {
+  compareKeys, decodeLossy, displayPath, enclosingVcsDir, escapeControl, joinDisplay, pathKey, relativeBytes, resolveRoot,
+  truncateUtf8,
+} from '../src/paths.ts'
+
+describe('display paths', () => {
+  test('are relative to the cwd without "./", also for "." and for absolute paths inside it', () => {
+    expect(resolveRoot('/work/repo', undefined).display).toBe('')
+    expect(resolveRoot('/work/repo', '.').display).toBe('')
+    expect(resolveRoot('/work/repo', './src/').display).toBe('src')
+    expect(resolveRoot('/work/repo', '/work/repo/src/lib').display).toBe('src/lib')
+    expect(resolveRoot('/work/repo', '/work/repo').display).toBe('')
+  })
+
+  test('are absolute outside the cwd, also for a sibling whose name starts with the cwd\'s', () => {
+    expect(resolveRoot('/work/repo', '..').display).toBe('/work')
+    expect(resolveRoot('/work/repo', '../other/x').display).toBe('/work/other/x')
+    expect(resolveRoot('/work/repo', '/work/repo-2').display).toBe('/work/repo-2')
+    expect(displayPath('/work/repo', '/etc/passwd')).toBe('/etc/passwd')
+  })
+
+  test('a name that merely starts with two dots is inside the cwd', () => {
+    expect(displayPath('/work/repo', '/work/repo/..hidden')).toBe('..hidden')
+  })
+
+  test('join the root\'s display with the part below it', () => {
+    expect(joinDisplay('', 'a/b.ts')).toBe('a/b.ts')
+    expect(joinDisplay('src', 'a/b.ts')).toBe('src/a/b.ts')
+    expect(joinDisplay('/', 'etc/passwd')).toBe('/etc/passwd')
+    expect(joinDisplay('src/one.ts', '')).toBe('src/one.ts')
+  })
+
+  test('the part below the root is cut from what ripgrep printed, bytewise', () => {
+    const root = resolveRoot('/w', '/w/src')
+    expect(relativeBytes(root, Buffer.from('/w/src/a/b'))?.toString()).toBe('a/b')
+    expect(relativeBytes(root, Buffer.from('/w/src'))?.toString()).toBe('')
+    expect(relativeBytes(root, Buffer.from('/w/srcx/a'))).toBeUndefined()
+    expect(relativeBytes(root, Buffer.from('/elsewhere'))).toBeUndefined()
+    const nonUtf8 = Buffer.concat([Buffer.from('/w/src/'), Buffer.from([0x6e, 0xff])])
+    expect(relativeBytes(root, nonUtf8)).toEqual(Buffer.from([0x6e, 0xff]))
+    expect(relativeBytes(resolveRoot('/w', '/'), Buffer.from('/etc/x'))?.toString()).toBe('etc/x')
+  })
+
+  test('a name that is not UTF-8 is shown with U+FFFD', () => {
+    expect(decodeLossy(Buffer.from([0x61, 0xff, 0x62]))).toBe('a\ufffdb')
+  })
+
+  test('a root inside a version-control directory is recognised, a look-alike name is not', () => {
+    expect(enclosingVcsDir('/r/.git/objects')).toBe('.git')
+    expect(enclosingVcsDir('/r/sub/.jj')).toBe('.jj')
+    expect(enclosingVcsDir('/r/.github/workflows')).toBeUndefined()
+    expect(enclosingVcsDir('/r/src')).toBeUndefined()
+  })
+})
+
+describe('path order', () => {
+  test('compares component by component, so "a/z" comes before "a.b" and "a-b"', () => {
+    const paths = ['a.b', 'a/z', 'a-b', 'a', 'B', 'a/b/c', 'ab', 'a/b']
+    const sorted = paths.map((p) => ({ p, k: pathKey(Buffer.from(p)) })).sort((x, y) => compareKeys(x.k, y.k)).map((x) => x.p)
+    expect(sorted).toEqual(['B', 'a', 'a/b', 'a/b/c', 'a/z', 'a-b', 'a.b', 'ab'])
+  })
+
+  test('compares bytes, not UTF-16 code units (U+FFFD sorts before an astral character)', () => {
+    const keys = ['\u{1F600}', '\uFFFD'].map((p) => pathKey(Buffer.from(p)))
+    // UTF-8: EF BF BD < F0 9F 98 80, although as UTF-16 \uD83D < \uFFFD.
+    expect(compareKeys(keys[1] as string, keys[0] as string)).toBe(-1)
+  })
+
+  test('is the order of rg --sort=path on a real tree (property, seeded)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dsh-order-'))
+    try {
+      const segment = fc.stringMatching(/^[a-zA-Z0-9._\- ]{1,4}$/).filter((s) => s !== '.' && s !== '..')
+      fc.assert(fc.property(fc.uniqueArray(fc.array(segment, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 12, selector: (p) => p.join('/') }), (parts) => {
+        const tree = mkdtempSync(join(dir, 't'))
+        const written: string[] = []
+        for (const p of parts) {
+          try {
+            mkdirSync(join(tree, ...p.slice(0, -1)), { recursive: true })
+            writeFileSync(join(tree, ...p), 'x')
+            written.push(p.join('/'))
+          } catch { /* a name that is already a file or a directory: skip it */ }
+        }
+        const rg = execFileSync(rgPath, ['--no-config', '--files', '--null', '--sort=path', '--hidden', '--no-ignore'], { cwd: tree })
+        const expected = rg.toString('utf8').split('\0').filter(Boolean)
+        const ours = [...expected].sort((a, b) => compareKeys(pathKey(Buffer.from(a)), pathKey(Buffer.from(b))))
+        rmSync(tree, { recursive: true, force: true })
+        expect(ours).toEqual(expected)
+      }), { seed: 20261130, numRuns: 40 })
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('control characters', () => {
+  test('are escaped in paths, tab included', () => {
+    expect(escapeControl('a\nb\rc\td\x1b[31m\x00\x7f\u009b\u2028', { keepTab: false })).toBe('a\\nb\\rc\\td\\x1b[31m\\x00\\x7f\\x9b\\u2028')
+  })
+
+  test('are escaped in previews, all but the tab', () => {
+    expect(escapeControl('\tif (x) {\x1b]0;title\x07', { keepTab: true })).toBe('\tif (x) {\\x1b]0;title\\x07')
+  })
+
+  test('leave ordinary text, backslashes and non-ASCII letters alone', () => {
+    expect(escapeControl('C:\\dir é 漢字 \u{1F600}', { keepTab: false })).toBe('C:\\dir é 漢字 \u{1F600}')
+  })
+
+  test('never leave a line break or an escape byte behind (property, seeded)', () => {
+    fc.assert(fc.property(fc.string({ unit: 'binary' }), (text) => {
+      const escaped = escapeControl(text, { keepTab: true })
+      expect(escaped).not.toMatch(/[\n\r\x1b\x9b\u2028\u2029]/)
+    }), { seed: 7, numRuns: 500 })
+  })
+})
+
+describe('UTF-8-safe truncation', () => {
+  test('keeps a line within the cap as it is', () => {
+    expect(truncateUtf8('héllo', 6)).toEqual({ text: 'héllo', truncated: false })
+  })
+
+  test('cuts on a character boundary, never inside a multi-byte character', () => {
+    expect(truncateUtf8('aé', 2)).toEqual({ text: 'a', truncated: true })
+    expect(truncateUtf8('a\u{1F600}b', 4)).toEqual({ text: 'a', truncated: true })
+    expect(truncateUtf8('a\u{1F600}b', 5)).toEqual({ text: 'a\u{1F600}', truncated: true })
+  })
+
+  test('gives a prefix of at most the cap that is valid UTF-8 (property, seeded)', () => {
+    fc.assert(fc.property(fc.string({ unit: 'grapheme', maxLength: 60 }), fc.integer({ min: 1, max: 80 }), (text, max) => {
+      const { text: cut, truncated } = truncateUtf8(text, max)
+      expect(Buffer.byteLength(cut)).toBeLessThanOrEqual(max)
+      expect(text.startsWith(cut)).toBe(true)
+      expect(truncated).toBe(Buffer.byteLength(text) > max)
+      if (truncated) expect(Buffer.byteLength(cut)).toBeGreaterThan(max - 4)
+    }), { seed: 11, numRuns: 500 })
+  })
+})
