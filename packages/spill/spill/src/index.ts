@@ -22,7 +22,10 @@ export interface SavedText {
   locator: string
   /** UTF-8 bytes written. */
   bytes: number
-  /** One sentence for the model on how to get at it (page with `read` offset/limit, or search with `grep`). */
+  /**
+   * One sentence for the model on how to get at it (page with `read` offset/limit, or search with `grep`). It does
+   * not repeat the locator: callers print the locator first, then the hint.
+   */
   retrievalHint: string
 }
 
@@ -30,6 +33,7 @@ export const SpillErrorCode = {
   /** The store could not be written (root unusable, disk full…). */
   SPILL_WRITE_FAILED: 'SPILL_WRITE_FAILED',
 } as const
+export type SpillErrorCode = (typeof SpillErrorCode)[keyof typeof SpillErrorCode]
 
 export class SpillError extends HarnessError {
   override name = 'SpillError'
@@ -43,6 +47,10 @@ export abstract class SpillStore extends Service {
     super(ctx, 'spillStore')
   }
 
-  /** Rejects with a SpillError when the text could not be kept. */
+  /**
+   * Keeps `content` complete, byte for byte, and says where. Never overwrites an earlier save. Rejects with a
+   * SpillError (SPILL_WRITE_FAILED) when the text could not be kept; callers treat that as "not saved", never as a
+   * failed tool call.
+   */
   abstract saveText(request: SaveTextRequest): Promise<SavedText>
 }

@@ -1,0 +1,236 @@
+import { chmod, chown, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { basename, dirname, isAbsolute, join } from 'node:path'
+import { afterEach, beforeEach, expect, test } from 'vitest'
+import fc from 'fast-check'
+import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
+import { SpillError, type SaveTextRequest } from '@deepseek-ai/dsh-spill'
+import LocalSpillStore, { RETRIEVAL_HINT, sessionDirName, spillFileName } from '@deepseek-ai/dsh-spill-local'
+
+let t: TestContext
+let dir: string
+let root: string
+
+beforeEach(async () => {
+  t = await createTestContext({ withTools: false })
+  dir = await mkdtemp(join(tmpdir(), 'spill-local-'))
+  root = join(dir, 'root')
+})
+afterEach(async () => {
+  await t.dispose()
+  await rm(dir, { recursive: true, force: true })
+})
+
+async function load(config: { root?: string } = { root }): Promise<LocalSpillStore> {
+  await t.active(t.ctx.plugin(LocalSpillStore, config))
+  return t.ctx.spillStore as LocalSpillStore
+}
+
+function request(overrides: Partial<SaveTextRequest> = {}): SaveTextRequest {
+  return {
+    owner: { sessionId: 'session-1' },
+    source: { toolName: 'bash', callId: 'call-1' },
+    suggestedName: 'output.txt',
+    content: 'hello\n',
+    ...overrides,
+  }
+}
+
+const mode = async (path: string) => (await stat(path)).mode & 0o777
+
+test('saveText keeps the content byte for byte at an absolute path in the session directory', async () => {
+  const store = await load()
+  const content = 'ünïcødé 🎉\r\nline two\n\u0000tail without newline'
+  const saved = await store.saveText(request({ content }))
+  expect(isAbsolute(saved.locator)).toBe(true)
+  expect(saved.locator).toBe(join(root, 'session-1', 'call-1-output.txt'))
+  expect(saved.bytes).toBe(Buffer.byteLength(content))
+  expect(await readFile(saved.locator)).toEqual(Buffer.from(content, 'utf8'))
+  expect(saved.retrievalHint).toBe('Page through it with read (offset and limit) or search it with grep, passing that path.')
+  expect(saved.retrievalHint).toBe(RETRIEVAL_HINT)
+})
+
+test('the root and each session directory are 0700 and files 0600', async () => {
+  const store = await load()
+  const saved = await store.saveText(request())
+  expect(await mode(root)).toBe(0o700)
+  expect(await mode(dirname(saved.locator))).toBe(0o700)
+  expect(await mode(saved.locator)).toBe(0o600)
+})
+
+test('hostile suggested names stay inside the session directory and never fail', async () => {
+  const store = await load()
+  const names = ['../../etc/passwd', 'a/b', '..', '.', '', '/', '\\..\\x', 'a\u0000b', 'ctl\n\r\t\u001b[31m', 'x'.repeat(300), `${'y'.repeat(300)}.txt`, '🎉'.repeat(100), '.hidden', '-rf']
+  const sessionDir = join(root, 'session-1')
+  const locators = new Set<string>()
+  for (const suggestedName of names) {
+    const saved = await store.saveText(request({ suggestedName, content: suggestedName }))
+    expect(dirname(saved.locator)).toBe(sessionDir)
+    expect(Buffer.byteLength(basename(saved.locator))).toBeLessThanOrEqual(255)
+    expect(basename(saved.locator)).toMatch(/^[A-Za-z0-9][A-Za-z0-9._-]*$/)
+    expect(await readFile(saved.locator, 'utf8')).toBe(suggestedName)
+    locators.add(saved.locator)
+  }
+  expect(locators.size).toBe(names.length)
+  expect((await readdir(sessionDir)).length).toBe(names.length)
+  expect(await readdir(root)).toEqual(['session-1'])
+  expect(basename([...locators][0]!)).toBe('call-1-etc_passwd')
+  expect(basename([...locators][10]!)).toMatch(/^call-1-y+\.txt$/)
+})
+
+test('two saves of one name never overwrite each other, also when concurrent', async () => {
+  const store = await load()
+  const first = await store.saveText(request({ content: 'first' }))
+  const second = await store.saveText(request({ content: 'second' }))
+  expect(basename(first.locator)).toBe('call-1-output.txt')
+  expect(basename(second.locator)).toBe('call-1-output-2.txt')
+  const concurrent = await Promise.all(Array.from({ length: 20 }, (_, i) => store.saveText(request({ content: `c${i}` }))))
+  expect(new Set(concurrent.map((s) => s.locator)).size).toBe(20)
+  for (const [i, saved] of concurrent.entries()) expect(await readFile(saved.locator, 'utf8')).toBe(`c${i}`)
+  expect(await readFile(first.locator, 'utf8')).toBe('first')
+  expect(await readFile(second.locator, 'utf8')).toBe('second')
+})
+
+test('sessions are kept apart, and hostile session ids become directories directly under the root', async () => {
+  const store = await load()
+  const ids = ['../escape', '..', '.', '', '/', 'A', 'a', 'a/b', 'a_b', '@a_b', 'x'.repeat(500), 'tab\there']
+  const dirs = new Set<string>()
+  for (const sessionId of ids) {
+    const saved = await store.saveText(request({ owner: { sessionId } }))
+    expect(dirname(dirname(saved.locator))).toBe(root)
+    dirs.add(dirname(saved.locator))
+  }
+  expect(dirs.size).toBe(ids.length)
+  expect((await readdir(root)).length).toBe(ids.length)
+  expect(await readdir(dir)).toEqual(['root'])
+})
+
+test('a planted symlink where a spill file would go is never followed', async () => {
+  const store = await load()
+  const target = join(dir, 'target.txt')
+  await writeFile(target, 'precious')
+  await mkdir(join(root, 'session-1'), { recursive: true, mode: 0o700 })
+  await symlink(target, join(root, 'session-1', 'call-1-output.txt'))
+  const saved = await store.saveText(request({ content: 'spilled' }))
+  expect(basename(saved.locator)).toBe('call-1-output-2.txt')
+  expect(await readFile(target, 'utf8')).toBe('precious')
+})
+
+test('a session directory that is a symlink is refused with SPILL_WRITE_FAILED', async () => {
+  const store = await load()
+  await mkdir(root, { mode: 0o700 })
+  await mkdir(join(dir, 'elsewhere'))
+  await symlink(join(dir, 'elsewhere'), join(root, 'session-1'))
+  const error = await store.saveText(request()).catch((e: unknown) => e)
+  expect(error).toBeInstanceOf(SpillError)
+  expect(error).toMatchObject({ code: 'SPILL_WRITE_FAILED', message: `cannot use the session directory ${join(root, 'session-1')}: it is not a directory` })
+  expect(await readdir(join(dir, 'elsewhere'))).toEqual([])
+})
+
+test('a session directory removed between saves is made again', async () => {
+  const store = await load()
+  const first = await store.saveText(request())
+  await rm(dirname(first.locator), { recursive: true })
+  const second = await store.saveText(request({ content: 'again' }))
+  expect(second.locator).toBe(first.locator)
+  expect(await readFile(second.locator, 'utf8')).toBe('again')
+  expect(await mode(dirname(second.locator))).toBe(0o700)
+})
+
+test('a root that is a file rejects with SPILL_WRITE_FAILED naming the root, and works once repaired', async () => {
+  await writeFile(root, 'not a directory')
+  const store = await load()
+  const error = await store.saveText(request()).catch((e: unknown) => e)
+  expect(error).toBeInstanceOf(SpillError)
+  expect((error as SpillError).code).toBe('SPILL_WRITE_FAILED')
+  expect((error as SpillError).message).toMatch(new RegExp(`^spill root ${root} is unusable: it is not a directory \\(EEXIST`))
+  await rm(root)
+  const saved = await store.saveText(request())
+  expect(await readFile(saved.locator, 'utf8')).toBe('hello\n')
+})
+
+test('a root below a file rejects with SPILL_WRITE_FAILED naming the root', async () => {
+  await writeFile(join(dir, 'file'), '')
+  const below = join(dir, 'file', 'root')
+  const store = await load({ root: below })
+  await expect(store.saveText(request())).rejects.toMatchObject({
+    code: 'SPILL_WRITE_FAILED',
+    message: expect.stringMatching(new RegExp(`^spill root ${below} is unusable: it is not a directory \\(ENOTDIR`)),
+  })
+})
+
+test('a root other users can write to is refused', async () => {
+  await mkdir(root)
+  await chmod(root, 0o777)
+  const store = await load()
+  await expect(store.saveText(request())).rejects.toMatchObject({
+    code: 'SPILL_WRITE_FAILED',
+    message: `spill root ${root} is unusable: other users can write to it; use a private directory`,
+  })
+})
+
+test('a root owned by another user is refused', async () => {
+  // As root, hand a fresh directory to `nobody`; as anyone else, `/` already belongs to someone else.
+  const uid = process.getuid!()
+  let foreign = '/'
+  if (uid === 0) {
+    foreign = root
+    await mkdir(foreign, { mode: 0o700 })
+    await chown(foreign, 65534, 65534)
+  }
+  const store = await load({ root: foreign })
+  await expect(store.saveText(request())).rejects.toMatchObject({
+    code: 'SPILL_WRITE_FAILED',
+    message: `spill root ${foreign} is unusable: it is owned by uid ${(await stat(foreign)).uid}, not by this user (uid ${uid})`,
+  })
+})
+
+test('the default root is a private per-user directory under the OS temp dir, and files outlive the store', async () => {
+  const previous = process.env.TMPDIR
+  process.env.TMPDIR = dir
+  try {
+    const store = await load({})
+    const expectedRoot = join(dir, `dsh-spill-${process.getuid!()}`)
+    expect(store.root).toBe(expectedRoot)
+    const saved = await store.saveText(request({ content: 'kept' }))
+    expect(dirname(dirname(saved.locator))).toBe(expectedRoot)
+    expect(await mode(expectedRoot)).toBe(0o700)
+    await t.ctx.fiber.dispose()
+    expect(await readFile(saved.locator, 'utf8')).toBe('kept')
+  } finally {
+    if (previous === undefined) delete process.env.TMPDIR
+    else process.env.TMPDIR = previous
+  }
+})
+
+test('sanitised names never escape, for arbitrary strings (property)', () => {
+  fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 400 }), fc.string({ unit: 'binary', maxLength: 400 }), (id, name) => {
+    for (const component of [sessionDirName(id), spillFileName(id, name), spillFileName('', name)]) {
+      expect(component).not.toBe('')
+      expect(component).not.toBe('.')
+      expect(component).not.toBe('..')
+      expect(component).not.toMatch(/[/\\\u0000-\u001f]/)
+      expect(Buffer.byteLength(component)).toBeLessThanOrEqual(200)
+      expect(join('/root', component).startsWith('/root/')).toBe(true)
+      expect(dirname(join('/root', component))).toBe('/root')
+    }
+  }), { seed: 5, numRuns: 2000 })
+})
+
+test('different session ids never share a directory (property)', () => {
+  fc.assert(fc.property(fc.string({ unit: 'grapheme', maxLength: 40 }), fc.string({ unit: 'grapheme', maxLength: 40 }), (a, b) => {
+    fc.pre(a !== b)
+    expect(sessionDirName(a).toLowerCase()).not.toBe(sessionDirName(b).toLowerCase())
+  }), { seed: 5, numRuns: 2000 })
+  expect(sessionDirName('a_b')).not.toBe(sessionDirName('a/b'))
+  expect(sessionDirName('A')).not.toBe(sessionDirName('a'))
+})
+
+test('a session directory of ours with loose permissions is made private again', async () => {
+  await mkdir(join(root, 'session-1'), { recursive: true, mode: 0o700 })
+  await chmod(join(root, 'session-1'), 0o755)
+  const store = await load()
+  await store.saveText(request())
+  expect(await mode(join(root, 'session-1'))).toBe(0o700)
+  expect((await lstat(join(root, 'session-1'))).isDirectory()).toBe(true)
+})
