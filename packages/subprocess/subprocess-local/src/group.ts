@@ -1,0 +1,87 @@
+import { readdirSync, readFileSync } from 'node:fs'
+
+/** Sends `signal` to every process of group `pgid`; a group that is already gone is not an error. */
+export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal)
+  } catch {
+    // ESRCH: nobody left; EPERM: only processes we may not signal are left (not ours to stop).
+  }
+}
+
+/** State letter and process group of `pid` from /proc, or undefined when it does not exist (or no /proc). */
+function stat(pid: number | string): { state: string; pgrp: number } | undefined {
+  let text: string
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'latin1')
+  } catch {
+    return undefined
+  }
+  // "pid (comm) S ppid pgrp …": comm may hold spaces and parentheses, so parse after the last ')'.
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ')
+  return { state: fields[0] ?? '', pgrp: Number(fields[2]) }
+}
+
+const hasProc = (() => {
+  try {
+    return stat(process.pid) !== undefined
+  } catch {
+    return false
+  }
+})()
+
+/** A zombie (Z) or dead (X) entry is a process that no longer runs: only its parent's wait() is missing. */
+const running = (state: string) => state !== 'Z' && state !== 'X'
+
+/**
+ * Tells whether any process of a group still runs. `kill(-pgid, 0)` answers for the whole group, but counts
+ * zombies: an orphan whose new parent never reaps it (some container init processes) would keep a dead group
+ * "alive" forever. So on Linux a positive answer is confirmed through /proc, and a running member found there
+ * is remembered so that the next poll costs one file read instead of a scan.
+ */
+export class GroupWatch {
+  private member: number | undefined
+
+  constructor(readonly pgid: number) {}
+
+  alive(): boolean {
+    try {
+      process.kill(-this.pgid, 0)
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === 'EPERM'
+    }
+    if (!hasProc) return true
+    if (this.member !== undefined) {
+      const s = stat(this.member)
+      if (s && s.pgrp === this.pgid && running(s.state)) return true
+      this.member = undefined
+    }
+    let entries: string[]
+    try {
+      entries = readdirSync('/proc')
+    } catch {
+      return true
+    }
+    for (const entry of entries) {
+      const code = entry.charCodeAt(0)
+      if (code < 48 || code > 57) continue
+      const s = stat(entry)
+      if (s && s.pgrp === this.pgid && running(s.state)) {
+        this.member = Number(entry)
+        return true
+      }
+    }
+    return false
+  }
+}
+
+/** True while `pid` exists and is not a zombie (test and diagnostics helper). */
+export function processRuns(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+  const s = hasProc ? stat(pid) : undefined
+  return s === undefined ? !hasProc : running(s.state)
+}

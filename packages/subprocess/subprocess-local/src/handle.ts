@@ -1,0 +1,140 @@
+import type { ChildProcess } from 'node:child_process'
+import type { Readable, Writable } from 'node:stream'
+import type { CollectOptions, ExitStatus, OutputDisposition, SpawnRequest, SubprocessHandle } from '@deepseek-ai/dsh-subprocess'
+import { Collector } from './collect.ts'
+import { GroupWatch, signalGroup } from './group.ts'
+
+/** Longest pause between two checks of whether a group is gone, in ms (the first check is immediate). */
+const MAX_POLL_MS = 100
+
+const ignore = () => {}
+
+const isCollect = (mode: OutputDisposition): mode is CollectOptions => typeof mode === 'object'
+
+export interface HandleHooks {
+  /** Where a spill file for `stream` may go (throws when none can be made). */
+  spillPath(pid: number, stream: 'stdout' | 'stderr'): string
+  /** The whole group is gone: the provider stops tracking it. */
+  gone(handle: LocalHandle): void
+}
+
+/**
+ * One spawned process group. The leader's pid is the group id (it was spawned `detached`, so it called setsid),
+ * which is why every kill goes to `-pid`. After the leader exits, the group is polled (with a bounded back-off)
+ * until no member runs: only then is the tree known to be gone and the pid no longer signalled.
+ */
+export class LocalHandle implements SubprocessHandle {
+  readonly pid: number
+  readonly done: Promise<ExitStatus>
+  readonly stdin: Writable | null = null
+  readonly stdout: Readable | null = null
+  readonly stderr: Readable | null = null
+  readonly collected: { stdout?: Collector; stderr?: Collector } = {}
+
+  private readonly exited: Promise<ExitStatus>
+  private readonly graceMs: number
+  private readonly signal: AbortSignal | undefined
+  private readonly watch: GroupWatch
+  private terminating = false
+  private killTimer: NodeJS.Timeout | undefined
+  private pollTimer: NodeJS.Timeout | undefined
+  private waiters = 0
+  private gone = false
+  private readonly groupGone: Promise<void>
+  private markGone!: () => void
+
+  constructor(child: ChildProcess, request: SpawnRequest, private readonly hooks: HandleHooks) {
+    const pid = child.pid as number
+    this.pid = pid
+    this.graceMs = request.graceMs
+    this.signal = request.signal
+    this.watch = new GroupWatch(pid)
+    child.on('error', ignore)
+
+    if (child.stdin) {
+      // A child may exit without reading its stdin: EPIPE then is its choice, not an error of ours.
+      child.stdin.on('error', ignore)
+      if (request.stdin === 'pipe') this.stdin = child.stdin
+      else if (typeof request.stdin === 'object') child.stdin.end(request.stdin.data)
+    }
+    const finished: Promise<void>[] = []
+    for (const name of ['stdout', 'stderr'] as const) {
+      const mode = request[name]
+      const stream = child[name]
+      if (!stream) continue
+      if (isCollect(mode)) {
+        const collector = new Collector(mode, () => hooks.spillPath(pid, name))
+        collector.attach(stream)
+        this.collected[name] = collector
+        finished.push(collector.finished)
+      } else {
+        this[name] = stream
+      }
+    }
+
+    this.groupGone = new Promise((resolve) => { this.markGone = resolve })
+    this.exited = new Promise((resolve) => {
+      child.once('exit', (exitCode, signal) => {
+        resolve({ exitCode, signal })
+        this.poll(1)
+      })
+    })
+    this.done = this.exited.then(async (status) => {
+      await Promise.all(finished)
+      return status
+    })
+    this.signal?.addEventListener('abort', this.terminate, { once: true })
+  }
+
+  readonly terminate = (): void => {
+    if (this.terminating || this.gone) return
+    this.terminating = true
+    signalGroup(this.pid, 'SIGTERM')
+    this.killTimer = setTimeout(() => {
+      this.killTimer = undefined
+      if (!this.gone) signalGroup(this.pid, 'SIGKILL')
+    }, this.graceMs)
+  }
+
+  async waitForExit(): Promise<ExitStatus> {
+    if (!this.gone) {
+      this.waiters++
+      this.pollTimer?.ref()
+      try {
+        await this.groupGone
+      } finally {
+        this.waiters--
+      }
+    }
+    return this.exited
+  }
+
+  /** Last resort at host exit: no grace, no waiting. */
+  kill(): void {
+    if (!this.gone) signalGroup(this.pid, 'SIGKILL')
+  }
+
+  private poll(delay: number): void {
+    this.pollTimer = undefined
+    if (this.watch.alive()) {
+      this.pollTimer = setTimeout(() => this.poll(Math.min(delay * 2, MAX_POLL_MS)), delay)
+      // Nobody waits: a lingering descendant must not keep the host alive (the exit hook still kills it).
+      if (this.waiters === 0) this.pollTimer.unref()
+      return
+    }
+    this.gone = true
+    clearTimeout(this.killTimer)
+    this.killTimer = undefined
+    this.signal?.removeEventListener('abort', this.terminate)
+    this.hooks.gone(this)
+    this.markGone()
+    if (this.terminating) {
+      // The group is dead, yet an output pipe may still be held by a process that left the group (setsid).
+      // Give the last bytes one grace period to arrive, then stop waiting for that pipe.
+      setTimeout(() => {
+        this.collected.stdout?.abandon()
+        this.collected.stderr?.abandon()
+      }, this.graceMs).unref()
+    }
+  }
+}

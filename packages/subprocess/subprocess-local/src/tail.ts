@@ -1,0 +1,91 @@
+/**
+ * The last `capacity` bytes of a stream, in a ring that grows (by doubling) up to `capacity` and never beyond:
+ * memory is bounded by the cap whatever passes through, and old bytes are simply overwritten.
+ */
+export class TailBuffer {
+  private ring: Buffer
+  /** Ring index of the oldest held byte. */
+  private head = 0
+  private held = 0
+  /** Bytes pushed since the start of the stream. */
+  total = 0
+
+  constructor(readonly capacity: number) {
+    this.ring = Buffer.allocUnsafe(Math.min(capacity, 16384))
+  }
+
+  /** Absolute stream offset of the oldest held byte. */
+  get start(): number {
+    return this.total - this.held
+  }
+
+  push(chunk: Uint8Array): void {
+    this.total += chunk.length
+    const cap = this.capacity
+    if (cap === 0 || chunk.length === 0) return
+    if (chunk.length >= cap) {
+      if (this.ring.length < cap) this.ring = Buffer.allocUnsafe(cap)
+      this.ring.set(chunk.subarray(chunk.length - cap))
+      this.head = 0
+      this.held = cap
+      return
+    }
+    if (this.held + chunk.length > this.ring.length && this.ring.length < cap) {
+      const grown = Buffer.allocUnsafe(Math.min(cap, Math.max(this.held + chunk.length, this.ring.length * 2)))
+      this.copyOut(grown, 0, this.held)
+      this.ring = grown
+      this.head = 0
+    }
+    const size = this.ring.length
+    const write = (this.head + this.held) % size
+    const first = Math.min(chunk.length, size - write)
+    this.ring.set(chunk.subarray(0, first), write)
+    if (first < chunk.length) this.ring.set(chunk.subarray(first), 0)
+    const held = this.held + chunk.length
+    if (held > size) {
+      this.head = (this.head + held - size) % size
+      this.held = size
+    } else {
+      this.held = held
+    }
+  }
+
+  /** A copy of the held bytes from absolute offset `from` (clamped into the tail) to the end. */
+  bytesFrom(from: number): Buffer {
+    const skip = Math.min(Math.max(from - this.start, 0), this.held)
+    const out = Buffer.allocUnsafe(this.held - skip)
+    this.copyOut(out, skip, this.held - skip)
+    return out
+  }
+
+  /** Copies `length` held bytes starting `skip` bytes after the oldest one into `target`. */
+  private copyOut(target: Buffer, skip: number, length: number): void {
+    const size = this.ring.length
+    const from = (this.head + skip) % size
+    const first = Math.min(length, size - from)
+    this.ring.copy(target, 0, from, from + first)
+    if (first < length) this.ring.copy(target, first, 0, length - first)
+  }
+}
+
+/** Length of `bytes` without a trailing, incomplete UTF-8 sequence (one that more bytes could still complete). */
+export function completeLength(bytes: Uint8Array): number {
+  const length = bytes.length
+  let i = length - 1
+  let continuation = 0
+  while (i >= 0 && continuation < 3 && ((bytes[i] as number) & 0xc0) === 0x80) {
+    i--
+    continuation++
+  }
+  if (i < 0) return length
+  const lead = bytes[i] as number
+  const need = lead >= 0xf0 && lead <= 0xf4 ? 4 : lead >= 0xe0 && lead < 0xf0 ? 3 : lead >= 0xc2 && lead < 0xe0 ? 2 : 1
+  return need > continuation + 1 ? i : length
+}
+
+/** How many leading bytes are continuation bytes (at most 3): the remains of a character cut at the front. */
+export function cutPrefixLength(bytes: Uint8Array): number {
+  let n = 0
+  while (n < 3 && n < bytes.length && ((bytes[n] as number) & 0xc0) === 0x80) n++
+  return n
+}

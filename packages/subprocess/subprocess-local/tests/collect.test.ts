@@ -1,0 +1,88 @@
+import { readFileSync, statSync } from 'node:fs'
+import { dirname } from 'node:path'
+import { afterEach, beforeEach, expect, test } from 'vitest'
+import { fixture, until, type Fixture } from './helpers.ts'
+
+let f: Fixture
+beforeEach(async () => { f = await fixture() })
+afterEach(async () => { await f.cleanup() })
+
+/** A child that writes exactly `data` to stdout (through cat, so no shell quoting is involved). */
+async function collect(data: Buffer, maxBytes: number, spill?: { maxBytes: number }) {
+  const handle = await f.spawn({ argv: ['cat'], stdin: { data }, stdout: spill ? { maxBytes, spill } : { maxBytes } })
+  await handle.done
+  return handle.collected.stdout!
+}
+
+test('collect keeps the exact byte tail of maxBytes', async () => {
+  const data = Buffer.from(Array.from({ length: 1000 }, (_, i) => `${i}\n`).join(''))
+  const out = await collect(data, 100)
+  expect(out.totalBytes).toBe(data.length)
+  expect(out.truncated).toBe(true)
+  expect(out.readFrom(0)).toEqual({ text: data.subarray(data.length - 100).toString(), nextOffset: data.length, lossy: true })
+})
+
+test('output of exactly maxBytes is not truncated', async () => {
+  const data = Buffer.alloc(4096, 'a')
+  const out = await collect(data, 4096)
+  expect(out.truncated).toBe(false)
+  expect(out.readFrom(0)).toEqual({ text: data.toString(), nextOffset: 4096, lossy: false })
+})
+
+test('a multi-byte character cut at the tail edge is dropped, never turned into garbage', async () => {
+  // "€" is 3 bytes; a 4-byte tail of "a€€" holds the last 2 bytes of the first euro and the whole second one.
+  const out = await collect(Buffer.from('a€€'), 4)
+  expect(out.readFrom(0)).toEqual({ text: '€', nextOffset: 7, lossy: true })
+})
+
+test('readFrom is non-consuming and reads only what is new from nextOffset', async () => {
+  const out = await collect(Buffer.from('hello world'), 64)
+  expect(out.readFrom(0).text).toBe('hello world')
+  expect(out.readFrom(0).text).toBe('hello world')
+  expect(out.readFrom(6)).toEqual({ text: 'world', nextOffset: 11, lossy: false })
+  expect(out.readFrom(11)).toEqual({ text: '', nextOffset: 11, lossy: false })
+})
+
+test('readFrom is lossy when the offset fell out of the tail', async () => {
+  const out = await collect(Buffer.from('0123456789'), 4)
+  expect(out.readFrom(2)).toEqual({ text: '6789', nextOffset: 10, lossy: true })
+  expect(out.readFrom(6)).toEqual({ text: '6789', nextOffset: 10, lossy: false })
+})
+
+test('readFrom on a running process stops before an incomplete trailing character', async () => {
+  // The child writes "a" and the first two bytes of "€", then waits for a line on stdin before the last byte.
+  const handle = await f.spawn({ argv: ['sh', '-c', 'printf "a\\342\\202"; read x; printf "\\254"'], stdin: 'pipe' })
+  const out = handle.collected.stdout!
+  await until(() => out.totalBytes === 3, 'the first three bytes arrived')
+  expect(out.readFrom(0)).toEqual({ text: 'a', nextOffset: 1, lossy: false })
+  handle.stdin!.end('\n')
+  await handle.done
+  expect(out.readFrom(1)).toEqual({ text: '€', nextOffset: 4, lossy: false })
+})
+
+test('with spill, the file holds the complete stream byte for byte, 0600 in a 0700 directory', async () => {
+  const data = Buffer.from(Array.from({ length: 50000 }, (_, i) => `line ${i} ✓\n`).join(''))
+  const out = await collect(data, 1000, { maxBytes: 10 * 1048576 })
+  const path = out.spillPath!
+  expect(path).toBeDefined()
+  expect(out.readFrom(0)).toMatchObject({ lossy: true, spillPath: path })
+  expect(readFileSync(path).equals(data)).toBe(true)
+  expect(statSync(path).mode & 0o777).toBe(0o600)
+  expect(statSync(dirname(path)).mode & 0o777).toBe(0o700)
+})
+
+test('with spill, a stream that fits the tail makes no file', async () => {
+  const out = await collect(Buffer.from('small'), 1000, { maxBytes: 10000 })
+  expect(out.spillPath).toBeUndefined()
+  expect(out.readFrom(0)).toEqual({ text: 'small', nextOffset: 5, lossy: false })
+})
+
+test('a stream over the spill cap discards its file', async () => {
+  const handle = await f.spawn({ argv: ['head', '-c', '200000', '/dev/zero'], stdout: { maxBytes: 1000, spill: { maxBytes: 100000 } } })
+  await handle.done
+  const out = handle.collected.stdout!
+  expect(out.spillPath).toBeUndefined()
+  expect(out.readFrom(0).spillPath).toBeUndefined()
+  expect(out.totalBytes).toBe(200000)
+  expect(out.readFrom(0).text).toBe('\0'.repeat(1000))
+})
