@@ -1,0 +1,98 @@
+/*
+ * The inline page of a spilled result: head + notice + tail within a byte cap. Pure: every exact text is a unit test.
+ * Sizes are UTF-8 bytes; cuts fall on line boundaries when a whole line fits, and never inside a character.
+ */
+
+export interface InlineCaps {
+  /** The page, notice included, is at most this many UTF-8 bytes (unless the notice alone is longer). */
+  readonly maxInlineBytes: number
+  /** Share of the room left after the notice that goes to the head first (0…1); the tail gets the rest. */
+  readonly headRatio: number
+}
+
+export interface SpilledAt {
+  readonly locator: string
+  readonly retrievalHint: string
+}
+
+export interface NoticeFacts {
+  /** First and last line (1-based) not shown in full; lines as `read` counts them. */
+  readonly firstCut: number
+  readonly lastCut: number
+  readonly totalLines: number
+  readonly totalBytes: number
+  readonly saved: SpilledAt
+}
+
+export function renderNotice(facts: NoticeFacts): string {
+  const { firstCut, lastCut, totalLines, totalBytes, saved } = facts
+  const cut = firstCut === lastCut
+    ? `line ${firstCut} of ${totalLines} is cut`
+    : `lines ${firstCut}-${lastCut} of ${totalLines} are cut`
+  return `[Output too long: ${cut} here. The complete output (${totalBytes} bytes) is saved at ${saved.locator}. ${saved.retrievalHint}]`
+}
+
+const NEWLINE = 0x0a
+
+/** Replaces `text` (assumed longer than the cap) by its head, a notice naming `saved`, and its tail. */
+export function renderInline(text: string, saved: SpilledAt, caps: InlineCaps): string {
+  const bytes = Buffer.from(text, 'utf8')
+  const total = bytes.length
+  const totalLines = countNewlines(bytes, total) + (total > 0 && bytes[total - 1] !== NEWLINE ? 1 : 0)
+  // The notice's numbers are all ≤ totalLines, so a notice with every number at totalLines is the longest it gets;
+  // 2 more bytes for the newline after a cut head line and the one before the tail.
+  const widest = renderNotice({ firstCut: totalLines, lastCut: totalLines + 1, totalLines, totalBytes: total, saved })
+  const room = Math.min(caps.maxInlineBytes, total - 1) - Buffer.byteLength(widest) - 2
+  if (room <= 0) return renderNotice({ firstCut: 1, lastCut: Math.max(1, totalLines), totalLines, totalBytes: total, saved })
+
+  // Each part gets its share, then the other's leftover. A part is cut inside a line only when no whole line fits
+  // and it has a share of its own, so leftovers never show as stray fragments.
+  const headRoom = Math.floor(room * caps.headRatio)
+  const tailStart = cutTail(bytes, room - cutHead(bytes, headRoom, headRoom > 0), room > headRoom)
+  const headEnd = cutHead(bytes, room - (total - tailStart), headRoom > 0)
+
+  const headPartial = headEnd > 0 && bytes[headEnd - 1] !== NEWLINE
+  const firstCut = countNewlines(bytes, headEnd) + 1
+  const tailAtLineStart = tailStart === 0 || bytes[tailStart - 1] === NEWLINE
+  const lastCut = tailStart >= total ? totalLines : countNewlines(bytes, tailStart) + (tailAtLineStart ? 0 : 1)
+
+  let page = bytes.toString('utf8', 0, headEnd)
+  if (headPartial) page += '\n'
+  page += renderNotice({ firstCut, lastCut, totalLines, totalBytes: total, saved })
+  if (tailStart < total) page += `\n${bytes.toString('utf8', tailStart, total)}`
+  return page
+}
+
+/** End of the head within `room` bytes: after the last whole line that fits, else on a character boundary. */
+function cutHead(bytes: Buffer, room: number, partial: boolean): number {
+  if (room <= 0) return 0
+  const newline = bytes.lastIndexOf(NEWLINE, room - 1)
+  if (newline >= 0) return newline + 1
+  if (!partial) return 0
+  let end = room
+  while (end > 0 && isContinuation(bytes[end])) end--
+  return end
+}
+
+/** Start of the tail within `room` bytes: the first whole line that fits, else a character boundary. */
+function cutTail(bytes: Buffer, room: number, partial: boolean): number {
+  const total = bytes.length
+  if (room <= 0) return total
+  const earliest = total - room
+  const newline = bytes.indexOf(NEWLINE, earliest - 1)
+  if (newline >= 0 && newline + 1 < total) return newline + 1
+  if (!partial) return total
+  let start = earliest
+  while (start < total && isContinuation(bytes[start])) start++
+  return start
+}
+
+function isContinuation(byte: number | undefined): boolean {
+  return byte !== undefined && (byte & 0xc0) === 0x80
+}
+
+function countNewlines(bytes: Buffer, end: number): number {
+  let count = 0
+  for (let at = bytes.indexOf(NEWLINE); at >= 0 && at < end; at = bytes.indexOf(NEWLINE, at + 1)) count++
+  return count
+}
