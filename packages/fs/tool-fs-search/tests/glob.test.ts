@@ -1,0 +1,131 @@
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterEach, describe, expect, test } from 'vitest'
+import { type Harness, harness, MemorySpillStore, write, writeFile } from './helpers.ts'
+
+let h: Harness
+afterEach(async () => { await h?.cleanup() })
+
+describe('glob', () => {
+  test('lists hidden and ignored files but never the contents of the six VCS directories', async () => {
+    h = await harness()
+    write(h.dir, {
+      '.gitignore': { content: 'ignored.txt\n', mtime: 100 },
+      'ignored.txt': { content: 'x', mtime: 101 },
+      '.hidden/secret.txt': { content: 'x', mtime: 102 },
+      'src/a.ts': { content: 'x', mtime: 103 },
+      '.git/HEAD': { content: 'x', mtime: 1 },
+      '.svn/entries': { content: 'x', mtime: 1 },
+      '.hg/store': { content: 'x', mtime: 1 },
+      '.bzr/branch': { content: 'x', mtime: 1 },
+      '.jj/repo': { content: 'x', mtime: 1 },
+      '.sl/store': { content: 'x', mtime: 1 },
+      'sub/.git/config': { content: 'x', mtime: 1 },
+      // A file named .git (a worktree's gitlink) is a file, not a VCS directory.
+      'wt/.git': { content: 'gitdir: elsewhere', mtime: 104 },
+    })
+    expect(await h.text('glob', { pattern: '**' })).toBe('.gitignore\nignored.txt\n.hidden/secret.txt\nsrc/a.ts\nwt/.git')
+  })
+
+  test('lists nothing from a root inside a VCS directory, and says why', async () => {
+    h = await harness()
+    write(h.dir, { '.git/objects/ab/cdef': 'x', '.jj/repo/store/x': 'x' })
+    expect(await h.text('glob', { pattern: '*', path: '.git/objects' })).toBe('No files found\n\n[.git/objects is inside a .git directory, whose contents glob never lists]')
+    expect(await h.text('glob', { pattern: '*', path: join(h.dir, '.jj/repo') })).toBe('No files found\n\n[.jj/repo is inside a .jj directory, whose contents glob never lists]')
+  })
+
+  test('orders by modification time, oldest first, ties in path order whatever the directory order', async () => {
+    h = await harness()
+    write(h.dir, {
+      'z.txt': { content: 'x', mtime: 3000 },
+      'b.txt': { content: 'x', mtime: 2000 },
+      'a/z.txt': { content: 'x', mtime: 2000 },
+      'a.b': { content: 'x', mtime: 2000 },
+      'A.txt': { content: 'x', mtime: 2000 },
+      'deep/old.txt': { content: 'x', mtime: 1000 },
+    })
+    expect(await h.text('glob', { pattern: '*' })).toBe('deep/old.txt\nA.txt\na/z.txt\na.b\nb.txt\nz.txt')
+  })
+
+  test('shows paths relative to the cwd for ".", a subdirectory and an absolute path inside the cwd', async () => {
+    h = await harness()
+    write(h.dir, { 'src/lib/x.ts': { content: 'x', mtime: 1 }, 'src/y.ts': { content: 'x', mtime: 2 } })
+    expect(await h.text('glob', { pattern: '*.ts', path: '.' })).toBe('src/lib/x.ts\nsrc/y.ts')
+    expect(await h.text('glob', { pattern: '*.ts', path: 'src/' })).toBe('src/lib/x.ts\nsrc/y.ts')
+    expect(await h.text('glob', { pattern: '*.ts', path: join(h.dir, 'src') })).toBe('src/lib/x.ts\nsrc/y.ts')
+  })
+
+  test('shows absolute paths for a root outside the cwd', async () => {
+    h = await harness()
+    write(h.dir, { 'other/x.ts': 'x', 'cwd/.keep': '' })
+    expect(await h.text('glob', { pattern: '*.ts', path: '../other' }, { cwd: join(h.dir, 'cwd') })).toBe(join(h.dir, 'other/x.ts'))
+  })
+
+  test('matches a pattern with "/" relative to path', async () => {
+    h = await harness()
+    write(h.dir, { 'pkg/src/a.ts': { content: 'x', mtime: 1 }, 'pkg/src/deep/b.ts': { content: 'x', mtime: 2 }, 'pkg/test/c.ts': 'x' })
+    expect(await h.text('glob', { pattern: 'src/*.ts', path: 'pkg' })).toBe('pkg/src/a.ts')
+    expect(await h.text('glob', { pattern: 'src/**/*.ts', path: 'pkg' })).toBe('pkg/src/a.ts\npkg/src/deep/b.ts')
+  })
+
+  test('reports names with spaces, quotes, newlines, escapes and non-UTF-8 bytes exactly, one per line', async () => {
+    h = await harness()
+    write(h.dir, {
+      'with space.txt': { content: 'x', mtime: 1 },
+      'quote\'s "x".txt': { content: 'x', mtime: 2 },
+      'new\nline.txt': { content: 'x', mtime: 3 },
+      'esc\x1b[31m.txt': { content: 'x', mtime: 4 },
+      'tab\there.txt': { content: 'x', mtime: 5 },
+    })
+    writeFile(Buffer.concat([Buffer.from(join(h.dir, 'latin')), Buffer.from([0xe9]), Buffer.from('.txt')]), { content: 'x', mtime: 6 })
+    expect(await h.text('glob', { pattern: '*.txt' })).toBe('with space.txt\nquote\'s "x".txt\nnew\\nline.txt\nesc\\x1b[31m.txt\ntab\\there.txt\nlatin\ufffd.txt')
+  })
+
+  test('an empty result is "No files found"', async () => {
+    h = await harness()
+    write(h.dir, { 'a.ts': 'x' })
+    expect(await h.text('glob', { pattern: '*.py' })).toBe('No files found')
+  })
+
+  test('a file as path is an INVALID_ARGS error that says what to pass instead', async () => {
+    h = await harness()
+    write(h.dir, { 'src/a.ts': 'x' })
+    const result = await h.call('glob', { pattern: '*', path: 'src/a.ts' })
+    expect(result.error?.code).toBe('INVALID_ARGS')
+    expect(result.content[0].text).toBe('Error: glob path must be a directory, but src/a.ts is not one: pass the directory that holds it, or read the file with read')
+  })
+
+  test('a missing path is SEARCH_FAILED naming it', async () => {
+    h = await harness()
+    const result = await h.call('glob', { pattern: '*', path: 'no/such dir' })
+    expect(result.error).toEqual({ code: 'SEARCH_FAILED', name: 'SearchError', message: 'glob search failed: no/such dir: no such file or directory' })
+  })
+
+  test('a glob ripgrep cannot parse is SEARCH_INVALID_PATTERN with ripgrep\'s reason', async () => {
+    h = await harness()
+    const result = await h.call('glob', { pattern: '{a' })
+    expect(result.error?.code).toBe('SEARCH_INVALID_PATTERN')
+    expect(result.content[0].text).toBe('Error: invalid glob pattern: rg: error parsing glob \'{a\': unclosed alternate group; missing \'}\' (maybe escape \'{\' with \'[{]\'?)')
+  })
+
+  test('over the cap (test-only in-memory spill store): the oldest page, a footer, and the complete list saved for the session', async () => {
+    MemorySpillStore.saved.length = 0
+    h = await harness({ config: { globMaxResults: 2 }, spill: MemorySpillStore })
+    write(h.dir, { 'c': { content: '', mtime: 3 }, 'a': { content: '', mtime: 1 }, 'b': { content: '', mtime: 2 } })
+    const text = await h.text('glob', { pattern: '*' })
+    expect(text).toBe('a\nb\n\n[Showing 2 of 3 files. The complete result is saved at /memory/session-1/1-glob-results.txt. Page through it with read (offset, limit) or search it with grep.]')
+    expect(MemorySpillStore.saved).toEqual([{ owner: { sessionId: 'session-1' }, source: { toolName: 'glob', callId: 'call-1' }, suggestedName: 'glob-results.txt', content: 'a\nb\nc' }])
+  })
+
+  test('over the cap without a spill store: the page and a footer that says it could not be saved — not an error', async () => {
+    h = await harness({ config: { globMaxResults: 1 } })
+    write(h.dir, { 'a': { content: '', mtime: 1 }, 'b': { content: '', mtime: 2 } })
+    expect(await h.text('glob', { pattern: '*' })).toBe('a\n\n[Showing 1 of 2 files. The complete result could not be saved (no spill store is loaded). To see the rest, use a more specific pattern or a deeper path.]')
+  })
+
+  test('an empty directory and a directory of empty directories list nothing', async () => {
+    h = await harness()
+    mkdirSync(join(h.dir, 'e/f/g'), { recursive: true })
+    expect(await h.text('glob', { pattern: '**' })).toBe('No files found')
+  })
+})

@@ -1,0 +1,180 @@
+import { execFileSync } from 'node:child_process'
+import { chmodSync, existsSync, readdirSync, writeFileSync } from 'node:fs'
+import type { Socket } from 'node:net'
+import { join } from 'node:path'
+import { afterEach, beforeEach, expect, test } from 'vitest'
+import { rgPath } from '@vscode/ripgrep'
+import TimeoutPolicy from '@deepseek-ai/dsh-timeout-policy'
+import type { SpawnRequest, SubprocessHandle } from '@deepseek-ai/dsh-subprocess'
+import { alive, type Harness, harness, RecordingSubprocess, Subprocess, until, write } from './helpers.ts'
+
+let h: Harness
+beforeEach(() => RecordingSubprocess.reset())
+afterEach(async () => { await h?.cleanup() })
+
+function lastHandle(): SubprocessHandle {
+  const handle = RecordingSubprocess.handles.at(-1)
+  if (!handle) throw new Error('nothing was spawned')
+  return handle
+}
+
+function fifo(path: string): void {
+  execFileSync('mkfifo', [path])
+}
+
+test('nothing is spawned at load; each call runs the packaged rg with --no-config first, stdin ignored, stdout piped, stderr collected', async () => {
+  h = await harness({ subprocess: RecordingSubprocess })
+  expect(RecordingSubprocess.requests).toEqual([])
+  write(h.dir, { 'a.txt': 'x\n' })
+  await h.text('grep', { pattern: '-x', include: '*.txt' })
+  await h.text('glob', { pattern: '*.txt' })
+  const [grep, glob] = RecordingSubprocess.requests as [SpawnRequest, SpawnRequest]
+  expect(grep).toMatchObject({ argv: [rgPath, '--no-config', '--json', '--regexp=-x', '--glob=*.txt', '--', h.dir], cwd: h.dir, stdin: 'ignore', stdout: 'pipe', stderr: { maxBytes: 65_536 }, graceMs: 3000 })
+  expect(glob.argv.slice(0, 5)).toEqual([rgPath, '--no-config', '--files', '--null', '--glob=*.txt'])
+  expect(glob).toMatchObject({ cwd: h.dir, stdin: 'ignore', stdout: 'pipe', stderr: { maxBytes: 65_536 } })
+})
+
+test('a RIPGREP_CONFIG_PATH that sets --pre has no effect', async () => {
+  h = await harness()
+  write(h.dir, { 'a.txt': 'hit\n' })
+  const marker = join(h.dir, 'pre-ran')
+  const pre = join(h.dir, 'pre.sh')
+  writeFileSync(pre, `#!/bin/sh\ntouch '${marker}'\ncat "$1"\n`)
+  chmodSync(pre, 0o755)
+  writeFileSync(join(h.dir, 'rgrc'), `--pre=${pre}\n`)
+  const saved = process.env.RIPGREP_CONFIG_PATH
+  process.env.RIPGREP_CONFIG_PATH = join(h.dir, 'rgrc')
+  try {
+    // The control: the same config does run the preprocessor for a bare rg.
+    execFileSync(rgPath, ['hit', join(h.dir, 'a.txt')], { env: process.env })
+    expect(existsSync(marker)).toBe(true)
+    execFileSync('rm', [marker])
+    expect(await h.text('grep', { pattern: 'hit', path: 'a.txt' })).toBe('Found 1 match\n\na.txt\nLine 1: hit')
+    expect(existsSync(marker)).toBe(false)
+  } finally {
+    if (saved === undefined) delete process.env.RIPGREP_CONFIG_PATH
+    else process.env.RIPGREP_CONFIG_PATH = saved
+  }
+})
+
+test('raw output over the cap is SEARCH_RAW_OUTPUT_OVERFLOW, and rg is stopped as soon as the cap is passed', async () => {
+  h = await harness({ subprocess: RecordingSubprocess, config: { rawOutputMaxBytes: 100_000 } })
+  write(h.dir, { 'big.txt': 'hit hit hit\n'.repeat(200_000) }) // about 40 MB of JSON if rg ran to the end
+  // A file named in path is searched by one thread that streams its records (a walk buffers each file's).
+  const result = await h.call('grep', { pattern: 'hit', path: 'big.txt' })
+  expect(result.error?.code).toBe('SEARCH_RAW_OUTPUT_OVERFLOW')
+  expect(result.content[0].text).toBe('Error: grep search stopped: ripgrep printed more than 100000 bytes of raw output. To search less, use a more specific pattern, a deeper path, or include.')
+  const handle = lastHandle()
+  expect(alive(handle.pid)).toBe(false)
+  // Read at most the cap plus the chunk that crossed it, and the pipe's buffer, of the ~40 MB rg would print.
+  expect((handle.stdout as Socket).bytesRead).toBeLessThan(100_000 + 2 * 65_536)
+})
+
+test('glob output over the raw cap is SEARCH_RAW_OUTPUT_OVERFLOW too', async () => {
+  h = await harness({ config: { rawOutputMaxBytes: 50 } })
+  write(h.dir, Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`file-${i}.txt`, ''])))
+  const result = await h.call('glob', { pattern: '*' })
+  expect(result.error?.code).toBe('SEARCH_RAW_OUTPUT_OVERFLOW')
+})
+
+test('a timeout through the timeout policy is TOOL_TIMEOUT, with rg killed (grep on a FIFO nobody writes)', async () => {
+  h = await harness({ subprocess: RecordingSubprocess, config: { timeoutMs: 50 }, plugins: async (t) => { await t.active(t.ctx.plugin(TimeoutPolicy, { overrides: {} })) } })
+  fifo(join(h.dir, 'pipe'))
+  const result = await h.call('grep', { pattern: 'x', path: 'pipe' })
+  expect(result.error?.code).toBe('TOOL_TIMEOUT')
+  expect(result.content[0].text).toBe('Error: tool call timed out after 50ms')
+  expect(alive(lastHandle().pid)).toBe(false)
+  expect(await lastHandle().done).toMatchObject({ signal: 'SIGTERM' })
+})
+
+test('a caller abort is SEARCH_ABORTED, with rg terminated and awaited', async () => {
+  h = await harness({ subprocess: RecordingSubprocess })
+  fifo(join(h.dir, 'pipe'))
+  const controller = new AbortController()
+  const pending = h.call('grep', { pattern: 'x', path: 'pipe' }, { signal: controller.signal })
+  await until(() => RecordingSubprocess.handles.length === 1)
+  controller.abort()
+  const result = await pending
+  expect(result.error).toEqual({ code: 'SEARCH_ABORTED', name: 'SearchError', message: 'grep search aborted: the call was cancelled or ran out of time, and ripgrep was stopped' })
+  expect(alive(lastHandle().pid)).toBe(false)
+})
+
+test('rg killed by a signal from outside is SEARCH_FAILED naming the signal (fault forced with kill -9)', async () => {
+  h = await harness({ subprocess: RecordingSubprocess })
+  fifo(join(h.dir, 'pipe'))
+  const pending = h.call('grep', { pattern: 'x', path: 'pipe' })
+  await until(() => RecordingSubprocess.handles.length === 1)
+  process.kill(lastHandle().pid, 'SIGKILL')
+  expect((await pending).error).toEqual({ code: 'SEARCH_FAILED', name: 'SearchError', message: 'grep search failed: ripgrep was killed by SIGKILL' })
+})
+
+test('a binary that cannot be started is SEARCH_FAILED naming it and the cause (config rgPath override)', async () => {
+  h = await harness({ config: { rgPath: join('/nonexistent', 'rg') } })
+  const result = await h.call('grep', { pattern: 'x' })
+  expect(result.error?.code).toBe('SEARCH_FAILED')
+  expect(result.content[0].text).toMatch(/^Error: grep search failed: could not start ripgrep \(\/nonexistent\/rg\): .*ENOENT/)
+})
+
+test('output that is not ripgrep\'s is SEARCH_FAILED as malformed (config rgPath pointing at echo)', async () => {
+  h = await harness({ config: { rgPath: '/bin/echo' } })
+  const grep = await h.call('grep', { pattern: 'x' })
+  expect(grep.error?.code).toBe('SEARCH_FAILED')
+  expect(grep.content[0].text).toBe(`Error: grep search failed: could not read ripgrep's output (a record that is not JSON: "--no-config --json --regexp=x -- ${h.dir}")`)
+  const glob = await h.call('glob', { pattern: '*' })
+  expect(glob.error?.code).toBe('SEARCH_FAILED')
+  expect(glob.content[0].text).toMatch(/^Error: glob search failed: could not read ripgrep's output \(a path outside the search root: --no-config --files/)
+})
+
+test('a config rgPath naming the real binary is used as is', async () => {
+  h = await harness({ subprocess: RecordingSubprocess, config: { rgPath } })
+  write(h.dir, { 'a.txt': 'hit\n' })
+  expect(await h.text('grep', { pattern: 'hit' })).toBe('Found 1 match\n\na.txt\nLine 1: hit')
+  expect(RecordingSubprocess.requests[0]?.argv[0]).toBe(rgPath)
+})
+
+/**
+ * Test-only provider: runs every program as `nobody` (setpriv) when the tests run as root, for whom no file is
+ * unreadable; an ordinary user needs no help.
+ */
+class UnprivilegedSubprocess extends Subprocess {
+  override spawn(request: SpawnRequest): Promise<SubprocessHandle> {
+    if (process.getuid?.() !== 0) return super.spawn(request)
+    return super.spawn({ ...request, argv: ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--', ...request.argv] })
+  }
+}
+
+test('rg exit 2 with matches (an unreadable directory, rg run unprivileged) returns the results with a short note', async () => {
+  h = await harness({ subprocess: UnprivilegedSubprocess })
+  chmodSync(h.dir, 0o755)
+  write(h.dir, { 'open/a.txt': 'hit\n', 'closed/b.txt': 'hit\n' })
+  chmodSync(join(h.dir, 'closed'), 0o000)
+  try {
+    const note = `[Some paths could not be searched, so the results may be incomplete: rg: ${join(h.dir, 'closed')}: Permission denied (os error 13)]`
+    expect(await h.text('grep', { pattern: 'hit' })).toBe(`Found 1 match\n\nopen/a.txt\nLine 1: hit\n\n${note}`)
+    expect(await h.text('glob', { pattern: '*.txt' })).toBe(`open/a.txt\n\n${note}`)
+  } finally {
+    chmodSync(join(h.dir, 'closed'), 0o755)
+  }
+})
+
+test('calls leave no file descriptor and no process behind, whatever their outcome', async () => {
+  h = await harness({ subprocess: RecordingSubprocess, config: { rawOutputMaxBytes: 1000 } })
+  write(h.dir, { 'a.txt': 'hit\n'.repeat(1000) })
+  fifo(join(h.dir, 'pipe'))
+  await h.call('grep', { pattern: 'hit' })
+  const before = readdirSync('/proc/self/fd').length
+  for (let i = 0; i < 5; i++) {
+    await h.call('grep', { pattern: 'hit' }) // overflow
+    await h.call('grep', { pattern: 'nothing' })
+    await h.call('glob', { pattern: '*' })
+    await h.call('grep', { pattern: 'a(' })
+    const controller = new AbortController()
+    const pending = h.call('grep', { pattern: 'x', path: 'pipe' }, { signal: controller.signal })
+    const spawned = RecordingSubprocess.handles.length
+    await until(() => RecordingSubprocess.handles.length > spawned)
+    controller.abort()
+    await pending
+  }
+  expect(readdirSync('/proc/self/fd').length).toBe(before)
+  expect(RecordingSubprocess.handles.filter((handle) => alive(handle.pid))).toEqual([])
+})
