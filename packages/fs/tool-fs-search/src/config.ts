@@ -13,7 +13,7 @@ export interface Config {
 
 const positive = (fallback: number, description: string) => Schema.natural().min(1).default(fallback).description(description)
 
-export const Config: Schema<Config> = Schema.object({
+export const Config: Schema<Partial<Config>, Config> = Schema.object({
   globMaxResults: positive(100, 'Paths shown inline by glob; the complete list goes to the spill store.'),
   grepMaxMatches: positive(250, 'Matching lines shown inline by grep; the complete result goes to the spill store.'),
   grepMaxLineBytes: positive(2000, 'Longest preview of a matching line, in UTF-8 bytes; longer lines are cut and marked.'),
