@@ -1,5 +1,5 @@
-import { readFileSync, statSync } from 'node:fs'
-import { dirname } from 'node:path'
+import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { afterEach, beforeEach, expect, test } from 'vitest'
 import { fixture, until, type Fixture } from './helpers.ts'
 
@@ -85,4 +85,8 @@ test('a stream over the spill cap discards its file', async () => {
   expect(out.readFrom(0).spillPath).toBeUndefined()
   expect(out.totalBytes).toBe(200000)
   expect(out.readFrom(0).text).toBe('\0'.repeat(1000))
+  // The file existed from the first overflow on; nothing of it is left.
+  const spillRoot = join(f.dir, 'spill')
+  const [privateDir] = readdirSync(spillRoot)
+  expect(readdirSync(join(spillRoot, privateDir!))).toEqual([])
 })

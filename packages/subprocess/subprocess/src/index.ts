@@ -20,7 +20,10 @@ export interface CollectOptions {
   spill?: { maxBytes: number }
 }
 
-/** `'pipe'`: the caller reads `handle.stdout`; `'inherit'`: the host's own fd; or collect (see CollectOptions). */
+/**
+ * `'pipe'`: the caller reads `handle.stdout` (and must, or the child blocks once the pipe is full); `'inherit'`: the
+ * host's own fd; `'ignore'`: /dev/null; or collect (see CollectOptions), read through `handle.collected`.
+ */
 export type OutputDisposition = 'pipe' | 'inherit' | 'ignore' | CollectOptions
 
 export interface SpawnRequest {
@@ -45,9 +48,13 @@ export interface ExitStatus {
 }
 
 export interface CollectedRead {
-  /** Decoded UTF-8 from `offset` (or from the start of the tail, if `offset` fell out of it) to the end. */
+  /**
+   * Decoded UTF-8 from `offset` (or from the start of the tail, if `offset` fell out of it) to the end. The remains
+   * of a character cut at the front are dropped; while the stream is open, an incomplete character at the end is
+   * left for the next read. Invalid bytes become U+FFFD.
+   */
   text: string
-  /** Pass back as `offset` to read only what is new. */
+  /** Absolute byte offset in the stream: pass it back as `offset` to read only what is new. */
   nextOffset: number
   /** True when bytes between `offset` and the tail's start were dropped. */
   lossy: boolean
@@ -67,16 +74,24 @@ export interface CollectedStream {
 }
 
 export interface SubprocessHandle {
+  /** The leader's pid, which is also the process group id. */
   readonly pid: number
-  /** Leader exit, after its collected streams are drained. Never rejects. */
+  /**
+   * Leader exit, after its collected streams are drained (EOF, and spill files complete on disk). `'pipe'` streams
+   * are the caller's and are not waited for. A descendant that keeps a collected pipe open keeps this pending
+   * until it exits or `terminate()` ends it. Never rejects.
+   */
   readonly done: Promise<ExitStatus>
   /** SIGTERM to the whole process group, SIGKILL after `graceMs`. Idempotent. */
   terminate(): void
   /** Resolves once no process of the group is left (the leader and every descendant that kept the group). */
   waitForExit(): Promise<ExitStatus>
+  /** Only with stdin `'pipe'`: the caller writes, then ends it. */
   readonly stdin: Writable | null
+  /** Only with `'pipe'` output. */
   readonly stdout: Readable | null
   readonly stderr: Readable | null
+  /** Only for streams in collect mode. */
   readonly collected: { readonly stdout?: CollectedStream; readonly stderr?: CollectedStream }
 }
 
@@ -106,9 +121,13 @@ export abstract class SubprocessService extends Service {
   abstract spawn(request: SpawnRequest): Promise<SubprocessHandle>
 }
 
-const CREDENTIAL = /KEY|TOKEN|SECRET|PASSWORD/i
+/** Names that look like they hold a credential (any case, anywhere in the name). */
+const CREDENTIAL = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL/i
 
-/** The parent's env without credential-looking names and without the managed `DSH_*` namespace. */
+/**
+ * The parent's env without credential-looking names (KEY, TOKEN, SECRET, PASSWORD, PASSWD, CREDENTIAL, any case,
+ * anywhere in the name) and without the managed `DSH_*` namespace. PATH, HOME, LANG and the rest pass through.
+ */
 export function scrubbedParentEnv(source: NodeJS.ProcessEnv = process.env): Record<string, string> {
   const env: Record<string, string> = {}
   for (const [name, value] of Object.entries(source)) {
