@@ -1,1 +1,3 @@
-export {}
+export { createDefaultContext, resolveConfig, type DefaultContext, type DefaultContextOptions } from './compose.ts'
+export { CONFIG_KEYS, readConfigFile, validateConfig, type ConfigKey, type DshConfig } from './config.ts'
+export { DshError, DshErrorCode } from './errors.ts'

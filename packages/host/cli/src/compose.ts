@@ -1,0 +1,182 @@
+import { Context, Logger, type Fiber, type Message, type Plugin } from 'cordis'
+import type Schema from 'schemastery'
+import type {} from '@deepseek-ai/dsh-tools'
+import type {} from '@deepseek-ai/dsh-system-prompt'
+import { CONFIG_KEYS, validateConfig, type ConfigKey, type DshConfig } from './config.ts'
+import { DshError, DshErrorCode } from './errors.ts'
+
+/** What a plugin package exports: the plugin as default, and its schemastery Config. */
+interface PluginModule {
+  default?: Plugin
+  Config?: Schema
+}
+
+/** The packages' types differ (a Service class, a plugin object); the host reads only the two exports above. */
+const module = (imported: Promise<unknown>) => imported as Promise<PluginModule>
+
+interface Entry {
+  /** Short name: the `--config` key, and the name used in every message. */
+  key: ConfigKey | 'system-prompt'
+  load(): Promise<PluginModule>
+}
+
+/**
+ * The default composition, in load order: registries first, then providers, then the tools that consume them.
+ * Imports are lazy so that a command pays only for what it loads, and the MCP SDK is never among them.
+ */
+const ENTRIES: readonly Entry[] = [
+  { key: 'tools', load: () => module(import('@deepseek-ai/dsh-tools')) },
+  { key: 'system-prompt', load: () => module(import('@deepseek-ai/dsh-system-prompt')) },
+  { key: 'timeout-policy', load: () => module(import('@deepseek-ai/dsh-timeout-policy')) },
+  { key: 'subprocess-local', load: () => module(import('@deepseek-ai/dsh-subprocess-local')) },
+  { key: 'spill-local', load: () => module(import('@deepseek-ai/dsh-spill-local')) },
+  { key: 'bash-local', load: () => module(import('@deepseek-ai/dsh-bash-local')) },
+  { key: 'spill-policy', load: () => module(import('@deepseek-ai/dsh-spill-policy')) },
+  { key: 'tool-bash', load: () => module(import('@deepseek-ai/dsh-tool-bash')) },
+  { key: 'tool-fs', load: () => module(import('@deepseek-ai/dsh-tool-fs')) },
+  { key: 'tool-fs-search', load: () => module(import('@deepseek-ai/dsh-tool-fs-search')) },
+]
+
+export interface DefaultContextOptions {
+  /** Per-plugin config, keyed by short name (the parsed `--config` file). Validated before anything runs. */
+  config?: unknown
+  /** Receives each warning or error a plugin logs, one formatted line. Default: written to stderr. */
+  log?: (line: string) => void
+  /** How long every plugin together may take to become active. Default 10 000 ms. */
+  startTimeoutMs?: number
+}
+
+export interface DefaultContext {
+  /** The root context: `ctx.tools`, `ctx.systemPrompt`, `ctx.subprocess`, `ctx.bash`, `ctx.spillStore`. */
+  readonly ctx: Context
+  /** Short names of the plugins that were loaded, in load order. */
+  readonly plugins: readonly string[]
+  /** Disposes every plugin: running processes are stopped and awaited; spill files are kept. Idempotent. */
+  dispose(): Promise<void>
+}
+
+interface Loaded {
+  key: Entry['key']
+  plugin: Plugin | undefined
+  config: Schema | undefined
+}
+
+async function loadModules(): Promise<Loaded[]> {
+  const modules = await Promise.all(ENTRIES.map((entry) => entry.load()))
+  return ENTRIES.map((entry, index) => {
+    const module = modules[index] as PluginModule
+    const plugin = module.default
+    const config = module.Config ?? (plugin as { Config?: Schema } | undefined)?.Config
+    return { key: entry.key, plugin, config }
+  })
+}
+
+/**
+ * Validates `raw` as a `--config` value against the composition's plugins, without starting anything. Returns
+ * the sections with their defaults; throws DshError DSH_CONFIG_INVALID naming the offending key.
+ */
+export async function resolveConfig(raw: unknown): Promise<DshConfig> {
+  return validateConfig(raw, schemaMap(await loadModules()))
+}
+
+function schemaMap(loaded: readonly Loaded[]): Map<ConfigKey, Schema | undefined> {
+  const map = new Map<ConfigKey, Schema | undefined>()
+  for (const key of CONFIG_KEYS) map.set(key, loaded.find((item) => item.key === key)?.config)
+  return map
+}
+
+function stderrLine(line: string): void {
+  process.stderr.write(`${line}\n`)
+}
+
+const plain = { colors: false as const, export() {} }
+
+function formatMessage(message: Message): string {
+  return `dsh: [${message.type}] ${message.name}: ${Logger.format(plain, message)}`
+}
+
+/**
+ * Builds the default composition — tools, system prompt, timeout policy, local subprocesses, local bash and the
+ * bash tools, local spill and the spill policy, read, glob and grep — and resolves once every plugin is active.
+ * A config problem throws before any plugin runs; a plugin that fails, or waits for a service that never
+ * arrives, throws DSH_PLUGIN_FAILED naming it (and everything already started is disposed).
+ */
+export async function createDefaultContext(options: DefaultContextOptions = {}): Promise<DefaultContext> {
+  const loaded = await loadModules()
+  const config = validateConfig(options.config ?? {}, schemaMap(loaded))
+  const log = options.log ?? stderrLine
+  const ctx = new Context()
+  ctx.logger.exporter({
+    export(message) {
+      if (message.type === 'error' || message.type === 'warn') log(formatMessage(message))
+    },
+  })
+
+  let disposed: Promise<void> | undefined
+  const dispose = () => (disposed ??= ctx.fiber.dispose())
+  const started: { key: string; fiber: Fiber }[] = []
+  try {
+    for (const item of loaded) {
+      // A package that does not export a plugin (yet) is left out rather than breaking every command.
+      if (!item.plugin) continue
+      const section = item.key === 'system-prompt' ? undefined : config[item.key]
+      started.push({ key: item.key, fiber: ctx.plugin(item.plugin, section) })
+    }
+    await settle(ctx, started, options.startTimeoutMs ?? 10_000)
+  } catch (error) {
+    await dispose()
+    throw error
+  }
+  return { ctx, plugins: started.map((item) => item.key), dispose }
+}
+
+// FiberState is a const enum in Cordis' declarations, which isolatedModules cannot read: mirror the values.
+const ACTIVE = 2
+const FAILED = 3
+
+function failed(message: string, cause?: unknown): DshError {
+  return new DshError(message, cause === undefined
+    ? { code: DshErrorCode.DSH_PLUGIN_FAILED }
+    : { code: DshErrorCode.DSH_PLUGIN_FAILED, cause })
+}
+
+/**
+ * Resolves once every fiber is active. A plugin that failed is named with its error; a plugin still pending when
+ * nothing else is moving waits for a service no loaded plugin provides (named); anything else is bounded by
+ * `boundMs`, so a start that never finishes cannot hang the host.
+ */
+async function settle(ctx: Context, started: readonly { key: string; fiber: Fiber }[], boundMs: number): Promise<void> {
+  const deadline = Date.now() + boundMs
+  let quietTurns = 0
+  for (;;) {
+    const broken = started.find((item) => item.fiber.state === FAILED)
+    if (broken) {
+      const error = await broken.fiber.await().then(() => undefined, (reason: unknown) => reason)
+      const reason = error instanceof Error ? error.message : String(error)
+      throw failed(`plugin ${broken.key} failed to start: ${reason}`, error)
+    }
+    const busy = started.filter((item) => item.fiber.inertia)
+    const waiting = started.filter((item) => item.fiber.state !== ACTIVE)
+    if (waiting.length === 0 && busy.length === 0) return
+    if (Date.now() >= deadline) {
+      throw failed(`plugin ${(busy[0] ?? waiting[0])?.key} did not start within ${boundMs}ms`)
+    }
+    if (busy.length === 0) {
+      // Nothing is loading, yet someone is pending: give the reflection a few turns, then name what is missing.
+      if (++quietTurns > 3) {
+        const item = waiting[0]!
+        const missing = Object.keys(item.fiber.inject).filter((name) => ctx.get(name) === undefined)
+        throw failed(`plugin ${item.key} cannot start: it needs ${missing.length ? missing.join(', ') : 'a service'}, which no loaded plugin provides`)
+      }
+      await new Promise((resolve) => setImmediate(resolve))
+      continue
+    }
+    quietTurns = 0
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([
+      Promise.race(busy.map((item) => item.fiber.inertia)),
+      new Promise((resolve) => { timer = setTimeout(resolve, Math.max(0, deadline - Date.now())) }),
+    ])
+    clearTimeout(timer)
+  }
+}

@@ -1,0 +1,84 @@
+import type { CommandName } from './args.ts'
+
+/** Every text the command prints about itself (the results it prints are the tools'). */
+
+export const USAGE: Record<CommandName, string> = {
+  call: 'dsh call <tool> [<json-args>] [--cwd DIR] [--json] [--config FILE]',
+  tools: 'dsh tools [--json] [--config FILE]',
+  prompt: 'dsh prompt [--config FILE]',
+  mcp: 'dsh mcp [--cwd DIR] [--config FILE]',
+}
+
+const CONFIG_LINE = '  --config FILE  per-plugin settings: a JSON object keyed by plugin short name (see the README)'
+
+const EXIT_CODES = 'Exit codes: 0 success, 1 tool error, 2 usage error (also an invalid --config), 3 the runtime could not start,\n130/143 interrupted by SIGINT/SIGTERM.'
+
+export const HELP: Record<CommandName | 'main', string> = {
+  main: `dsh: the dsh tools runtime (glob, grep, read, bash, bash_output, bash_kill) as a command and an MCP server
+
+Usage:
+  ${USAGE.call}
+  ${USAGE.tools}
+  ${USAGE.prompt}
+  ${USAGE.mcp}
+  dsh --help | dsh <command> --help | dsh --version
+
+Commands:
+  call    run one tool call and print its result text
+  tools   list the tools the model sees
+  prompt  print the assembled system prompt
+  mcp     serve every tool over MCP on stdin/stdout
+
+Example:
+  dsh call grep '{"pattern":"TODO","include":"*.ts"}'
+
+${EXIT_CODES}
+`,
+  call: `Usage: ${USAGE.call}
+
+Runs one call of <tool> through the tool pipeline (argument check, timeout policy, spill policy) and prints its
+result text to stdout, exactly as the model would see it. <json-args> is one JSON object, quoted as one shell
+word; "-" reads it from stdin; omitted means {}.
+
+  --cwd DIR      directory that relative paths resolve against (default: the current directory)
+  --json         print {"text", "isError", "error"} as one JSON line instead of the text
+${CONFIG_LINE}
+
+Examples:
+  dsh call glob '{"pattern":"**/*.ts"}'
+  dsh call read '{"path":"package.json","limit":20}' --cwd ~/project
+  echo '{"command":"git status","description":"Show status"}' | dsh call bash -
+
+A background bash task does not outlive the command: it is stopped when dsh exits.
+${EXIT_CODES}
+`,
+  tools: `Usage: ${USAGE.tools}
+
+Lists the registered tools, one per line with the first line of its description; with --json, an array of
+{"name", "description", "inputSchema"} (the JSON Schema the model sees).
+
+  --json         print JSON
+${CONFIG_LINE}
+`,
+  prompt: `Usage: ${USAGE.prompt}
+
+Prints the assembled system prompt: every tool's guidance, in order. The text is the same on every run.
+
+${CONFIG_LINE}
+`,
+  mcp: `Usage: ${USAGE.mcp}
+
+Serves every tool over the Model Context Protocol on stdin/stdout, one session for the connection. Mount it in an
+MCP client as the command "dsh" with the arguments ["mcp"]. Diagnostics go to stderr. The server stops, and stops
+every process it started, when stdin closes or on SIGTERM.
+
+  --cwd DIR      session directory (default: the client's first file:// root, else the current directory)
+${CONFIG_LINE}
+`,
+}
+
+/** Exit 2's text: what went wrong, the usage line, and where to read more. */
+export function usageText(command: CommandName | undefined, message: string): string {
+  if (!command) return `dsh: ${message}\nUsage: dsh <call|tools|prompt|mcp> ...\nRun "dsh --help" for details.\n`
+  return `dsh: ${message}\nUsage: ${USAGE[command]}\nRun "dsh ${command} --help" for details.\n`
+}

@@ -1,0 +1,119 @@
+import type { Context } from 'cordis'
+import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
+import { CallToolRequestSchema, ListToolsRequestSchema, type ProgressToken } from '@modelcontextprotocol/sdk/types.js'
+import type { ToolSession } from '@deepseek-ai/dsh-tools'
+import type {} from '@deepseek-ai/dsh-system-prompt'
+import { progressMessage, toCallToolResult, toMcpTool } from './results.ts'
+import { rootDirectory } from './session.ts'
+import { onTaskDone, stopSessionTasks } from './tasks.ts'
+
+export interface McpOptions {
+  /** Reported to the client in the initialize result. Default `{ name: 'dsh', version: '0.0.0' }`. */
+  serverInfo?: { name: string; version: string }
+  /** The session's directory. Unset: the client's first `file://` root, else `process.cwd()`. */
+  cwd?: string
+  /** Default `mcp-<pid>-<n>`. */
+  sessionId?: string
+  /** How often a call that the client asked progress for reports that it still runs. Default 3000 ms. */
+  progressIntervalMs?: number
+  /** How long to wait for the client's answer to roots/list. Default 10 000 ms. */
+  rootsTimeoutMs?: number
+  /** Host diagnostics (never the protocol stream). Default: ignored. */
+  log?: (line: string) => void
+}
+
+export interface McpConnection {
+  readonly server: Server
+  readonly sessionId: string
+  /** The session tools run in, once its directory is known (after roots/list when the client has roots). */
+  session(): Promise<ToolSession>
+  /** Resolves when the connection has closed, from either side, and its session's tasks were stopped. */
+  readonly closed: Promise<void>
+  /** Closes the connection: calls in flight are aborted, the session's background tasks are killed. */
+  close(): Promise<void>
+}
+
+let connections = 0
+
+/**
+ * Serves `ctx.tools` on one MCP connection, as one session. Tools are listed with their JSON Schemas verbatim;
+ * a call runs through the whole pipeline with the request's signal (a client cancellation aborts it); the
+ * session's finished background tasks are announced as `info` log messages. The connection closes itself
+ * when `ctx` is disposed.
+ */
+export async function connect(ctx: Context, transport: Transport, options: McpOptions = {}): Promise<McpConnection> {
+  const sessionId = options.sessionId ?? `mcp-${process.pid}-${++connections}`
+  const log = options.log ?? (() => {})
+  const progressIntervalMs = options.progressIntervalMs ?? 3000
+  const instructions = ctx.get('systemPrompt')?.assemble()
+  const server = new Server(options.serverInfo ?? { name: 'dsh', version: '0.0.0' }, {
+    capabilities: { tools: {}, logging: {} },
+    ...(instructions ? { instructions } : {}),
+  })
+  server.onerror = (error) => log(`protocol error: ${error.message}`)
+
+  let session: Promise<ToolSession> | undefined
+  const resolveSession = () => (session ??= (async () => {
+    const cwd = options.cwd ?? (await rootDirectory(server, options.rootsTimeoutMs ?? 10_000, log)) ?? process.cwd()
+    return { id: sessionId, cwd }
+  })())
+  // Ask for the roots as soon as the client is ready, so that the first call does not wait for them.
+  server.oninitialized = () => void resolveSession()
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: ctx.tools.schemas().map(toMcpTool) }))
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const { name } = request.params
+    const current = await resolveSession()
+    const stopProgress = reportProgress(extra._meta?.progressToken, name, progressIntervalMs, (params) =>
+      extra.sendNotification({ method: 'notifications/progress', params }))
+    try {
+      const result = await ctx.tools.execute(name, request.params.arguments ?? {}, { signal: extra.signal, session: current })
+      return toCallToolResult(result)
+    } finally {
+      stopProgress()
+    }
+  })
+
+  const offTaskDone = onTaskDone(ctx, sessionId, (notice) => {
+    server.sendLoggingMessage({ level: 'info', logger: 'dsh', data: notice })
+      .catch((error: Error) => log(`could not send a task notice: ${error.message}`))
+  })
+
+  let finish!: () => void
+  const closed = new Promise<void>((resolve) => { finish = resolve })
+  let unbind: (() => unknown) | undefined
+  let ended = false
+  server.onclose = () => {
+    if (ended) return
+    ended = true
+    offTaskDone()
+    void unbind?.()
+    stopSessionTasks(ctx, sessionId).then(finish, (error: Error) => {
+      log(`could not stop the session's tasks: ${error.message}`)
+      finish()
+    })
+  }
+  const close = async () => {
+    await server.close()
+    await closed
+  }
+  // Disposing the context (or the plugin that owns it) closes the connection.
+  unbind = ctx.effect(() => () => void server.close(), `mcp connection ${sessionId}`)
+  await server.connect(transport)
+  return { server, sessionId, session: resolveSession, closed, close }
+}
+
+type ProgressParams = { progressToken: ProgressToken; progress: number; message: string }
+
+/** While a call runs, tells a client that asked for progress (a progressToken) that it still runs. */
+function reportProgress(token: ProgressToken | undefined, tool: string, everyMs: number, send: (params: ProgressParams) => Promise<void>): () => void {
+  if (token === undefined) return () => {}
+  const started = Date.now()
+  let progress = 0
+  const timer = setInterval(() => {
+    send({ progressToken: token, progress: ++progress, message: progressMessage(tool, Date.now() - started) }).catch(() => {})
+  }, everyMs)
+  timer.unref()
+  return () => clearInterval(timer)
+}

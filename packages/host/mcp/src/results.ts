@@ -1,0 +1,22 @@
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
+import type { ToolResult, ToolSchema } from '@deepseek-ai/dsh-tools'
+
+/** The `_meta` key under which an error result names its error: `{ name, code }`. */
+export const ERROR_META_KEY = 'dsh/error'
+
+/** A registry schema as MCP lists it: the JSON Schema passes through verbatim as `inputSchema`. */
+export function toMcpTool(schema: ToolSchema): Tool {
+  return { name: schema.name, description: schema.description, inputSchema: schema.parameters as Tool['inputSchema'] }
+}
+
+/** The pipeline's result on the wire: the same text; an error result names its error and code in `_meta`. */
+export function toCallToolResult(result: ToolResult): CallToolResult {
+  const wire: CallToolResult = { content: [{ type: 'text', text: result.content[0].text }], isError: result.isError }
+  if (result.error) wire._meta = { [ERROR_META_KEY]: { name: result.error.name, code: result.error.code } }
+  return wire
+}
+
+/** The text of a progress notification for a call still running. */
+export function progressMessage(tool: string, elapsedMs: number): string {
+  return `${tool} still running after ${Math.round(elapsedMs / 1000)}s`
+}
