@@ -88,7 +88,8 @@ export class LocalSubprocess extends SubprocessService {
     }
     const handle = new LocalHandle(child, request, {
       spillPath: (pid, stream) => this.spillPath(pid, stream),
-      gone: (done) => this.live.delete(done),
+      // Tracked until the tree is gone and its output is complete (spill files flushed), so dispose awaits both.
+      gone: (gone) => void gone.done.then(() => this.live.delete(gone)),
     })
     this.live.add(handle)
     return handle
