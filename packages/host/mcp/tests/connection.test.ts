@@ -1,0 +1,329 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { afterEach, describe, expect, test } from 'vitest'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
+import {
+  CallToolResultSchema,
+  ListRootsRequestSchema,
+  LoggingMessageNotificationSchema,
+  type CallToolResult,
+  type JSONRPCMessage,
+  type LoggingMessageNotification,
+} from '@modelcontextprotocol/sdk/types.js'
+import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
+import { HarnessError } from '@deepseek-ai/dsh-tools'
+import SystemPromptService from '@deepseek-ai/dsh-system-prompt'
+import { connect, ERROR_META_KEY, type McpConnection, type McpOptions } from '../src/index.ts'
+
+/** Test-only tools: each exposes one behaviour of the host. */
+interface Probe {
+  /** Resolves with the reason once a `wait_for_abort` call sees its signal abort. */
+  aborted: Promise<unknown>
+  /** Releases every pending `gate` call. */
+  open(): void
+}
+
+async function fixture(t: TestContext): Promise<Probe> {
+  await t.active(await t.ctx.plugin(SystemPromptService))
+  const { ctx } = t
+  let sawAbort!: (reason: unknown) => void
+  const aborted = new Promise<unknown>((resolve) => { sawAbort = resolve })
+  const gates: (() => void)[] = []
+  const open = () => { for (const release of gates.splice(0)) release() }
+  ctx.tools.register<{ text: string }>({
+    name: 'echo',
+    description: 'Returns its text.',
+    parameters: { type: 'object', properties: { text: { type: 'string', description: 'what to return' } }, required: ['text'], additionalProperties: false },
+    execute: (args) => args.text,
+  })
+  ctx.tools.register({
+    name: 'fail',
+    description: 'Always fails.',
+    parameters: { type: 'object', properties: {}, additionalProperties: false },
+    execute: () => { throw new HarnessError('it failed on purpose', { code: 'TEST_FAILURE' }) },
+  })
+  ctx.tools.register({
+    name: 'where',
+    description: 'Says which session it runs in.',
+    parameters: { type: 'object', properties: {}, additionalProperties: false },
+    execute: (_args, exec) => JSON.stringify(exec.session ?? null),
+  })
+  ctx.tools.register({
+    name: 'wait_for_abort',
+    description: 'Runs until its call is cancelled.',
+    parameters: { type: 'object', properties: {}, additionalProperties: false },
+    execute: (_args, exec) => new Promise<string>((resolve) => {
+      const stop = () => {
+        sawAbort(exec.signal.reason)
+        resolve('stopped')
+      }
+      if (exec.signal.aborted) stop()
+      else exec.signal.addEventListener('abort', stop, { once: true })
+    }),
+  })
+  ctx.tools.register({
+    name: 'gate',
+    description: 'Runs until the test opens the gate.',
+    parameters: { type: 'object', properties: {}, additionalProperties: false },
+    execute: async () => {
+      await new Promise<void>((resolve) => gates.push(resolve))
+      return 'through'
+    },
+  })
+  ctx.systemPrompt.register({ id: 'test:a', order: 2, text: 'Second section.' })
+  ctx.systemPrompt.register({ id: 'test:b', order: 1, text: 'First section.' })
+  return { aborted, open }
+}
+
+interface Pair {
+  client: Client
+  connection: McpConnection
+  /** Every message the client received, in order. */
+  received: JSONRPCMessage[]
+}
+
+async function pair(t: TestContext, options: McpOptions = {}, roots?: string[]): Promise<Pair> {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+  const connection = await connect(t.ctx, serverSide, options)
+  const client = new Client({ name: 'test', version: '1.0.0' }, { capabilities: roots ? { roots: {} } : {} })
+  if (roots) client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: roots.map((uri) => ({ uri })) }))
+  await client.connect(clientSide)
+  const received: JSONRPCMessage[] = []
+  const deliver = clientSide.onmessage
+  clientSide.onmessage = (message, extra) => {
+    received.push(message)
+    deliver?.(message, extra)
+  }
+  return { client, connection, received }
+}
+
+async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> {
+  return await client.callTool({ name, arguments: args }) as CallToolResult
+}
+
+function textOf(result: CallToolResult): string {
+  const block = result.content[0]
+  return block?.type === 'text' ? block.text : ''
+}
+
+let t: TestContext
+let dirs: string[] = []
+afterEach(async () => {
+  await t?.dispose()
+  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })))
+  dirs = []
+})
+
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'dsh-mcp-test-'))
+  dirs.push(dir)
+  return dir
+}
+
+describe('mcp connection', () => {
+  test('tools/list gives every registered tool with its JSON Schema passed through verbatim', async () => {
+    t = await createTestContext()
+    await fixture(t)
+    const { client } = await pair(t)
+    const { tools } = await client.listTools()
+    expect(tools).toEqual(t.ctx.tools.schemas().map((s) => ({ name: s.name, description: s.description, inputSchema: s.parameters })))
+    await client.close()
+  })
+
+  test('the initialize result carries the assembled system prompt as instructions', async () => {
+    t = await createTestContext()
+    await fixture(t)
+    const { client } = await pair(t)
+    expect(client.getInstructions()).toBe('First section.\n\nSecond section.')
+    expect(client.getInstructions()).toBe(t.ctx.systemPrompt.assemble())
+    await client.close()
+  })
+
+  test('a call returns the same text as the in-process pipeline', async () => {
+    t = await createTestContext()
+    await fixture(t)
+    const { client } = await pair(t)
+    const result = await call(client, 'echo', { text: 'héllo\nworld' })
+    expect(result).toEqual({ content: [{ type: 'text', text: 'héllo\nworld' }], isError: false })
+    await client.close()
+  })
+
+  test('an error result is isError with "Error: <message>" and names its error and code in _meta', async () => {
+    t = await createTestContext()
+    await fixture(t)
+    const { client } = await pair(t)
+    expect(await call(client, 'fail')).toEqual({
+      content: [{ type: 'text', text: 'Error: it failed on purpose' }],
+      isError: true,
+      _meta: { [ERROR_META_KEY]: { name: 'HarnessError', code: 'TEST_FAILURE' } },
+    })
+    const unknown = await call(client, 'nope')
+    expect(unknown.isError).toBe(true)
+    expect(unknown._meta).toEqual({ [ERROR_META_KEY]: { name: 'HarnessError', code: 'UNKNOWN_TOOL' } })
+    const invalid = await call(client, 'echo', { text: 1 })
+    expect(textOf(invalid)).toBe('Error: invalid arguments: property "text" must be a string')
+    expect(invalid._meta).toEqual({ [ERROR_META_KEY]: { name: 'HarnessError', code: 'INVALID_ARGS' } })
+    await client.close()
+  })
+
+  test('50 concurrent calls on one connection are all answered, each with its own text', async () => {
+    t = await createTestContext()
+    await fixture(t)
+    const { client } = await pair(t)
+    const texts = Array.from({ length: 50 }, (_, i) => `call number ${i}`)
+    const results = await Promise.all(texts.map((text) => call(client, 'echo', { text })))
+    expect(results.map(textOf)).toEqual(texts)
+    await client.close()
+  })
+
+  test('a client cancellation aborts the call\'s signal', async () => {
+    t = await createTestContext()
+    const probe = await fixture(t)
+    const { client } = await pair(t)
+    const controller = new AbortController()
+    const dispatched = waitForCall(t, 'wait_for_abort')
+    const pending = client.callTool({ name: 'wait_for_abort', arguments: {} }, CallToolResultSchema, { signal: controller.signal })
+    await dispatched
+    controller.abort('user pressed stop')
+    await expect(pending).rejects.toThrow()
+    expect(await probe.aborted).toBe('user pressed stop')
+    await client.close()
+  })
+
+  test('a call with a progress token gets progress notifications while it runs; none without one', async () => {
+    t = await createTestContext()
+    const probe = await fixture(t)
+    const { client, received } = await pair(t, { progressIntervalMs: 10 })
+    const seen: { progress: number; message?: string | undefined }[] = []
+    // Two calls run side by side; only the first asks for progress. The gates open after its second report.
+    const quiet = call(client, 'gate')
+    const reported = client.callTool({ name: 'gate', arguments: {} }, CallToolResultSchema, {
+      onprogress: (progress) => {
+        seen.push(progress)
+        if (seen.length === 2) probe.open()
+      },
+    })
+    expect(textOf(await reported as CallToolResult)).toBe('through')
+    expect(textOf(await quiet)).toBe('through')
+    expect(seen.slice(0, 2).map((p) => p.progress)).toEqual([1, 2])
+    expect(seen[0]?.message).toMatch(/^gate still running after \d+s$/)
+    const progress = received.filter((m) => 'method' in m && m.method === 'notifications/progress')
+    const tokens = new Set(progress.map((m) => ('params' in m ? m.params?.progressToken : undefined)))
+    expect(tokens.size).toBe(1)
+    expect(progress.length).toBe(seen.length)
+    await client.close()
+  })
+
+  test('a finished background task is announced to the session that owns it, as an info log message', async () => {
+    t = await createTestContext()
+    await fixture(t)
+    const a = await pair(t)
+    const b = await pair(t)
+    const messages: { to: string; params: LoggingMessageNotification['params'] }[] = []
+    let announced!: () => void
+    const done = new Promise<void>((resolve) => { announced = resolve })
+    for (const [to, { client }] of [['a', a], ['b', b]] as const) {
+      client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+        messages.push({ to, params: notification.params })
+        announced()
+      })
+    }
+    // The bash executor emits this event (declared by @deepseek-ai/dsh-bash); emitted directly here.
+    const emit = t.ctx.emit as unknown as (name: string, event: unknown) => void
+    emit.call(t.ctx, 'bash/task-done', { taskId: 'bash-1', owner: b.connection.sessionId, status: 'completed', notice: 'background task bash-1 finished [status: completed, exit code: 0]. Read its output with bash_output.' })
+    await done
+    // A round trip on each connection: any stray notice would have arrived before the answer.
+    await Promise.all([call(a.client, 'echo', { text: 'x' }), call(b.client, 'echo', { text: 'x' })])
+    expect(messages).toEqual([{
+      to: 'b',
+      params: { level: 'info', logger: 'dsh', data: 'background task bash-1 finished [status: completed, exit code: 0]. Read its output with bash_output.' },
+    }])
+    await a.client.close()
+    await b.client.close()
+  })
+
+  test('two connections are two sessions', async () => {
+    t = await createTestContext()
+    await fixture(t)
+    const a = await pair(t)
+    const b = await pair(t)
+    expect(a.connection.sessionId).not.toBe(b.connection.sessionId)
+    const sessionA = JSON.parse(textOf(await call(a.client, 'where'))) as { id: string }
+    const sessionB = JSON.parse(textOf(await call(b.client, 'where'))) as { id: string }
+    expect(sessionA.id).toBe(a.connection.sessionId)
+    expect(sessionB.id).toBe(b.connection.sessionId)
+    await a.client.close()
+    await b.client.close()
+  })
+
+  test('the session directory is --cwd when given, even when the client has roots', async () => {
+    t = await createTestContext()
+    await fixture(t)
+    const [given, root] = [await tempDir(), await tempDir()]
+    const { client, connection } = await pair(t, { cwd: given }, [pathToFileURL(root).href])
+    expect(JSON.parse(textOf(await call(client, 'where')))).toEqual({ id: connection.sessionId, cwd: given })
+    await client.close()
+  })
+
+  test('without --cwd, the session directory is the client\'s first root', async () => {
+    t = await createTestContext()
+    await fixture(t)
+    const [first, second] = [await tempDir(), await tempDir()]
+    const { client } = await pair(t, {}, [pathToFileURL(first).href, pathToFileURL(second).href])
+    expect(JSON.parse(textOf(await call(client, 'where'))).cwd).toBe(first)
+    await client.close()
+  })
+
+  test('without --cwd and roots, or with an unusable root, the session directory is the process directory', async () => {
+    t = await createTestContext()
+    await fixture(t)
+    const plain = await pair(t)
+    expect(JSON.parse(textOf(await call(plain.client, 'where'))).cwd).toBe(process.cwd())
+    const lines: string[] = []
+    const missing = join(await tempDir(), 'gone')
+    const broken = await pair(t, { log: (line) => lines.push(line) }, [pathToFileURL(missing).href])
+    expect(JSON.parse(textOf(await call(broken.client, 'where'))).cwd).toBe(process.cwd())
+    expect(lines.join('\n')).toContain(`root ${pathToFileURL(missing).href} is unusable`)
+    await plain.client.close()
+    await broken.client.close()
+  })
+
+  test('closing the client resolves closed and aborts calls in flight', async () => {
+    t = await createTestContext()
+    const probe = await fixture(t)
+    const { client, connection } = await pair(t)
+    const dispatched = waitForCall(t, 'wait_for_abort')
+    const pending = client.callTool({ name: 'wait_for_abort', arguments: {} }).catch((error: Error) => error)
+    await dispatched
+    await client.close()
+    await connection.closed
+    await probe.aborted
+    expect(await pending).toBeInstanceOf(Error)
+  })
+
+  test('disposing the context closes the connection', async () => {
+    t = await createTestContext()
+    await fixture(t)
+    const { client, connection } = await pair(t)
+    let clientSawClose = false
+    client.onclose = () => { clientSawClose = true }
+    await t.dispose()
+    await connection.closed
+    expect(clientSawClose).toBe(true)
+  })
+})
+
+/** Resolves once the pipeline dispatched a call to `name` (observed through the registry's own pre-execute event). */
+function waitForCall(t: TestContext, name: string): Promise<void> {
+  return new Promise((resolve) => {
+    const off = t.ctx.on('tools/pre-execute', (call) => {
+      if (call.definition.name !== name) return
+      off()
+      // The tool itself starts right after the hooks: let it subscribe to its signal first.
+      setImmediate(resolve)
+    })
+  })
+}
