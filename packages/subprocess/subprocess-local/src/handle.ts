@@ -87,8 +87,9 @@ export class LocalHandle implements SubprocessHandle {
   }
 
   readonly terminate = (): void => {
-    if (this.terminating || this.gone) return
+    if (this.terminating) return
     this.terminating = true
+    if (this.gone) return this.abandonOutputLater()
     signalGroup(this.pid, 'SIGTERM')
     this.killTimer = setTimeout(() => {
       this.killTimer = undefined
@@ -128,13 +129,18 @@ export class LocalHandle implements SubprocessHandle {
     this.signal?.removeEventListener('abort', this.terminate)
     this.hooks.gone(this)
     this.markGone()
-    if (this.terminating) {
-      // The group is dead, yet an output pipe may still be held by a process that left the group (setsid).
-      // Give the last bytes one grace period to arrive, then stop waiting for that pipe.
-      setTimeout(() => {
-        this.collected.stdout?.abandon()
-        this.collected.stderr?.abandon()
-      }, this.graceMs).unref()
-    }
+    if (this.terminating) this.abandonOutputLater()
+  }
+
+  /**
+   * After terminate(), once the group is dead, a collected pipe may still be held open by a process that left the
+   * group (setsid). Give the last bytes one grace period to arrive, then stop waiting for that pipe, so that
+   * `done` (and the provider's dispose) cannot hang on a process we may not kill.
+   */
+  private abandonOutputLater(): void {
+    setTimeout(() => {
+      this.collected.stdout?.abandon()
+      this.collected.stderr?.abandon()
+    }, this.graceMs).unref()
   }
 }

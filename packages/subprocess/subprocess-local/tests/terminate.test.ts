@@ -97,3 +97,32 @@ test('disposing the provider terminates and awaits every live tree', async () =>
   expect(error.code).toBe('SUBPROCESS_SPAWN_FAILED')
   expect(error.message).toBe('cannot start "true": the subprocess provider was disposed')
 })
+
+test('a descendant that left the group and holds the output pipe cannot keep done pending after terminate', async () => {
+  // `setsid` moves the sleep into a session of its own: outside the group, out of our reach, stdout still open.
+  const handle = await f.spawn({ argv: ['sh', '-c', 'setsid sleep 100 & echo $!'], graceMs: 50 })
+  await printed(handle, '\n')
+  const escaped = Number(handle.collected.stdout!.readFrom(0).text.trim())
+  try {
+    await handle.waitForExit()
+    expect(processRuns(escaped)).toBe(true)
+    handle.terminate()
+    expect(await handle.done).toEqual({ exitCode: 0, signal: null })
+    expect(handle.collected.stdout!.readFrom(0).text).toBe(`${escaped}\n`)
+  } finally {
+    process.kill(escaped, 'SIGKILL')
+  }
+})
+
+test('disposing the provider does not hang on a descendant that left the group', async () => {
+  const handle = await f.spawn({ argv: ['sh', '-c', 'setsid sleep 100 & echo $!'], graceMs: 50 })
+  await printed(handle, '\n')
+  const escaped = Number(handle.collected.stdout!.readFrom(0).text.trim())
+  try {
+    await handle.waitForExit()
+    await f.t.ctx.fiber.dispose()
+    expect(await handle.done).toEqual({ exitCode: 0, signal: null })
+  } finally {
+    process.kill(escaped, 'SIGKILL')
+  }
+})
