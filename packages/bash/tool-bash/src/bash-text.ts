@@ -1,0 +1,63 @@
+import { type Static, Type } from '@sinclair/typebox'
+import type { BashRunResult, CollectedOutput } from '@deepseek-ai/dsh-bash'
+import { truncatedLine } from './common-text.ts'
+
+export const BASH_PROMPT_ID = 'tool:bash'
+export const BASH_PROMPT_ORDER = 105
+
+export const BASH_PROMPT = [
+  'Use the bash tool to run shell commands: builds, tests, git, package managers. To read, find or search files, use read, glob and grep instead of cat, find, ls or grep in bash.',
+  'Each bash call runs in a fresh non-interactive shell (no terminal, empty stdin) in the working directory or in workdir: cd and variables do not carry over to the next call, and commands that wait for input fail.',
+  'A failing command is not a tool error. Always read the markers on the last lines of the result: "[exit code: N]" means the command exited with status N (no marker means status 0); "[timed out after Nms]" and "[killed by signal: SIG]" mean it did not finish.',
+  'For servers, watchers and other long-running commands, set run_in_background: bash returns a task id (bash-N) at once; read the new output with bash_output and stop the task with bash_kill.',
+].join('\n')
+
+export interface TimeoutBounds {
+  readonly defaultMs: number
+  readonly maxMs: number
+}
+
+export function bashDescription(bounds: TimeoutBounds): string {
+  return [
+    'Run a shell command with `bash -c` and return its output.',
+    'The result is stdout, then a "[stderr]" section when stderr is not empty, or "(no output)"; a long stream keeps only its end, followed by a line naming a file with the complete output.',
+    'Markers on their own lines: "[exit code: N]" for a non-zero exit, "[timed out after Nms]", "[killed by signal: SIG]". A non-zero exit or a timeout is a normal result, not an error: read the markers.',
+    `Foreground commands time out after timeoutMs (default ${bounds.defaultMs}, at most ${bounds.maxMs}; larger values are lowered to it).`,
+    'With run_in_background the command starts as a background task without a timeout and the result is its id, e.g. "started background task bash-1"; follow it with bash_output and stop it with bash_kill.',
+  ].join(' ')
+}
+
+export const BashParameters = Type.Object({
+  command: Type.String({ minLength: 1, description: 'The command, run as `bash -c <command>`.' }),
+  description: Type.String({ minLength: 1, description: 'What the command does, in a few words, e.g. "run the unit tests".' }),
+  timeoutMs: Type.Optional(Type.Integer({ minimum: 1, description: 'Timeout in milliseconds for a foreground command; ignored with run_in_background.' })),
+  workdir: Type.Optional(Type.String({ minLength: 1, description: 'Directory to run in, absolute or relative to the working directory. Default: the working directory.' })),
+  run_in_background: Type.Optional(Type.Boolean({ description: 'Start the command as a background task and return its id at once.' })),
+}, { additionalProperties: false })
+export type BashArgs = Static<typeof BashParameters>
+
+/** Whether a stream has anything to show (a cut stream always has, if only the notice). */
+const shows = (output: CollectedOutput) => output.text !== '' || output.truncated
+
+/** A stream as printed, without its final newline (the next line break comes from the join), then the cut notice. */
+function streamLines(output: CollectedOutput): string[] {
+  const text = output.text.endsWith('\n') ? output.text.slice(0, -1) : output.text
+  return output.truncated ? [text, truncatedLine(output)] : [text]
+}
+
+/** The model-facing text of a foreground command: its output, then the markers, one per line. */
+export function renderRun(result: BashRunResult): string {
+  const lines: string[] = []
+  if (shows(result.stdout)) lines.push(...streamLines(result.stdout))
+  if (shows(result.stderr)) lines.push('[stderr]', ...streamLines(result.stderr))
+  if (lines.length === 0) lines.push('(no output)')
+  if (result.timedOut) lines.push(`[timed out after ${result.timeoutMs}ms]`)
+  if (result.aborted) lines.push('[aborted]')
+  if (result.signal !== null) lines.push(`[killed by signal: ${result.signal}]`)
+  else if (result.exitCode !== null && result.exitCode !== 0) lines.push(`[exit code: ${result.exitCode}]`)
+  return lines.join('\n')
+}
+
+export function renderStarted(taskId: string): string {
+  return `started background task ${taskId}`
+}

@@ -1,0 +1,47 @@
+import type { CollectedOutput } from '@deepseek-ai/dsh-bash'
+
+/*
+ * Texts the three tools share. Pure functions of their arguments: each exact text is a unit test.
+ */
+
+export function forbiddenMessage(taskId: string): string {
+  return `task ${taskId} belongs to another session`
+}
+
+export function unknownTaskMessage(taskId: string): string {
+  return `unknown task id ${JSON.stringify(taskId)}: use an id that bash returned for a command run with run_in_background, such as bash-1`
+}
+
+export function abortedMessage(): string {
+  return 'bash command aborted: the call was cancelled and the command was killed'
+}
+
+export function notStartedMessage(): string {
+  return 'bash command not started: the call was cancelled'
+}
+
+export function nulMessage(): string {
+  return 'command contains a NUL byte, which no shell command can hold'
+}
+
+export function workdirMessage(given: string, reason: string): string {
+  return `invalid workdir ${JSON.stringify(given)}: ${reason}; pass an existing directory, absolute or relative to the working directory`
+}
+
+/** The line after a cut stream: where the complete output is, or that it was not kept. */
+export function truncatedLine(output: Pick<CollectedOutput, 'totalBytes' | 'spillPath'>): string {
+  if (output.spillPath !== undefined) return `[output truncated; full output: ${output.spillPath}]`
+  return `[output truncated; the full output (${output.totalBytes} bytes) was not kept: redirect it to a file to keep it]`
+}
+
+/** The line before an increment whose start was lost. */
+export function droppedLine(spillPath: string | undefined): string {
+  if (spillPath !== undefined) return `[earlier output was dropped; full output: ${spillPath}]`
+  return '[earlier output was dropped; the full output was not kept]'
+}
+
+/** Appends `piece` on a new line (a newline is added only if `text` does not end with one). */
+export function appendLine(text: string, piece: string): string {
+  if (text === '' || text.endsWith('\n')) return text + piece
+  return `${text}\n${piece}`
+}

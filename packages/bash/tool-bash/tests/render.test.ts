@@ -1,0 +1,116 @@
+import { expect, test } from 'vitest'
+import type { BashRunResult, BashTaskRead, CollectedOutput } from '@deepseek-ai/dsh-bash'
+import { renderRun, renderStarted } from '../src/bash-text.ts'
+import { renderRead } from '../src/bash-output-text.ts'
+import { renderKill } from '../src/bash-kill-text.ts'
+import { abortedMessage, forbiddenMessage, notStartedMessage, unknownTaskMessage, nulMessage, workdirMessage } from '../src/common-text.ts'
+
+const out = (text: string, more: Partial<CollectedOutput> = {}): CollectedOutput => ({ text, truncated: false, totalBytes: Buffer.byteLength(text), ...more })
+const run = (more: Partial<BashRunResult> = {}): BashRunResult => ({
+  exitCode: 0, signal: null, timedOut: false, aborted: false, timeoutMs: 120_000, stdout: out(''), stderr: out(''), ...more,
+})
+
+test('stdout alone is shown as printed, without its final newline', () => {
+  expect(renderRun(run({ stdout: out('hello\nworld\n') }))).toBe('hello\nworld')
+  expect(renderRun(run({ stdout: out('no newline') }))).toBe('no newline')
+  expect(renderRun(run({ stdout: out('blank line kept\n\n') }))).toBe('blank line kept\n')
+})
+
+test('no output at all is "(no output)"', () => {
+  expect(renderRun(run())).toBe('(no output)')
+})
+
+test('stderr gets its own section after stdout', () => {
+  expect(renderRun(run({ stdout: out('out\n'), stderr: out('err\n') }))).toBe('out\n[stderr]\nerr')
+  expect(renderRun(run({ stderr: out('only err\n') }))).toBe('[stderr]\nonly err')
+})
+
+test('a non-zero exit is a marker on its own line; exit 0 has none', () => {
+  expect(renderRun(run({ exitCode: 2, stdout: out('x\n') }))).toBe('x\n[exit code: 2]')
+  expect(renderRun(run({ exitCode: 1 }))).toBe('(no output)\n[exit code: 1]')
+  expect(renderRun(run({ exitCode: 1, stdout: out('partial') }))).toBe('partial\n[exit code: 1]')
+  expect(renderRun(run({ exitCode: 3, stdout: out('a\n'), stderr: out('b\n') }))).toBe('a\n[stderr]\nb\n[exit code: 3]')
+})
+
+test('a signal kill is a marker', () => {
+  expect(renderRun(run({ exitCode: null, signal: 'SIGKILL' }))).toBe('(no output)\n[killed by signal: SIGKILL]')
+})
+
+test('a timeout shows the timeout marker and then the signal marker', () => {
+  expect(renderRun(run({ exitCode: null, signal: 'SIGTERM', timedOut: true, timeoutMs: 1500, stdout: out('tick\n') })))
+    .toBe('tick\n[timed out after 1500ms]\n[killed by signal: SIGTERM]')
+})
+
+test('a timed-out command that exited by itself on SIGTERM shows its exit code, the fact it reported', () => {
+  expect(renderRun(run({ exitCode: 143, timedOut: true, timeoutMs: 10 }))).toBe('(no output)\n[timed out after 10ms]\n[exit code: 143]')
+})
+
+test('a cut stream is followed by a line naming the file with the complete output', () => {
+  const stdout = out('…tail\n', { truncated: true, totalBytes: 200_000, spillPath: '/tmp/s/1-42-stdout.log' })
+  expect(renderRun(run({ stdout }))).toBe('…tail\n[output truncated; full output: /tmp/s/1-42-stdout.log]')
+  const stderr = out('err tail', { truncated: true, totalBytes: 90_000, spillPath: '/tmp/s/2-42-stderr.log' })
+  expect(renderRun(run({ stdout, stderr, exitCode: 1 }))).toBe([
+    '…tail', '[output truncated; full output: /tmp/s/1-42-stdout.log]',
+    '[stderr]', 'err tail', '[output truncated; full output: /tmp/s/2-42-stderr.log]',
+    '[exit code: 1]',
+  ].join('\n'))
+})
+
+test('a cut stream whose complete copy was not kept says so and how to keep it', () => {
+  const stdout = out('000\n', { truncated: true, totalBytes: 1_073_741_824 })
+  expect(renderRun(run({ stdout }))).toBe('000\n[output truncated; the full output (1073741824 bytes) was not kept: redirect it to a file to keep it]')
+})
+
+test('an aborted run says so (the tool itself reports an abort as an ABORTED error)', () => {
+  expect(renderRun(run({ exitCode: null, signal: 'SIGTERM', aborted: true }))).toBe('(no output)\n[aborted]\n[killed by signal: SIGTERM]')
+})
+
+test('background start', () => {
+  expect(renderStarted('bash-3')).toBe('started background task bash-3')
+})
+
+const inc = (text: string, more: { lossy?: boolean; spillPath?: string } = {}) => ({ text, lossy: more.lossy ?? false, ...(more.spillPath ? { spillPath: more.spillPath } : {}) })
+const read = (more: Partial<BashTaskRead> = {}): BashTaskRead => ({ stdout: inc(''), stderr: inc(''), status: { state: 'running' }, ...more })
+
+test('bash_output: new output, then the status on its own line', () => {
+  expect(renderRead(read({ stdout: inc('line 1\nline 2\n') }))).toBe('line 1\nline 2\n[status: running]')
+  expect(renderRead(read({ stdout: inc('partial') }))).toBe('partial\n[status: running]')
+})
+
+test('bash_output: nothing new is "(no new output)"', () => {
+  expect(renderRead(read())).toBe('(no new output)\n[status: running]')
+  expect(renderRead(read({ status: { state: 'completed', exitCode: 0 } }))).toBe('(no new output)\n[status: completed, exit code: 0]')
+})
+
+test('bash_output: the three statuses', () => {
+  expect(renderRead(read({ stdout: inc('done\n'), status: { state: 'completed', exitCode: 4 } }))).toBe('done\n[status: completed, exit code: 4]')
+  expect(renderRead(read({ status: { state: 'killed', signal: 'SIGTERM' } }))).toBe('(no new output)\n[status: killed by SIGTERM]')
+})
+
+test('bash_output: stderr gets its own section', () => {
+  expect(renderRead(read({ stdout: inc('a'), stderr: inc('b\n') }))).toBe('a\n[stderr]\nb\n[status: running]')
+  expect(renderRead(read({ stderr: inc('warn') }))).toBe('[stderr]\nwarn\n[status: running]')
+})
+
+test('bash_output: dropped output is announced before the new text, with the file that holds everything', () => {
+  expect(renderRead(read({ stdout: inc('tail\n', { lossy: true, spillPath: '/tmp/s/3-9-stdout.log' }) })))
+    .toBe('[earlier output was dropped; full output: /tmp/s/3-9-stdout.log]\ntail\n[status: running]')
+  expect(renderRead(read({ stderr: inc('e', { lossy: true }) })))
+    .toBe('[stderr]\n[earlier output was dropped; the full output was not kept]\ne\n[status: running]')
+})
+
+test('bash_kill texts', () => {
+  expect(renderKill('bash-2', true)).toBe('killed background task bash-2')
+  expect(renderKill('bash-2', false)).toBe('task bash-2 had already finished')
+})
+
+test('error texts', () => {
+  expect(forbiddenMessage('bash-4')).toBe('task bash-4 belongs to another session')
+  expect(unknownTaskMessage('bash-99')).toBe('unknown task id "bash-99": use an id that bash returned for a command run with run_in_background, such as bash-1')
+  expect(unknownTaskMessage('x\ny')).toBe('unknown task id "x\\ny": use an id that bash returned for a command run with run_in_background, such as bash-1')
+  expect(abortedMessage()).toBe('bash command aborted: the call was cancelled and the command was killed')
+  expect(notStartedMessage()).toBe('bash command not started: the call was cancelled')
+  expect(nulMessage()).toBe('command contains a NUL byte, which no shell command can hold')
+  expect(workdirMessage('sub', 'working directory "/w/sub" does not exist'))
+    .toBe('invalid workdir "sub": working directory "/w/sub" does not exist; pass an existing directory, absolute or relative to the working directory')
+})
