@@ -1,1 +1,47 @@
-export {}
+import { resolve } from 'node:path'
+import type { Context } from 'cordis'
+import Schema from 'schemastery'
+import type {} from '@deepseek-ai/dsh-system-prompt'
+import { invalidArgs } from '@deepseek-ai/dsh-tools'
+import { readPage } from './read.ts'
+import { messages, readDescription, readParameters, readPrompt, READ_PROMPT_ID, READ_PROMPT_ORDER, render, type ReadArgs } from './text.ts'
+
+export { FsError, FsErrorCode } from './errors.ts'
+export { cutChars, readPage, type ReadRequest } from './read.ts'
+export {
+  messages, readDescription, readParameters, readPrompt, READ_PROMPT_ID, READ_PROMPT_ORDER, render, renderFooter, renderRow,
+  TRUNCATED_MARK, type ReadArgs, type ReadCaps, type ReadEnd, type ReadPage, type ReadRow,
+} from './text.ts'
+
+export const name = 'tool-fs'
+export const inject = ['tools', 'systemPrompt']
+
+export interface Config {
+  maxLines: number
+  maxBytes: number
+  maxLineChars: number
+}
+
+export const Config: Schema<Partial<Config>, Config> = Schema.object({
+  maxLines: Schema.natural().min(1).default(2000).description('Default and maximum lines per read.'),
+  maxBytes: Schema.natural().min(256).default(51200).description('Most bytes of rows per read (each row with its newline).'),
+  maxLineChars: Schema.natural().min(1).default(2000).description('Longer lines are cut to this many characters and marked "(line truncated)".'),
+})
+
+export function apply(ctx: Context, config: Config): void {
+  const caps = { maxLines: config.maxLines, maxBytes: config.maxBytes, maxLineChars: config.maxLineChars }
+  ctx.systemPrompt.register({ id: READ_PROMPT_ID, order: READ_PROMPT_ORDER, text: readPrompt(caps) })
+  ctx.tools.register<ReadArgs>({
+    name: 'read',
+    description: readDescription(caps),
+    parameters: readParameters(caps),
+    async execute(args, exec) {
+      if (args.path.includes('\0')) throw invalidArgs(messages.nulInPath())
+      const path = resolve(exec.session?.cwd ?? process.cwd(), args.path)
+      const page = await readPage({ path, offset: args.offset ?? 1, limit: args.limit ?? caps.maxLines, signal: exec.signal }, caps)
+      return { text: render(page, caps), value: page }
+    },
+  })
+}
+
+export default { name, inject, Config, apply }

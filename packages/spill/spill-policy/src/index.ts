@@ -18,7 +18,7 @@ export interface Config {
   exclude: string[]
 }
 
-export const Config: Schema<Config> = Schema.object({
+export const Config: Schema<Partial<Config>, Config> = Schema.object({
   maxInlineBytes: Schema.natural().min(1).description('Largest inline result in UTF-8 bytes, notice included; longer results are saved to the spill store and shown as head + notice + tail. Unset: off.'),
   headRatio: Schema.number().min(0).max(1).default(0.5).description('Share of the inline room given to the head first (0…1); the tail gets the rest.'),
   exclude: Schema.array(String).default(['read']).description('Tools whose results are never spilled (read: it pages itself, and reading a spill file must not spill again).'),

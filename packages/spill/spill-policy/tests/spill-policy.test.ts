@@ -27,7 +27,7 @@ afterEach(async () => {
 function echo(name = 'echo'): void {
   t.ctx.tools.register({
     name, description: 'returns its text', parameters: { type: 'object', properties: { text: { type: 'string' } } },
-    execute: (args) => ({ text: String(args.text), value: { kept: true } }),
+    execute: (args: Record<string, unknown>) => ({ text: String(args.text), value: { kept: true } }),
   })
 }
 

@@ -1,0 +1,180 @@
+import { constants, type Stats } from 'node:fs'
+import { open, stat, type FileHandle } from 'node:fs/promises'
+import { isUtf8 } from 'node:buffer'
+import { FsError, FsErrorCode } from './errors.ts'
+import { messages, renderRow, type ReadCaps, type ReadPage, type ReadRow } from './text.ts'
+
+/** Bytes read per step: large enough that a skip to a far offset is a few thousand reads, small enough to not matter. */
+const CHUNK = 256 * 1024
+/** A NUL byte this early means a binary file. */
+const BINARY_SNIFF = 8192
+const NEWLINE = 0x0a
+const CR = 0x0d
+
+export interface ReadRequest {
+  /** Absolute path. */
+  readonly path: string
+  readonly offset: number
+  readonly limit: number
+  readonly signal: AbortSignal
+}
+
+/**
+ * Reads one page of a text file. Streams from the start with one fixed buffer: lines before `offset` are only
+ * counted, lines of the window keep at most `4 × maxLineChars` bytes, and reading stops as soon as the page is
+ * complete — memory is bounded whatever the size of the file or of its lines.
+ */
+export async function readPage(request: ReadRequest, caps: ReadCaps): Promise<ReadPage> {
+  const { path } = request
+  // stat first: a FIFO or device must never be opened (opening can block or have side effects).
+  const info = await stat(path).catch((error: unknown) => { throw statError(path, error) })
+  refuseIrregular(path, info)
+  let handle: FileHandle
+  try {
+    // O_NONBLOCK: should the path have been swapped for a FIFO since the stat, opening it cannot hang.
+    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY)
+  } catch (error) {
+    throw statError(path, error)
+  }
+  try {
+    refuseIrregular(path, await handle.stat())
+    return await scan(handle, request, caps)
+  } finally {
+    await handle.close()
+  }
+}
+
+function refuseIrregular(path: string, info: Stats): void {
+  if (info.isFile()) return
+  if (info.isDirectory()) throw new FsError(messages.directory(path), { code: FsErrorCode.FS_NOT_REGULAR_FILE })
+  const kind = info.isFIFO() ? 'a FIFO' : info.isSocket() ? 'a socket' : info.isCharacterDevice() ? 'a character device'
+    : info.isBlockDevice() ? 'a block device' : 'not a file'
+  throw new FsError(messages.notRegular(path, kind), { code: FsErrorCode.FS_NOT_REGULAR_FILE })
+}
+
+function statError(path: string, error: unknown): FsError {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code
+  if (code === 'ENOENT' || code === 'ENOTDIR') return new FsError(messages.notFound(path), { code: FsErrorCode.FS_NOT_FOUND, cause: error })
+  return new FsError(messages.readFailed(path, error instanceof Error ? error.message : String(error)), { code: FsErrorCode.FS_READ_FAILED, cause: error })
+}
+
+async function scan(handle: FileHandle, request: ReadRequest, caps: ReadCaps): Promise<ReadPage> {
+  const { path, offset, signal } = request
+  const limit = Math.min(request.limit, caps.maxLines)
+  const keepBytes = 4 * caps.maxLineChars // always holds maxLineChars characters
+  const buffer = Buffer.allocUnsafe(CHUNK)
+  const rows: ReadRow[] = []
+  let rowBytes = 0
+  let position = 0
+  let line = 1 // the line the next byte belongs to
+  let lastByte = -1
+  // The window line being gathered: its first keepBytes bytes, and whether it had more.
+  const kept = Buffer.allocUnsafe(keepBytes)
+  let keptBytes = 0
+  let overflow = false
+
+  const readChunk = async (): Promise<Buffer> => {
+    signal.throwIfAborted()
+    const { bytesRead } = await handle.read(buffer, 0, CHUNK, position)
+    const chunk = buffer.subarray(0, bytesRead)
+    if (position < BINARY_SNIFF && chunk.subarray(0, BINARY_SNIFF - position).includes(0)) {
+      throw new FsError(messages.binary(path), { code: FsErrorCode.FS_NOT_TEXT })
+    }
+    position += bytesRead
+    if (bytesRead > 0) lastByte = chunk[bytesRead - 1]!
+    return chunk
+  }
+
+  /** Turns the gathered line into a row; false when the byte cap stops the page before it. */
+  const finishLine = (terminated: boolean): boolean => {
+    let end = keptBytes
+    if (overflow) end = completeCharacters(kept, end)
+    else if (terminated && end > 0 && kept[end - 1] === CR) end--
+    const bytes = kept.subarray(0, end)
+    if (!isUtf8(bytes)) throw new FsError(messages.invalidUtf8(path, line), { code: FsErrorCode.FS_NOT_TEXT })
+    const cut = cutChars(bytes.toString('utf8'), caps.maxLineChars)
+    let row: ReadRow = { line, text: cut.text, truncated: overflow || cut.truncated }
+    let size = Buffer.byteLength(renderRow(row)) + 1
+    if (rowBytes + size > caps.maxBytes) {
+      if (rows.length > 0) return false
+      row = fitRow(row, caps.maxBytes) // a lone row is cut to fit, so every page makes progress
+      size = Buffer.byteLength(renderRow(row)) + 1
+    }
+    rows.push(row)
+    rowBytes += size
+    keptBytes = 0
+    overflow = false
+    line++
+    return true
+  }
+
+  /** After the last row: does any byte follow? */
+  const moreFollows = async (chunk: Buffer, at: number): Promise<boolean> =>
+    at < chunk.length || (await readChunk()).length > 0
+
+  for (;;) {
+    const chunk = await readChunk()
+    if (chunk.length === 0) break
+    let at = 0
+    while (line < offset) {
+      const newline = chunk.indexOf(NEWLINE, at)
+      if (newline < 0) { at = chunk.length; break }
+      line++
+      at = newline + 1
+    }
+    while (at < chunk.length) {
+      const newline = chunk.indexOf(NEWLINE, at)
+      const end = newline < 0 ? chunk.length : newline
+      const take = Math.min(end - at, keepBytes - keptBytes)
+      chunk.copy(kept, keptBytes, at, at + take)
+      keptBytes += take
+      if (take < end - at) overflow = true
+      if (newline < 0) break
+      at = newline + 1
+      if (!finishLine(true)) return { offset, rows, end: { kind: 'bytes' } }
+      if (rows.length === limit) {
+        return { offset, rows, end: (await moreFollows(chunk, at)) ? { kind: 'limit' } : { kind: 'eof', totalLines: line - 1 } }
+      }
+    }
+  }
+  // End of file. A last line without a newline is still a line.
+  if (line >= offset && (keptBytes > 0 || overflow)) {
+    if (!finishLine(false)) return { offset, rows, end: { kind: 'bytes' } }
+  }
+  const totalLines = line >= offset ? line - 1 : line - 1 + (lastByte >= 0 && lastByte !== NEWLINE ? 1 : 0)
+  if (rows.length === 0 && !(offset === 1 && totalLines === 0)) {
+    throw new FsError(messages.offsetPastEnd(path, offset, totalLines), { code: FsErrorCode.FS_NOT_FOUND })
+  }
+  return { offset, rows, end: { kind: 'eof', totalLines } }
+}
+
+/** The length of `bytes[0, end)` without a trailing incomplete UTF-8 sequence (the cut of an overlong line). */
+function completeCharacters(bytes: Buffer, end: number): number {
+  let lead = end - 1
+  while (lead > 0 && end - lead < 4 && (bytes[lead]! & 0xc0) === 0x80) lead--
+  if (lead < 0) return end
+  const byte = bytes[lead]!
+  const length = byte < 0x80 ? 1 : byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1
+  return lead + length > end ? lead : end
+}
+
+/** The first `max` characters (code points) of `text`: never half a surrogate pair. */
+export function cutChars(text: string, max: number): { text: string; truncated: boolean } {
+  if (text.length <= max) return { text, truncated: false }
+  let index = 0
+  for (let count = 0; count < max && index < text.length; count++) {
+    const unit = text.charCodeAt(index)
+    index += unit >= 0xd800 && unit <= 0xdbff && index + 1 < text.length ? 2 : 1
+  }
+  return index >= text.length ? { text, truncated: false } : { text: text.slice(0, index), truncated: true }
+}
+
+/** A row cut on a character boundary so that it, its marker and its newline fit in `maxBytes`. */
+function fitRow(row: ReadRow, maxBytes: number): ReadRow {
+  const room = maxBytes - Buffer.byteLength(renderRow({ ...row, text: '', truncated: true })) - 1
+  const bytes = Buffer.from(row.text, 'utf8')
+  if (room >= bytes.length) return row
+  let end = Math.max(0, room)
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--
+  return { line: row.line, text: bytes.toString('utf8', 0, end), truncated: true }
+}

@@ -1,0 +1,101 @@
+import { Type, type Static } from '@sinclair/typebox'
+
+/*
+ * Everything the model reads from the read tool: prompt, description, schema, rows, footers, error messages.
+ * Pure functions of their arguments, so every exact text is a unit test.
+ */
+
+export interface ReadCaps {
+  /** Default and maximum lines per call. */
+  readonly maxLines: number
+  /** Most bytes of rows (each row with its newline) per call. */
+  readonly maxBytes: number
+  /** Longer lines are cut to this many characters (code points). */
+  readonly maxLineChars: number
+}
+
+export const READ_PROMPT_ID = 'tool:read'
+export const READ_PROMPT_ORDER = 100
+
+export function readPrompt(caps: ReadCaps): string {
+  return [
+    'Use the read tool to look at a text file, not shell commands such as cat, head, tail or sed.',
+    `It shows up to ${caps.maxLines} lines (at most ${caps.maxBytes} bytes) per call as "N: <line>" rows, N being the line number in the file — the same numbers grep reports, so pass offset near a match to read around it.`,
+    'The last line of the result says whether the file ended or which offset to continue with; a large file is read in pages, never all at once.',
+    `Lines longer than ${caps.maxLineChars} characters are cut and marked "(line truncated)". A file that a result said it was saved to can be paged the same way.`,
+  ].join('\n')
+}
+
+export function readDescription(caps: ReadCaps): string {
+  return [
+    'Read a UTF-8 text file as numbered rows "N: <line>" (1-based line numbers, matching grep).',
+    `Reads up to ${caps.maxLines} lines and ${caps.maxBytes} bytes per call from offset; a footer says whether the file ended or gives the offset to continue with.`,
+    `Lines over ${caps.maxLineChars} characters are cut. Directories, binary and non-UTF-8 files are refused with an error.`,
+  ].join(' ')
+}
+
+export function readParameters(caps: ReadCaps) {
+  return Type.Object({
+    path: Type.String({ minLength: 1, description: 'The file to read, absolute or relative to the working directory.' }),
+    offset: Type.Optional(Type.Integer({ minimum: 1, description: 'Line number to start at (1-based). Default 1.' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, description: `How many lines to read. Default and maximum ${caps.maxLines}.` })),
+  }, { additionalProperties: false })
+}
+export type ReadArgs = Static<ReturnType<typeof readParameters>>
+
+export interface ReadRow {
+  /** 1-based line number in the file. */
+  readonly line: number
+  /** The line without its terminator (and without a `\r` before the `\n`), already cut to the caps. */
+  readonly text: string
+  readonly truncated: boolean
+}
+
+/** How the page ended: the file ended (with its line count), or more lines follow (the line cap or the byte cap). */
+export type ReadEnd =
+  | { readonly kind: 'eof'; readonly totalLines: number }
+  | { readonly kind: 'limit' }
+  | { readonly kind: 'bytes' }
+
+export interface ReadPage {
+  readonly offset: number
+  readonly rows: readonly ReadRow[]
+  readonly end: ReadEnd
+}
+
+export const TRUNCATED_MARK = ' (line truncated)'
+
+/** One row as shown, without its newline. */
+export function renderRow(row: ReadRow): string {
+  return `${row.line}: ${row.text}${row.truncated ? TRUNCATED_MARK : ''}`
+}
+
+/** What comes after the rows: the file ended, or where to continue. */
+export function renderFooter(page: ReadPage, caps: ReadCaps): string {
+  const { end, rows } = page
+  if (end.kind === 'eof') {
+    return end.totalLines === 0 ? '[empty file]' : `[end of file: ${end.totalLines} ${end.totalLines === 1 ? 'line' : 'lines'}]`
+  }
+  const next = (rows.at(-1)?.line ?? page.offset - 1) + 1
+  return end.kind === 'bytes'
+    ? `[more lines follow; this read stopped at its ${caps.maxBytes}-byte limit: continue with offset=${next}]`
+    : `[more lines follow: continue with offset=${next}]`
+}
+
+/** The whole result: the rows, a blank line, the footer (just the footer when there are no rows). */
+export function render(page: ReadPage, caps: ReadCaps): string {
+  const footer = renderFooter(page, caps)
+  return page.rows.length ? `${page.rows.map(renderRow).join('\n')}\n\n${footer}` : footer
+}
+
+export const messages = {
+  notFound: (path: string) => `file not found: ${path}`,
+  offsetPastEnd: (path: string, offset: number, totalLines: number) =>
+    `offset ${offset} is past the end of ${path}: ${totalLines === 0 ? 'the file is empty' : `the file has ${totalLines} ${totalLines === 1 ? 'line' : 'lines'}`}`,
+  directory: (path: string) => `${path} is a directory, not a file; use glob to list the files in it`,
+  notRegular: (path: string, kind: string) => `${path} is not a regular file (it is ${kind}); read only reads regular files`,
+  binary: (path: string) => `${path} looks binary (a NUL byte in its first 8 KiB); read only shows text files`,
+  invalidUtf8: (path: string, line: number) => `${path} is not valid UTF-8 text (line ${line}); read only shows UTF-8 text files`,
+  readFailed: (path: string, reason: string) => `cannot read ${path}: ${reason}`,
+  nulInPath: () => 'path must not contain a NUL character',
+} as const

@@ -1,0 +1,285 @@
+import { execFileSync } from 'node:child_process'
+import { mkdir, mkdtemp, readdir, rm, symlink, truncate, writeFile } from 'node:fs/promises'
+import { createServer, type Server } from 'node:net'
+import { tmpdir } from 'node:os'
+import { isAbsolute, join, relative } from 'node:path'
+import { afterEach, beforeEach, expect, test } from 'vitest'
+import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
+import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
+import type { ToolResult } from '@deepseek-ai/dsh-tools'
+import ToolFs, { type Config, type ReadPage } from '@deepseek-ai/dsh-tool-fs'
+
+let t: TestContext
+let dir: string
+let session: { id: string; cwd: string }
+
+async function setup(config: Partial<Config> = {}): Promise<void> {
+  t = await createTestContext()
+  await t.ctx.plugin(SystemPromptService)
+  await t.active(t.ctx.plugin(ToolFs, config))
+}
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'tool-fs-'))
+  session = { id: 's', cwd: dir }
+})
+afterEach(async () => {
+  await t.dispose()
+  await rm(dir, { recursive: true, force: true })
+})
+
+async function read(args: Record<string, unknown>, options: { session?: typeof session; signal?: AbortSignal } = { session }): Promise<ToolResult> {
+  return t.ctx.tools.execute('read', args, options)
+}
+const text = (result: ToolResult) => result.content[0].text
+async function file(name: string, content: string | Buffer): Promise<string> {
+  await writeFile(join(dir, name), content)
+  return join(dir, name)
+}
+
+test('registers read and its prompt section at order 100', async () => {
+  await setup()
+  expect(t.ctx.tools.schemas().map((s) => s.name)).toEqual(['read'])
+  expect(t.ctx.systemPrompt.list().map(({ id, order }) => ({ id, order }))).toEqual([{ id: 'tool:read', order: 100 }])
+})
+
+test('rows are "N: <line>" and the footer says the file ended; the value holds the facts', async () => {
+  await setup()
+  await file('a.txt', 'alpha\nbeta\n\ngamma\n')
+  const result = await read({ path: 'a.txt' })
+  expect(result.isError).toBe(false)
+  expect(text(result)).toBe('1: alpha\n2: beta\n3: \n4: gamma\n\n[end of file: 4 lines]')
+  expect(result.value).toEqual({
+    offset: 1,
+    rows: [
+      { line: 1, text: 'alpha', truncated: false }, { line: 2, text: 'beta', truncated: false },
+      { line: 3, text: '', truncated: false }, { line: 4, text: 'gamma', truncated: false },
+    ],
+    end: { kind: 'eof', totalLines: 4 },
+  } satisfies ReadPage)
+})
+
+test('a last line without a newline is a line', async () => {
+  await setup()
+  await file('a.txt', 'one\ntwo')
+  expect(text(await read({ path: 'a.txt' }))).toBe('1: one\n2: two\n\n[end of file: 2 lines]')
+  expect(text(await read({ path: 'a.txt', offset: 2 }))).toBe('2: two\n\n[end of file: 2 lines]')
+})
+
+test('CRLF: a \\r before a newline is stripped, any other \\r is kept', async () => {
+  await setup()
+  await file('a.txt', 'one\r\ntwo\rx\r\n\r\nlast\r')
+  expect(text(await read({ path: 'a.txt' }))).toBe('1: one\n2: two\rx\n3: \n4: last\r\n\n[end of file: 4 lines]')
+})
+
+test('an empty file reads fine: just the footer; an offset past it is FS_NOT_FOUND', async () => {
+  await setup()
+  await file('empty.txt', '')
+  expect(await read({ path: 'empty.txt' })).toEqual({ content: [{ type: 'text', text: '[empty file]' }], isError: false, value: { offset: 1, rows: [], end: { kind: 'eof', totalLines: 0 } } })
+  const past = await read({ path: 'empty.txt', offset: 2 })
+  expect(past.error).toEqual({ name: 'FsError', code: 'FS_NOT_FOUND', message: `offset 2 is past the end of ${join(dir, 'empty.txt')}: the file is empty` })
+})
+
+test('offset and limit choose the window; the footer gives the offset to continue with', async () => {
+  await setup()
+  await file('n.txt', Array.from({ length: 10 }, (_, i) => `L${i + 1}`).join('\n') + '\n')
+  expect(text(await read({ path: 'n.txt', offset: 3, limit: 2 }))).toBe('3: L3\n4: L4\n\n[more lines follow: continue with offset=5]')
+  expect(text(await read({ path: 'n.txt', offset: 9, limit: 2 }))).toBe('9: L9\n10: L10\n\n[end of file: 10 lines]')
+  expect(text(await read({ path: 'n.txt', offset: 10, limit: 5 }))).toBe('10: L10\n\n[end of file: 10 lines]')
+})
+
+test('an offset past the end is FS_NOT_FOUND and says how many lines the file has', async () => {
+  await setup()
+  await file('n.txt', 'a\nb\nc')
+  const result = await read({ path: 'n.txt', offset: 4 })
+  expect(result).toMatchObject({ isError: true, error: { code: 'FS_NOT_FOUND' } })
+  expect(text(result)).toBe(`Error: offset 4 is past the end of ${join(dir, 'n.txt')}: the file has 3 lines`)
+  await file('one.txt', 'a\n')
+  expect(text(await read({ path: 'one.txt', offset: 2 }))).toBe(`Error: offset 2 is past the end of ${join(dir, 'one.txt')}: the file has 1 line`)
+})
+
+test('limit is clamped to maxLines, which is also the default', async () => {
+  await setup({ maxLines: 3 })
+  await file('n.txt', 'a\nb\nc\nd\ne\n')
+  expect(text(await read({ path: 'n.txt', limit: 100 }))).toBe('1: a\n2: b\n3: c\n\n[more lines follow: continue with offset=4]')
+  expect(text(await read({ path: 'n.txt', offset: 4 }))).toBe('4: d\n5: e\n\n[end of file: 5 lines]')
+})
+
+test('a page stops before the row that would pass maxBytes, and says so', async () => {
+  await setup({ maxBytes: 1000 })
+  const lines = Array.from({ length: 50 }, (_, i) => `${String(i + 1).padStart(2, '0')}${'x'.repeat(94)}`) // rows of 100-101 bytes
+  await file('w.txt', lines.join('\n') + '\n')
+  const result = await read({ path: 'w.txt' })
+  const shown = text(result).split('\n\n')[0]!
+  expect(Buffer.byteLength(shown) + 1).toBeLessThanOrEqual(1000)
+  expect(shown.split('\n')).toHaveLength(9)
+  expect(text(result).endsWith('\n\n[more lines follow; this read stopped at its 1000-byte limit: continue with offset=10]')).toBe(true)
+  expect(text(await read({ path: 'w.txt', offset: 10, limit: 1 }))).toBe(`10: ${lines[9]}\n\n[more lines follow: continue with offset=11]`)
+})
+
+test('a single row larger than maxBytes is cut to fit, so every page makes progress', async () => {
+  await setup({ maxBytes: 256 })
+  await file('w.txt', `${'é'.repeat(1000)}\nnext\n`)
+  const result = await read({ path: 'w.txt' })
+  const [row, footer] = text(result).split('\n\n')
+  expect(Buffer.byteLength(row!) + 1).toBeLessThanOrEqual(256)
+  expect(row).toMatch(/^1: é+ \(line truncated\)$/)
+  expect(footer).toBe('[more lines follow; this read stopped at its 256-byte limit: continue with offset=2]')
+})
+
+test('long lines are cut at maxLineChars characters, never inside a character, and marked', async () => {
+  await setup()
+  await file('long.txt', [
+    'a'.repeat(2000), 'b'.repeat(2001), `a${'😀'.repeat(3000)}`, 'é'.repeat(50_000), `${'x'.repeat(7999)}€€€`,
+  ].join('\n'))
+  const result = await read({ path: 'long.txt' })
+  const rows = text(result).split('\n\n')[0]!.split('\n')
+  expect(rows[0]).toBe(`1: ${'a'.repeat(2000)}`)
+  expect(rows[1]).toBe(`2: ${'b'.repeat(2000)} (line truncated)`)
+  expect(rows[2]).toBe(`3: a${'😀'.repeat(1999)} (line truncated)`)
+  expect(rows[3]).toBe(`4: ${'é'.repeat(2000)} (line truncated)`)
+  expect(rows[4]).toBe(`5: ${'x'.repeat(2000)} (line truncated)`)
+  expect(text(result)).not.toContain('\uFFFD')
+})
+
+test('a line is cut on a character boundary also when its kept bytes end inside a character', async () => {
+  await setup({ maxLineChars: 3 }) // keeps 12 bytes: "ab" + 3 × "€" (3 bytes) + 1 byte of the 4th "€"
+  await file('c.txt', `ab${'€'.repeat(10)}\n`)
+  expect(text(await read({ path: 'c.txt' }))).toBe('1: ab€ (line truncated)\n\n[end of file: 1 line]')
+})
+
+test('missing files, and paths through a file, are FS_NOT_FOUND naming the resolved path', async () => {
+  await setup()
+  await file('f.txt', 'x')
+  for (const path of ['missing.txt', 'f.txt/child', join(dir, 'nope', 'x')]) {
+    const result = await read({ path })
+    expect(result.error).toEqual({ name: 'FsError', code: 'FS_NOT_FOUND', message: `file not found: ${join(dir, path.startsWith('/') ? path.slice(dir.length) : path)}` })
+  }
+})
+
+test('a directory is FS_NOT_REGULAR_FILE and points to glob', async () => {
+  await setup()
+  await mkdir(join(dir, 'sub'))
+  expect((await read({ path: 'sub' })).error).toEqual({ name: 'FsError', code: 'FS_NOT_REGULAR_FILE', message: `${join(dir, 'sub')} is a directory, not a file; use glob to list the files in it` })
+})
+
+test('a FIFO is refused without being opened (the call does not hang), as are devices and sockets', async () => {
+  await setup()
+  execFileSync('mkfifo', [join(dir, 'pipe')])
+  expect((await read({ path: 'pipe' })).error).toEqual({ name: 'FsError', code: 'FS_NOT_REGULAR_FILE', message: `${join(dir, 'pipe')} is not a regular file (it is a FIFO); read only reads regular files` })
+  expect((await read({ path: '/dev/null' })).error).toEqual({ name: 'FsError', code: 'FS_NOT_REGULAR_FILE', message: '/dev/null is not a regular file (it is a character device); read only reads regular files' })
+  const server: Server = createServer()
+  await new Promise<void>((resolve) => server.listen(join(dir, 'sock'), resolve))
+  try {
+    expect(text(await read({ path: 'sock' }))).toBe(`Error: ${join(dir, 'sock')} is not a regular file (it is a socket); read only reads regular files`)
+  } finally {
+    await new Promise((resolve) => server.close(resolve))
+  }
+})
+
+test('a NUL byte in the first 8 KiB is FS_NOT_TEXT; one later on is shown', async () => {
+  await setup()
+  await file('bin', Buffer.concat([Buffer.from('text\n'.repeat(1000)), Buffer.from([0]), Buffer.from('\n')]))
+  expect((await read({ path: 'bin', offset: 1000 })).error).toEqual({ name: 'FsError', code: 'FS_NOT_TEXT', message: `${join(dir, 'bin')} looks binary (a NUL byte in its first 8 KiB); read only shows text files` })
+  await file('late', Buffer.concat([Buffer.from('text\n'.repeat(2000)), Buffer.from('a\u0000b\n')]))
+  expect(text(await read({ path: 'late', offset: 2001 }))).toBe('2001: a\u0000b\n\n[end of file: 2001 lines]')
+})
+
+test('invalid UTF-8 is FS_NOT_TEXT naming the line; lines before the offset are not decoded', async () => {
+  await setup()
+  await file('latin1', Buffer.concat([Buffer.from('ok\nok\ncaf'), Buffer.from([0xe9]), Buffer.from('\nafter\n')]))
+  expect((await read({ path: 'latin1' })).error).toEqual({ name: 'FsError', code: 'FS_NOT_TEXT', message: `${join(dir, 'latin1')} is not valid UTF-8 text (line 3); read only shows UTF-8 text files` })
+  expect(text(await read({ path: 'latin1', offset: 4 }))).toBe('4: after\n\n[end of file: 4 lines]')
+  await file('split', Buffer.concat([Buffer.from('€'.repeat(5)), Buffer.from([0xe2, 0x82])])) // ends inside a character
+  expect((await read({ path: 'split' })).error?.code).toBe('FS_NOT_TEXT')
+})
+
+test('paths resolve against the session cwd, else the process cwd; absolute paths and symlinks work', async () => {
+  await setup()
+  await mkdir(join(dir, 'sub'))
+  await file('sub/x.txt', 'in sub\n')
+  await symlink(join(dir, 'sub', 'x.txt'), join(dir, 'link'))
+  expect(text(await read({ path: 'x.txt' }, { session: { id: 's', cwd: join(dir, 'sub') } }))).toBe('1: in sub\n\n[end of file: 1 line]')
+  expect(text(await read({ path: join(dir, 'sub', 'x.txt') }))).toBe('1: in sub\n\n[end of file: 1 line]')
+  expect(text(await read({ path: 'link' }))).toBe('1: in sub\n\n[end of file: 1 line]')
+  const fromProcessCwd = relative(process.cwd(), join(dir, 'sub', 'x.txt'))
+  expect(isAbsolute(fromProcessCwd)).toBe(false)
+  expect(text(await read({ path: fromProcessCwd }, {}))).toBe('1: in sub\n\n[end of file: 1 line]')
+})
+
+test('a symlink loop is FS_READ_FAILED with the cause', async () => {
+  await setup()
+  await symlink(join(dir, 'loop'), join(dir, 'loop'))
+  const result = await read({ path: 'loop' })
+  expect(result.error?.code).toBe('FS_READ_FAILED')
+  expect(text(result)).toMatch(new RegExp(`^Error: cannot read ${join(dir, 'loop')}: ELOOP`))
+})
+
+test('bad arguments are INVALID_ARGS that say what to fix', async () => {
+  await setup()
+  await file('a.txt', 'a\n')
+  const cases: [Record<string, unknown>, string][] = [
+    [{ path: 'a.txt', offset: 0 }, 'invalid arguments: property "offset" must be >= 1'],
+    [{ path: 'a.txt', limit: 0 }, 'invalid arguments: property "limit" must be >= 1'],
+    [{ path: 'a.txt', offset: 1.5 }, 'invalid arguments: property "offset" must be an integer'],
+    [{ path: 'a.txt', limit: '3' }, 'invalid arguments: property "limit" must be an integer'],
+    [{ path: '' }, 'invalid arguments: property "path" must not be shorter than 1 characters'],
+    [{}, 'invalid arguments: missing required property "path"'],
+    [{ path: 'a.txt', lines: 3 }, 'invalid arguments: unexpected property "lines"'],
+    [{ path: 'a\u0000b' }, 'path must not contain a NUL character'],
+  ]
+  for (const [args, message] of cases) {
+    expect((await read(args)).error).toMatchObject({ code: 'INVALID_ARGS', message })
+  }
+})
+
+test('concurrent reads of one file and of several files each get their own page', async () => {
+  await setup({ maxLines: 50 })
+  const lines = Array.from({ length: 3000 }, (_, i) => `line ${i + 1} ${'·'.repeat(i % 13)}`)
+  await file('big.txt', lines.join('\n'))
+  await file('other.txt', 'other\n')
+  const offsets = Array.from({ length: 30 }, (_, i) => 1 + i * 97)
+  const results = await Promise.all([...offsets.map((offset) => read({ path: 'big.txt', offset })), read({ path: 'other.txt' })])
+  for (const [i, offset] of offsets.entries()) {
+    const expected = lines.slice(offset - 1, offset + 49).map((l, k) => `${offset + k}: ${l}`).join('\n')
+    expect(text(results[i]!)).toBe(`${expected}\n\n[more lines follow: continue with offset=${offset + 50}]`)
+  }
+  expect(text(results.at(-1)!)).toBe('1: other\n\n[end of file: 1 line]')
+})
+
+test('reading stops once the page is complete: lines of a 1 TiB sparse file come back at once', async () => {
+  await setup()
+  const lines = Array.from({ length: 1000 }, (_, i) => `line ${i + 1}`)
+  const path = await file('huge', `${lines.join('\n')}\n`)
+  await truncate(path, 2 ** 40)
+  // Line 1001 is ~1 TiB of NUL bytes (past the 8 KiB sniff): reading it whole would never finish within the test.
+  expect(text(await read({ path: 'huge', limit: 2 }))).toBe('1: line 1\n2: line 2\n\n[more lines follow: continue with offset=3]')
+  expect(text(await read({ path: 'huge', offset: 999, limit: 2 }))).toBe('999: line 999\n1000: line 1000\n\n[more lines follow: continue with offset=1001]')
+})
+
+test('a cancelled read stops with ABORTED and leaves no descriptor open', async () => {
+  await setup()
+  await file('big.txt', 'x\n'.repeat(1_000_000))
+  const fds = (await readdir('/proc/self/fd')).length
+  const controller = new AbortController()
+  const pending = read({ path: 'big.txt', offset: 900_000 }, { session, signal: controller.signal })
+  controller.abort() // after dispatch, before the tool's first chunk
+  expect((await pending).error?.code).toBe('ABORTED')
+  expect((await readdir('/proc/self/fd')).length).toBe(fds)
+})
+
+test('no descriptor is left open after successes and every kind of error', async () => {
+  await setup()
+  await file('ok.txt', 'a\nb\n')
+  await file('bin', Buffer.from([0, 1, 2]))
+  await file('bad', Buffer.from([0xff, 0x0a]))
+  execFileSync('mkfifo', [join(dir, 'pipe')])
+  const fds = (await readdir('/proc/self/fd')).length
+  for (let i = 0; i < 20; i++) {
+    await Promise.all([
+      read({ path: 'ok.txt' }), read({ path: 'ok.txt', offset: 9 }), read({ path: 'bin' }), read({ path: 'bad' }),
+      read({ path: 'pipe' }), read({ path: 'missing' }), read({ path: '.' }),
+    ])
+  }
+  expect((await readdir('/proc/self/fd')).length).toBe(fds)
+})
