@@ -1,5 +1,6 @@
 import { spawn as spawnChild, type ChildProcess, type StdioOptions } from 'node:child_process'
-import { mkdirSync, mkdtempSync, rmdir } from 'node:fs'
+import { mkdirSync, mkdtempSync } from 'node:fs'
+import { rmdir } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { Context } from 'cordis'
@@ -60,7 +61,8 @@ export class LocalSubprocess extends SubprocessService {
         for (const handle of handles) handle.terminate()
         await Promise.all(handles.map((handle) => Promise.all([handle.waitForExit(), handle.done])))
         process.off('exit', onExit)
-        if (this.dir) rmdir(this.dir, () => {}) // only if no spill file was kept in it
+        // Removed only if no spill file was kept in it: kept files outlive the provider.
+        if (this.dir) await rmdir(this.dir).catch(() => {})
       }
     }, 'subprocess-local')
   }
