@@ -1,0 +1,75 @@
+import { existsSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Fiber } from 'cordis'
+import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
+import LocalSubprocess, { processRuns } from '@deepseek-ai/dsh-subprocess-local'
+import type { BashExecRequest, BashRunResult, BashTaskDoneEvent } from '@deepseek-ai/dsh-bash'
+import LocalBashExecutor, { type Config } from '../src/index.ts'
+
+export { processRuns }
+
+export interface Fixture {
+  t: TestContext
+  /** A fresh temp dir (the default workdir), removed afterwards. */
+  dir: string
+  /** The executor's fiber: dispose it to dispose the executor alone. */
+  fiber: Fiber
+  /** Every `bash/task-done` event seen on the root context. */
+  events: BashTaskDoneEvent[]
+  run(command: string, request?: Omit<BashExecRequest, 'command'>): Promise<BashRunResult>
+  cleanup(): Promise<void>
+}
+
+export async function fixture(config: Partial<Config> = {}): Promise<Fixture> {
+  const dir = await mkdtemp(join(tmpdir(), 'dsh-bash-test-'))
+  const t = await createTestContext({ withTools: false })
+  // Spill files outlive the provider by design: keep the test's own inside its temp dir.
+  await t.active(t.ctx.plugin(LocalSubprocess, { spillDir: join(dir, '.spill') }))
+  const fiber = t.ctx.plugin(LocalBashExecutor, { graceMs: 200, ...config })
+  await t.active(fiber)
+  const events: BashTaskDoneEvent[] = []
+  t.ctx.on('bash/task-done', (event) => { events.push(event) })
+  return {
+    t,
+    dir,
+    fiber,
+    events,
+    run: (command, request = {}) => t.ctx.bash.run(t.ctx.bash.resolve({ workdir: dir, ...request, command })),
+    async cleanup() {
+      try {
+        await t.dispose()
+      } finally {
+        await rm(dir, { recursive: true, force: true })
+      }
+    },
+  }
+}
+
+/** Polls `check` (bounded) until it returns true: for facts that no event announces, such as a file appearing. */
+export async function until(check: () => boolean, what: string, turns = 2000): Promise<void> {
+  for (let i = 0; i < turns; i++) {
+    if (check()) return
+    await new Promise((resolve) => setTimeout(resolve, Math.min(1 + i, 20)))
+  }
+  throw new Error(`gave up waiting until ${what}`)
+}
+
+export const exists = (path: string) => existsSync(path)
+
+export async function rejection(promise: Promise<unknown>): Promise<{ code?: string; message: string; name: string }> {
+  try {
+    await promise
+  } catch (error) {
+    return error as { code?: string; message: string; name: string }
+  }
+  throw new Error('expected a rejection')
+}
+
+/** The pids a command printed, one per line, once there are `count` of them. */
+export function pids(text: string): number[] {
+  return text.split('\n').filter((line) => /^\d+$/.test(line)).map(Number)
+}
+
+export { LocalBashExecutor }

@@ -1,0 +1,160 @@
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterEach, expect, test } from 'vitest'
+import { exists, fixture, pids, processRuns, rejection, until, type Fixture } from './helpers.ts'
+
+let f: Fixture
+afterEach(async () => { await f.cleanup() })
+
+test('a command that succeeds: stdout, empty stderr, exit 0, neither timed out nor aborted', async () => {
+  f = await fixture()
+  const result = await f.run('echo hello; echo world')
+  expect(result).toEqual({
+    exitCode: 0, signal: null, timedOut: false, aborted: false, timeoutMs: 120_000,
+    stdout: { text: 'hello\nworld\n', truncated: false, totalBytes: 12 },
+    stderr: { text: '', truncated: false, totalBytes: 0 },
+  })
+})
+
+test('a non-zero exit resolves with its code and both streams', async () => {
+  f = await fixture()
+  const result = await f.run('echo out; echo err >&2; exit 7')
+  expect(result.exitCode).toBe(7)
+  expect(result.signal).toBeNull()
+  expect(result.stdout.text).toBe('out\n')
+  expect(result.stderr.text).toBe('err\n')
+})
+
+test('the command runs in bash, in the workdir, with the child env additions and the given stdin', async () => {
+  f = await fixture()
+  mkdirSync(join(f.dir, 'sub'))
+  const result = await f.run('echo "$BASH_VERSION" | cut -c1; pwd; echo "$NO_COLOR $TERM $PAGER $GIT_PAGER $EXTRA"; cat', {
+    workdir: join(f.dir, 'sub'), stdin: 'from stdin', env: { EXTRA: 'x' },
+  })
+  const [major, pwd, env, stdin] = result.stdout.text.split('\n')
+  expect(Number(major)).toBeGreaterThanOrEqual(3)
+  expect(pwd).toBe(join(f.dir, 'sub'))
+  expect(env).toBe('1 dumb cat cat x')
+  expect(stdin).toBe('from stdin')
+})
+
+test('stdin is empty when none is given: a command waiting for input ends at once', async () => {
+  f = await fixture()
+  const result = await f.run('read -r line; echo "status $?"')
+  expect(result.stdout.text).toBe('status 1\n')
+})
+
+test('a command over its timeout is killed: timedOut, not aborted, killed by SIGTERM', async () => {
+  f = await fixture()
+  const result = await f.run('echo started; sleep 100', { timeoutMs: 300 })
+  expect(result).toMatchObject({ timedOut: true, aborted: false, timeoutMs: 300, exitCode: null, signal: 'SIGTERM' })
+  expect(result.stdout.text).toBe('started\n')
+})
+
+test('an aborted command resolves with aborted, and its whole tree is gone when run resolves', async () => {
+  f = await fixture()
+  const controller = new AbortController()
+  const pidFile = join(f.dir, 'pids')
+  const running = f.run(`sleep 100 & echo $! > ${pidFile}.tmp; echo $$ >> ${pidFile}.tmp; mv ${pidFile}.tmp ${pidFile}; wait`, { signal: controller.signal })
+  await until(() => exists(pidFile), 'the command wrote its pids')
+  const tree = pids(readFileSync(pidFile, 'utf8'))
+  expect(tree).toHaveLength(2)
+  controller.abort()
+  const result = await running
+  expect(result).toMatchObject({ aborted: true, timedOut: false, exitCode: null, signal: 'SIGTERM' })
+  for (const pid of tree) expect(processRuns(pid)).toBe(false)
+})
+
+test('timedOut and aborted are exclusive: the timeout fired first, so a later abort changes nothing', async () => {
+  f = await fixture({ graceMs: 500 })
+  const controller = new AbortController()
+  const flag = join(f.dir, 'got-term')
+  // Traps SIGTERM (so it outlives the timeout until the SIGKILL), says so in a file, then waits to be killed.
+  const running = f.run(`trap 'touch ${flag}' TERM; while :; do sleep 0.05; done`, { timeoutMs: 200, signal: controller.signal })
+  await until(() => exists(flag), 'the timeout sent SIGTERM')
+  controller.abort()
+  const result = await running
+  expect(result).toMatchObject({ timedOut: true, aborted: false, exitCode: null, signal: 'SIGKILL' })
+})
+
+test('timedOut and aborted are exclusive: the abort came first, so the timeout never counts', async () => {
+  f = await fixture({ graceMs: 100 })
+  const controller = new AbortController()
+  const flag = join(f.dir, 'got-term')
+  const running = f.run(`trap 'touch ${flag}; exit 3' TERM; touch ${flag}.ready; while :; do sleep 0.05; done`, { timeoutMs: 600_000, signal: controller.signal })
+  await until(() => exists(`${flag}.ready`), 'the command is running')
+  controller.abort()
+  const result = await running
+  expect(result).toMatchObject({ timedOut: false, aborted: true })
+})
+
+test('a stream over maxOutputBytes keeps its tail; the spill file holds the complete stream', async () => {
+  f = await fixture({ maxOutputBytes: 1000 })
+  const result = await f.run('seq 1 20000; seq 1 3000 >&2')
+  const complete = Array.from({ length: 20000 }, (_, i) => `${i + 1}\n`).join('')
+  expect(result.stdout.truncated).toBe(true)
+  expect(result.stdout.totalBytes).toBe(Buffer.byteLength(complete))
+  expect(Buffer.byteLength(result.stdout.text)).toBeLessThanOrEqual(1000)
+  expect(complete.endsWith(result.stdout.text)).toBe(true)
+  expect(readFileSync(result.stdout.spillPath!, 'utf8')).toBe(complete)
+  expect(result.stderr.truncated).toBe(true)
+  expect(readFileSync(result.stderr.spillPath!, 'utf8')).toBe(Array.from({ length: 3000 }, (_, i) => `${i + 1}\n`).join(''))
+})
+
+test('a stream over the spill cap keeps its tail and no file, and says how many bytes it had', async () => {
+  f = await fixture({ maxOutputBytes: 100, spillMaxBytes: 5000 })
+  const result = await f.run('head -c 20000 /dev/zero | tr "\\0" a')
+  expect(result.stdout).toEqual({ text: 'a'.repeat(100), truncated: true, totalBytes: 20000 })
+})
+
+test('a short stream has no spill file', async () => {
+  f = await fixture({ maxOutputBytes: 100 })
+  const result = await f.run('printf %100s x')
+  expect(result.stdout).toEqual({ text: `${' '.repeat(99)}x`, truncated: false, totalBytes: 100 })
+})
+
+test('a workdir that does not exist is rejected before anything runs', async () => {
+  f = await fixture()
+  const missing = join(f.dir, 'missing')
+  const error = await rejection(f.run('touch ran', { workdir: missing }))
+  expect(error).toMatchObject({ name: 'BashError', code: 'BASH_INVALID_WORKDIR', message: `working directory ${JSON.stringify(missing)} does not exist` })
+})
+
+test('a workdir that is a file is rejected, saying so', async () => {
+  f = await fixture()
+  const file = join(f.dir, 'file')
+  writeFileSync(file, '')
+  const error = await rejection(f.run('touch ran', { workdir: file }))
+  expect(error).toMatchObject({ code: 'BASH_INVALID_WORKDIR', message: `working directory ${JSON.stringify(file)} is not a directory` })
+})
+
+test('a shell that cannot be started is rejected, naming it', async () => {
+  f = await fixture({ shell: 'dsh-no-such-shell' })
+  const error = await rejection(f.run('true'))
+  expect(error.code).toBe('BASH_SPAWN_FAILED')
+  expect(error.message).toMatch(/"dsh-no-such-shell".*ENOENT/)
+})
+
+test('an already-aborted signal is rejected and nothing runs', async () => {
+  f = await fixture()
+  const controller = new AbortController()
+  controller.abort()
+  const error = await rejection(f.run('touch ran', { signal: controller.signal }))
+  expect(error).toMatchObject({ code: 'BASH_ABORTED', message: 'command not started: the signal was already aborted' })
+  expect(exists(join(f.dir, 'ran'))).toBe(false)
+})
+
+test('a NUL byte in the command is rejected', async () => {
+  f = await fixture()
+  const error = await rejection(f.run('echo a\0b'))
+  expect(error).toMatchObject({ code: 'BASH_INVALID_REQUEST', message: 'command contains a NUL byte' })
+})
+
+test('a run after disposal is rejected', async () => {
+  f = await fixture()
+  const bash = f.t.ctx.bash
+  const spec = bash.resolve({ command: 'true', workdir: f.dir })
+  await f.fiber.dispose()
+  const error = await rejection(bash.run(spec))
+  expect(error).toMatchObject({ code: 'BASH_DISPOSED', message: 'the bash executor was disposed' })
+})
