@@ -124,7 +124,7 @@ export class LocalSpillStore extends SpillStore {
       await mkdir(dir, { mode: 0o700 })
       return dir
     } catch (error) {
-      if (errno(error) !== 'EEXIST') throw failed(`cannot create the session directory ${dir}: ${reason(error)}`, error)
+      if (errno(error) !== 'EEXIST') throw failed(`cannot create the session directory ${dir} in spill root ${this.root}: ${reason(error)}`, error)
     }
     const info = await lstat(dir).catch((error: unknown) => { throw failed(`cannot use the session directory ${dir}: ${reason(error)}`, error) })
     if (!info.isDirectory()) throw failed(`cannot use the session directory ${dir}: it is not a directory`)

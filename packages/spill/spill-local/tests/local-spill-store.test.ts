@@ -159,6 +159,15 @@ test('a root below a file rejects with SPILL_WRITE_FAILED naming the root', asyn
   })
 })
 
+test('a root where nothing can be created rejects with SPILL_WRITE_FAILED naming the root and the cause', async () => {
+  // /proc/self is a directory of this process's user, not writable by others, in which nothing can be created.
+  const store = await load({ root: '/proc/self' })
+  await expect(store.saveText(request())).rejects.toMatchObject({
+    code: 'SPILL_WRITE_FAILED',
+    message: expect.stringMatching(/^cannot create the session directory \/proc\/\d+\/session-1 in spill root \/proc\/self: E[A-Z]+: /),
+  })
+})
+
 test('a root other users can write to is refused', async () => {
   await mkdir(root)
   await chmod(root, 0o777)
@@ -233,4 +242,18 @@ test('a session directory of ours with loose permissions is made private again',
   await store.saveText(request())
   expect(await mode(join(root, 'session-1'))).toBe(0o700)
   expect((await lstat(join(root, 'session-1'))).isDirectory()).toBe(true)
+})
+
+test('no descriptor is left open after saves, collisions and failures', async () => {
+  const store = await load()
+  await store.saveText(request())
+  await writeFile(join(root, 'blocked'), 'a file where a session directory would go')
+  const fds = (await readdir('/proc/self/fd')).length
+  for (let i = 0; i < 20; i++) {
+    await Promise.all([
+      store.saveText(request()), store.saveText(request({ owner: { sessionId: `s${i}` } })),
+      expect(store.saveText(request({ owner: { sessionId: 'blocked' } }))).rejects.toMatchObject({ code: 'SPILL_WRITE_FAILED' }),
+    ])
+  }
+  expect((await readdir('/proc/self/fd')).length).toBe(fds)
 })
