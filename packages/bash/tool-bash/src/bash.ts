@@ -1,0 +1,42 @@
+import { resolve } from 'node:path'
+import type { Context } from 'cordis'
+import { BashError, BashErrorCode, type BashRunResult, type BashTask } from '@deepseek-ai/dsh-bash'
+import { CoreErrorCode, HarnessError, invalidArgs, type ToolExecution, type ToolOutput } from '@deepseek-ai/dsh-tools'
+import { renderRun, renderStarted, type BashArgs } from './bash-text.ts'
+import { abortedMessage, notStartedMessage, nulMessage, workdirMessage } from './common-text.ts'
+
+/**
+ * `bash`: a foreground command (the call lasts as long as it runs, its signal kills it) or a background task
+ * (the call returns its id at once). A non-zero exit or a timeout is a result, not an error.
+ */
+export async function bash(ctx: Context, args: BashArgs, exec: ToolExecution): Promise<ToolOutput<BashRunResult | BashTask>> {
+  if (args.command.includes('\0')) throw invalidArgs(nulMessage())
+  if (args.workdir?.includes('\0')) throw invalidArgs(workdirMessage(args.workdir, 'a path cannot contain a NUL byte'))
+  const cwd = exec.session?.cwd ?? process.cwd()
+  const request = {
+    command: args.command,
+    workdir: args.workdir === undefined ? cwd : resolve(cwd, args.workdir),
+    ...(exec.session ? { owner: exec.session.id } : {}),
+  }
+  try {
+    if (args.run_in_background) {
+      // No signal: the task outlives this call; bash_kill stops it.
+      const task = await ctx.bash.start(ctx.bash.resolve(request))
+      return { text: renderStarted(task.id), value: task }
+    }
+    const spec = ctx.bash.resolve({ ...request, signal: exec.signal, ...(args.timeoutMs === undefined ? {} : { timeoutMs: args.timeoutMs }) })
+    const result = await ctx.bash.run(spec)
+    if (result.aborted) throw new HarnessError(abortedMessage(), { code: CoreErrorCode.ABORTED })
+    return { text: renderRun(result), value: result }
+  } catch (error) {
+    throw explain(error, args)
+  }
+}
+
+/** Executor rejections in the model's terms: its own workdir is an argument error, a cancelled start an abort. */
+function explain(error: unknown, args: BashArgs): unknown {
+  if (!(error instanceof BashError)) return error
+  if (error.code === BashErrorCode.BASH_INVALID_WORKDIR && args.workdir !== undefined) return invalidArgs(workdirMessage(args.workdir, error.message), error)
+  if (error.code === BashErrorCode.BASH_ABORTED) return new HarnessError(notStartedMessage(), { code: CoreErrorCode.ABORTED, cause: error })
+  return error
+}

@@ -1,0 +1,143 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterEach, expect, test } from 'vitest'
+import { exists, harness, processRuns, until, type Harness } from './helpers.ts'
+
+let h: Harness
+afterEach(async () => { await h?.cleanup() })
+
+const run = (command: string, more: Record<string, unknown> = {}) => ({ command, description: 'test command', ...more })
+
+test('stdout is the result; no output at all is "(no output)"', async () => {
+  h = await harness()
+  expect(await h.text('bash', run('echo hello; echo world'))).toBe('hello\nworld')
+  expect(await h.text('bash', run('true'))).toBe('(no output)')
+})
+
+test('stderr gets a [stderr] section; a non-zero exit is a marker and not an error result', async () => {
+  h = await harness()
+  const result = await h.call('bash', run('echo out; echo err >&2; exit 3'))
+  expect(result).toEqual({
+    content: [{ type: 'text', text: 'out\n[stderr]\nerr\n[exit code: 3]' }],
+    isError: false,
+    value: expect.objectContaining({ exitCode: 3, timedOut: false, aborted: false }),
+  })
+})
+
+test('a timeout is a result: the timeout marker, then the signal marker', async () => {
+  h = await harness()
+  const result = await h.call('bash', run('echo tick; sleep 100', { timeoutMs: 300 }))
+  expect(result.isError).toBe(false)
+  expect(result.content[0].text).toBe('tick\n[timed out after 300ms]\n[killed by signal: SIGTERM]')
+})
+
+test('a timeout over the maximum is clamped to it', async () => {
+  h = await harness({ maxTimeoutMs: 250 })
+  expect(await h.text('bash', run('sleep 100', { timeoutMs: 100_000_000 }))).toBe('(no output)\n[timed out after 250ms]\n[killed by signal: SIGTERM]')
+})
+
+test('a signal kill of the shell is a marker', async () => {
+  h = await harness()
+  expect(await h.text('bash', run('kill -KILL $$'))).toBe('(no output)\n[killed by signal: SIGKILL]')
+})
+
+test('a cut stream ends with a line naming a file that holds the complete output', async () => {
+  h = await harness({ maxOutputBytes: 1000 })
+  const text = await h.text('bash', run('seq 1 100000'))
+  const lines = text.split('\n')
+  const notice = lines.at(-1)!
+  expect(notice).toMatch(/^\[output truncated; full output: \/.+\]$/)
+  expect(lines.at(-2)).toBe('100000')
+  const path = notice.slice('[output truncated; full output: '.length, -1)
+  expect(readFileSync(path, 'utf8')).toBe(Array.from({ length: 100000 }, (_, i) => `${i + 1}\n`).join(''))
+})
+
+test('a cut stream whose complete copy passed the spill cap says it was not kept', async () => {
+  h = await harness({ maxOutputBytes: 10, spillMaxBytes: 1000 })
+  expect(await h.text('bash', run('head -c 5000 /dev/zero | tr "\\0" x; echo err >&2; exit 1')))
+    .toBe('xxxxxxxxxx\n[output truncated; the full output (5000 bytes) was not kept: redirect it to a file to keep it]\n[stderr]\nerr\n[exit code: 1]')
+})
+
+test('the command runs in the session cwd; workdir is relative to it', async () => {
+  h = await harness()
+  mkdirSync(join(h.dir, 'sub', 'deeper'), { recursive: true })
+  expect(await h.text('bash', run('pwd'))).toBe(h.dir)
+  expect(await h.text('bash', run('pwd', { workdir: 'sub/deeper' }))).toBe(join(h.dir, 'sub', 'deeper'))
+  expect(await h.text('bash', run('pwd', { workdir: join(h.dir, 'sub') }))).toBe(join(h.dir, 'sub'))
+  expect(await h.text('bash', run('pwd', { workdir: 'deeper' }, ), { cwd: join(h.dir, 'sub') })).toBe(join(h.dir, 'sub', 'deeper'))
+})
+
+test('a workdir that does not exist or is a file is INVALID_ARGS, saying which and why', async () => {
+  h = await harness()
+  writeFileSync(join(h.dir, 'file'), '')
+  const missing = await h.call('bash', run('touch ran', { workdir: 'nope' }))
+  expect(missing.error?.code).toBe('INVALID_ARGS')
+  expect(missing.content[0].text).toBe(`Error: invalid workdir "nope": working directory ${JSON.stringify(join(h.dir, 'nope'))} does not exist; pass an existing directory, absolute or relative to the working directory`)
+  const file = await h.call('bash', run('touch ran', { workdir: 'file' }))
+  expect(file.error?.code).toBe('INVALID_ARGS')
+  expect(file.content[0].text).toBe(`Error: invalid workdir "file": working directory ${JSON.stringify(join(h.dir, 'file'))} is not a directory; pass an existing directory, absolute or relative to the working directory`)
+  expect(exists(join(h.dir, 'ran'))).toBe(false)
+})
+
+test('bad arguments are INVALID_ARGS', async () => {
+  h = await harness()
+  const cases: [Record<string, unknown>, string][] = [
+    [{ command: 'true' }, 'Error: invalid arguments: missing required property "description"'],
+    [{ description: 'x' }, 'Error: invalid arguments: missing required property "command"'],
+    [run('true', { cwd: '/' }), 'Error: invalid arguments: unexpected property "cwd"'],
+    [run('true', { timeoutMs: 0 }), 'Error: invalid arguments: property "timeoutMs" must be >= 1'],
+    [run('true', { timeoutMs: 1.5 }), 'Error: invalid arguments: property "timeoutMs" must be an integer'],
+    [run('true', { run_in_background: 'yes' }), 'Error: invalid arguments: property "run_in_background" must be a boolean'],
+    [run(''), 'Error: invalid arguments: property "command" must not be shorter than 1 characters'],
+    [run('echo a\0b'), 'Error: command contains a NUL byte, which no shell command can hold'],
+  ]
+  for (const [args, text] of cases) {
+    const result = await h.call('bash', args)
+    expect({ code: result.error?.code, text: result.content[0].text }).toEqual({ code: 'INVALID_ARGS', text })
+  }
+})
+
+test('a cancelled call kills the command and its children and ends with ABORTED; no process is left', async () => {
+  h = await harness()
+  const controller = new AbortController()
+  const pidFile = join(h.dir, 'pids')
+  const call = h.call('bash', run(`sleep 100 & echo $! > ${pidFile}.tmp; echo $$ >> ${pidFile}.tmp; mv ${pidFile}.tmp ${pidFile}; wait`), { signal: controller.signal })
+  await until(() => exists(pidFile), 'the command wrote its pids')
+  const pids = readFileSync(pidFile, 'utf8').trim().split('\n').map(Number)
+  controller.abort()
+  const result = await call
+  expect(result.isError).toBe(true)
+  expect(result.error).toEqual({ name: 'HarnessError', code: 'ABORTED', message: 'bash command aborted: the call was cancelled and the command was killed' })
+  expect(result.content[0].text).toBe('Error: bash command aborted: the call was cancelled and the command was killed')
+  for (const pid of pids) expect(processRuns(pid)).toBe(false)
+})
+
+test('a cancelled `sleep 100` leaves no process', async () => {
+  h = await harness()
+  const controller = new AbortController()
+  const pidFile = join(h.dir, 'pid')
+  // The shell records its pid, then becomes `sleep 100` (same pid).
+  const call = h.call('bash', run(`echo $$ > ${pidFile}.tmp; mv ${pidFile}.tmp ${pidFile}; exec sleep 100`), { signal: controller.signal })
+  await until(() => exists(pidFile), 'the command started')
+  const pid = Number(readFileSync(pidFile, 'utf8'))
+  expect(processRuns(pid)).toBe(true)
+  controller.abort()
+  expect((await call).error?.code).toBe('ABORTED')
+  expect(processRuns(pid)).toBe(false)
+})
+
+test('without a session the command runs in the process cwd and its task has no owner', async () => {
+  h = await harness()
+  expect(await h.text('bash', run('pwd'), { session: null })).toBe(process.cwd())
+  expect(await h.text('bash', run('true', { run_in_background: true }), { session: null })).toBe('started background task bash-1')
+  expect(h.ctx.bash.ownerOf('bash-1')).toBeUndefined()
+})
+
+test('the result value carries the facts for library callers', async () => {
+  h = await harness()
+  const result = await h.call('bash', run('printf abc; exit 4'))
+  expect(result.value).toEqual({
+    exitCode: 4, signal: null, timedOut: false, aborted: false, timeoutMs: 120_000,
+    stdout: { text: 'abc', truncated: false, totalBytes: 3 }, stderr: { text: '', truncated: false, totalBytes: 0 },
+  })
+})

@@ -1,0 +1,96 @@
+import { existsSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Fiber } from 'cordis'
+import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
+import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
+import LocalSubprocess, { processRuns } from '@deepseek-ai/dsh-subprocess-local'
+import LocalBashExecutor, { type Config as LocalConfig } from '@deepseek-ai/dsh-bash-local'
+import type { BashTaskDoneEvent } from '@deepseek-ai/dsh-bash'
+import type { ToolResult } from '@deepseek-ai/dsh-tools'
+import ToolBash from '../src/index.ts'
+
+export { LocalBashExecutor, processRuns, ToolBash }
+
+export type ToolName = 'bash' | 'bash_output' | 'bash_kill'
+
+export interface CallOptions {
+  /** Session id; `null` for a call without a session. Default `session-1`. */
+  session?: string | null
+  cwd?: string
+  signal?: AbortSignal
+}
+
+export interface Harness extends TestContext {
+  readonly dir: string
+  readonly executor: Fiber
+  readonly tool: Fiber
+  readonly events: BashTaskDoneEvent[]
+  call(tool: ToolName, args: Record<string, unknown>, options?: CallOptions): Promise<ToolResult>
+  /** The text of a result that must not be an error. */
+  text(tool: ToolName, args: Record<string, unknown>, options?: CallOptions): Promise<string>
+  /** Resolves with the done event of `taskId`. */
+  done(taskId: string): Promise<BashTaskDoneEvent>
+  cleanup(): Promise<void>
+}
+
+/** Prompt service, the real local subprocess provider and executor, the bash tools, a temp dir as session cwd. */
+export async function harness(config: Partial<LocalConfig> = {}): Promise<Harness> {
+  const t = await createTestContext()
+  const dir = await mkdtemp(join(tmpdir(), 'dsh-tool-bash-'))
+  await t.ctx.plugin(SystemPromptService)
+  await t.active(t.ctx.plugin(LocalSubprocess, { spillDir: join(dir, '.spill') }))
+  const executor = t.ctx.plugin(LocalBashExecutor, { graceMs: 200, ...config })
+  await t.active(executor)
+  const tool = t.ctx.plugin(ToolBash)
+  await t.active(tool)
+  const events: BashTaskDoneEvent[] = []
+  t.ctx.on('bash/task-done', (event) => { events.push(event) })
+  const call: Harness['call'] = (name, args, o = {}) => t.ctx.tools.execute(name, args, {
+    ...(o.session === null ? {} : { session: { id: o.session ?? 'session-1', cwd: o.cwd ?? dir } }),
+    ...(o.signal ? { signal: o.signal } : {}),
+  })
+  return {
+    ...t,
+    dir,
+    executor,
+    tool,
+    events,
+    call,
+    async text(name, args, o) {
+      const result = await call(name, args, o)
+      if (result.isError) throw new Error(`unexpected error result: ${result.content[0].text}`)
+      return result.content[0].text
+    },
+    done(taskId) {
+      return new Promise((resolve) => {
+        const seen = events.find((event) => event.taskId === taskId)
+        if (seen) return resolve(seen)
+        const dispose = t.ctx.on('bash/task-done', (event) => {
+          if (event.taskId !== taskId) return
+          dispose()
+          resolve(event)
+        })
+      })
+    },
+    async cleanup() {
+      try {
+        await t.dispose()
+      } finally {
+        await rm(dir, { recursive: true, force: true })
+      }
+    },
+  }
+}
+
+/** Polls `check` (bounded) until it returns true: for facts that no event announces, such as a file appearing. */
+export async function until(check: () => boolean | Promise<boolean>, what: string, turns = 2000): Promise<void> {
+  for (let i = 0; i < turns; i++) {
+    if (await check()) return
+    await new Promise((resolve) => setTimeout(resolve, Math.min(1 + i, 20)))
+  }
+  throw new Error(`gave up waiting until ${what}`)
+}
+
+export const exists = (path: string) => existsSync(path)

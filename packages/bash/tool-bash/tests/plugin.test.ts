@@ -1,0 +1,55 @@
+import { afterEach, expect, test } from 'vitest'
+import ToolBash, { BASH_PROMPT, Config } from '../src/index.ts'
+import { harness, type Harness } from './helpers.ts'
+
+let h: Harness
+afterEach(async () => { await h?.cleanup() })
+
+test('the default export is the plugin: name, inject, Config, apply', () => {
+  expect(ToolBash.name).toBe('tool-bash')
+  expect(ToolBash.inject).toEqual(['tools', 'systemPrompt', 'bash'])
+  expect(ToolBash.Config).toBe(Config)
+  expect(typeof ToolBash.apply).toBe('function')
+  expect(Config({})).toEqual({})
+})
+
+test('registers bash, bash_output and bash_kill without a time budget (bash owns its timeout)', async () => {
+  h = await harness()
+  expect(h.ctx.tools.list().map((tool) => [tool.name, tool.timeoutMs])).toEqual([['bash', undefined], ['bash_kill', undefined], ['bash_output', undefined]])
+})
+
+test('the tool:bash prompt section sits at order 105 and tells the model to read the exit-code marker', async () => {
+  h = await harness()
+  expect(h.ctx.systemPrompt.list()).toEqual([{ id: 'tool:bash', order: 105, text: BASH_PROMPT }])
+  expect(BASH_PROMPT).toContain('Always read the markers')
+  expect(BASH_PROMPT).toContain('"[exit code: N]" means the command exited with status N')
+})
+
+test('the bash description states the executor\'s own timeout bounds', async () => {
+  h = await harness({ timeoutMs: 1234, maxTimeoutMs: 5678 })
+  expect(h.ctx.tools.get('bash')?.description).toContain('timeoutMs (default 1234, at most 5678; larger values are lowered to it)')
+})
+
+test('the schemas are byte-stable JSON Schemas without extra properties', async () => {
+  h = await harness()
+  const first = JSON.stringify(h.ctx.tools.schemas())
+  await h.cleanup()
+  h = await harness()
+  expect(JSON.stringify(h.ctx.tools.schemas())).toBe(first)
+  const [bash, kill, output] = h.ctx.tools.schemas()
+  expect(bash?.parameters).toMatchObject({ type: 'object', required: ['command', 'description'], additionalProperties: false })
+  expect(Object.keys(bash?.parameters.properties as object)).toEqual(['command', 'description', 'timeoutMs', 'workdir', 'run_in_background'])
+  for (const schema of [kill, output]) {
+    expect(JSON.parse(JSON.stringify(schema?.parameters))).toEqual({
+      type: 'object', additionalProperties: false, required: ['task_id'],
+      properties: { task_id: { type: 'string', minLength: 1, description: 'The task id that bash returned, e.g. "bash-1".' } },
+    })
+  }
+})
+
+test('disposing the plugin removes the tools and the prompt section', async () => {
+  h = await harness()
+  await h.tool.dispose()
+  expect(h.ctx.tools.list()).toEqual([])
+  expect(h.ctx.systemPrompt.list()).toEqual([])
+})
