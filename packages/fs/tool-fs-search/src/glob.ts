@@ -1,25 +1,22 @@
+import { isAscii } from 'node:buffer'
 import { statSync } from 'node:fs'
 import type { ToolExecution, ToolOutput } from '@deepseek-ai/dsh-tools'
 import { invalidArgs } from '@deepseek-ai/dsh-tools'
 import { globArgv } from './argv.ts'
-import { abortedMessage, nulInPathMessage, showPath } from './common-text.ts'
+import { nulInPathMessage, showPath } from './common-text.ts'
 import { SearchError, SearchErrorCode } from './errors.ts'
 import { type GlobArgs, type GlobValue, renderGlob } from './glob-text.ts'
-import { decodeLossy, enclosingVcsDir, joinDisplay, pathKey, relativeBytes, resolveRoot } from './paths.ts'
+import { decodeKey, enclosingVcsDir, fsPath, joinDisplay, pathKey, relativeKey, resolveRoot, sortInPathOrder } from './paths.ts'
 import { MalformedOutput, RecordSplitter } from './records.ts'
-import { judgeExit, runRipgrep } from './ripgrep.ts'
+import { endRecords, judgeExit, runRipgrep } from './ripgrep.ts'
 import { isDirectory, keepComplete, type SearchDeps, sessionCwd } from './search.ts'
 
 interface Entry {
-  /** As ripgrep printed it: absolute, so it can be stat'ed as is. */
-  readonly printed: Buffer
-  readonly rel: Buffer
-  readonly key: string
-  mtime: bigint | undefined
+  /** The path below the root (see pathKey). */
+  readonly rel: string
+  /** Modification time in ms (Infinity when the file could not be stat'ed). */
+  readonly mtime: number
 }
-
-// Stats per event-loop turn: a few milliseconds each, so other calls are never held up for long.
-const STAT_BATCH = 2048
 
 /** `glob`: every file below `path` whose path matches `pattern`, oldest modification first, ties in path order. */
 export async function glob(deps: SearchDeps, args: GlobArgs, exec: ToolExecution): Promise<ToolOutput<GlobValue>> {
@@ -35,11 +32,15 @@ export async function glob(deps: SearchDeps, args: GlobArgs, exec: ToolExecution
   const vcs = enclosingVcsDir(root.absolute)
   if (vcs) return finish(deps, exec, { paths: [], insideVcs: { root: root.display, dir: vcs } })
 
+  // Each file is stat'ed as soon as ripgrep lists it, while ripgrep walks on (see modificationTime).
+  const rootKey = pathKey(root.bytes)
   const entries: Entry[] = []
-  const splitter = new RecordSplitter(0, (printed) => {
-    const rel = relativeBytes(root, printed)
-    if (!rel || rel.length === 0) throw new MalformedOutput(`a path outside the search root: ${decodeLossy(printed)}`)
-    entries.push({ printed, rel, key: pathKey(rel), mtime: undefined })
+  // Until a chunk holds a byte over 0x7f, every name is ASCII and needs no conversion (the common case).
+  let ascii = isAscii(root.bytes)
+  const splitter = new RecordSplitter('\0', 'latin1', (printed) => {
+    const rel = relativeKey(rootKey, printed)
+    if (!rel) throw new MalformedOutput(`a path outside the search root: ${decodeKey(printed)}`)
+    entries.push({ rel, mtime: modificationTime(ascii ? printed : fsPath(printed)) })
   })
   const run = await runRipgrep(deps.ctx.subprocess, {
     tool: 'glob',
@@ -51,18 +52,15 @@ export async function glob(deps: SearchDeps, args: GlobArgs, exec: ToolExecution
     graceMs: config.graceMs,
     stderrMaxBytes: config.stderrMaxBytes,
     rawOutputMaxBytes: config.rawOutputMaxBytes,
-    onOutput: (chunk) => splitter.push(chunk),
+    onOutput: (chunk) => {
+      if (ascii && !isAscii(chunk)) ascii = false
+      splitter.push(chunk)
+    },
   })
-  try {
-    splitter.end()
-  } catch (error) {
-    throw new SearchError(`glob search failed: could not read ripgrep's output (${(error as Error).message})`, { code: SearchErrorCode.SEARCH_FAILED, cause: error })
-  }
+  endRecords('glob', splitter)
   const { warning } = judgeExit('glob', run, entries.length)
-
-  await readModificationTimes(entries, exec.signal)
-  entries.sort(byModificationThenPath)
-  const paths = entries.map((entry) => joinDisplay(root.display, decodeLossy(entry.rel)))
+  sortByModificationThenPath(entries)
+  const paths = entries.map((entry) => joinDisplay(root.display, ascii ? entry.rel : decodeKey(entry.rel)))
   return finish(deps, exec, warning === undefined ? { paths } : { paths, warning })
 }
 
@@ -75,31 +73,27 @@ async function finish(deps: SearchDeps, exec: ToolExecution, value: GlobValue): 
 }
 
 /**
- * One stat per listed file (ripgrep's own `--sort=modified` cannot break ties, so the tool stats anyway; see
- * docs/decisions/2026-11-30-glob-ordering.md). Synchronous stats in batches are several times cheaper than
- * one promise each; a file gone since the listing keeps no time and sorts last, as in ripgrep.
+ * ripgrep's own `--sort=modified` walks on one thread and cannot break ties, so the tool lists in parallel and
+ * stats every file itself, as ripgrep prints it (docs/decisions/2026-11-30-glob-ordering.md): a synchronous stat
+ * is several times cheaper than a promise per file, and a chunk of names takes a few milliseconds. A file gone
+ * since the listing has no time and sorts last, as in ripgrep. Times are compared as a double of milliseconds
+ * (about a quarter of a microsecond apart at today's dates): closer ones count as ties, never as inverted.
  */
-async function readModificationTimes(entries: Entry[], signal: AbortSignal): Promise<void> {
-  for (let start = 0; start < entries.length; start += STAT_BATCH) {
-    if (start > 0) await new Promise((resolve) => setImmediate(resolve))
-    if (signal.aborted) throw new SearchError(abortedMessage('glob'), { code: SearchErrorCode.SEARCH_ABORTED })
-    const end = Math.min(entries.length, start + STAT_BATCH)
-    for (let i = start; i < end; i++) {
-      const entry = entries[i] as Entry
-      try {
-        entry.mtime = statSync(entry.printed, { bigint: true, throwIfNoEntry: false })?.mtimeNs
-      } catch {
-        entry.mtime = undefined
-      }
-    }
+function modificationTime(path: string | Buffer): number {
+  try {
+    return statSync(path, { throwIfNoEntry: false })?.mtimeMs ?? Infinity
+  } catch {
+    return Infinity
   }
 }
 
-function byModificationThenPath(a: Entry, b: Entry): number {
-  if (a.mtime !== b.mtime) {
-    if (a.mtime === undefined) return 1
-    if (b.mtime === undefined) return -1
-    return a.mtime < b.mtime ? -1 : 1
+/** Oldest first; each run of equal times in path order. */
+function sortByModificationThenPath(entries: Entry[]): void {
+  entries.sort((a, b) => (a.mtime === b.mtime ? 0 : a.mtime < b.mtime ? -1 : 1))
+  let start = 0
+  for (let i = 1; i <= entries.length; i++) {
+    if (i < entries.length && (entries[i] as Entry).mtime === (entries[start] as Entry).mtime) continue
+    if (i - start > 1) sortInPathOrder(entries, (entry) => entry.rel, start, i)
+    start = i
   }
-  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0
 }

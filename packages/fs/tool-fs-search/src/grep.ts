@@ -6,8 +6,8 @@ import { nulInPathMessage } from './common-text.ts'
 import { SearchError, SearchErrorCode } from './errors.ts'
 import { type GrepArgs, type GrepValue, renderGrep } from './grep-text.ts'
 import { resolveRoot } from './paths.ts'
-import { GrepCollector, MalformedOutput, RecordSplitter } from './records.ts'
-import { judgeExit, runRipgrep } from './ripgrep.ts'
+import { GrepCollector, RecordSplitter } from './records.ts'
+import { endRecords, judgeExit, runRipgrep } from './ripgrep.ts'
 import { isDirectory, keepComplete, type SearchDeps, sessionCwd } from './search.ts'
 
 /** `grep`: every line matching `pattern` below `path`, grouped by file in path order, lines ascending. */
@@ -18,7 +18,7 @@ export async function grep(deps: SearchDeps, args: GrepArgs, exec: ToolExecution
   const directory = await isDirectory('grep', root)
 
   const collector = new GrepCollector(root, config.grepMaxLineBytes)
-  const splitter = new RecordSplitter(0x0a, collector.record)
+  const splitter = new RecordSplitter('\n', 'utf8', collector.record)
   const run = await runRipgrep(deps.ctx.subprocess, {
     tool: 'grep',
     binary: await deps.locator.path('grep'),
@@ -31,12 +31,7 @@ export async function grep(deps: SearchDeps, args: GrepArgs, exec: ToolExecution
     rawOutputMaxBytes: config.rawOutputMaxBytes,
     onOutput: (chunk) => splitter.push(chunk),
   })
-  try {
-    splitter.end()
-  } catch (error) {
-    if (!(error instanceof MalformedOutput)) throw error
-    throw new SearchError(`grep search failed: could not read ripgrep's output (${error.message})`, { code: SearchErrorCode.SEARCH_FAILED, cause: error })
-  }
+  endRecords('grep', splitter)
   const { warning } = judgeExit('grep', run, collector.total)
 
   const files = collector.files()

@@ -50,16 +50,100 @@ export function joinDisplay(rootDisplay: string, rel: string): string {
   return rootDisplay.endsWith('/') ? rootDisplay + rel : `${rootDisplay}/${rel}`
 }
 
-/**
- * A string whose plain `<` order is "path order": component by component, each component bytewise — the order
- * of `rg --sort=path`. Each byte becomes one latin1 code unit and `/` becomes NUL, which no name can hold.
- */
+/** A path's bytes as a string, one latin1 character per byte: compared with comparePaths, any name sorts exactly. */
 export function pathKey(bytes: Buffer): string {
-  return bytes.toString('latin1').replaceAll('/', '\0')
+  return bytes.toString('latin1')
 }
 
-export function compareKeys(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0
+/**
+ * "Path order" of two byte strings (see pathKey): component by component, each component bytewise — the order of
+ * `rg --sort=path`. Equivalently: bytewise, with `/` below every other byte.
+ */
+export function comparePaths(a: string, b: string): number {
+  const n = Math.min(a.length, b.length)
+  let i = 0
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++
+  if (i === n) return a.length - b.length
+  const x = a.charCodeAt(i)
+  const y = b.charCodeAt(i)
+  return (x === 0x2f ? -1 : x) - (y === 0x2f ? -1 : y)
+}
+
+/**
+ * Sorts `items[lo..hi)` into path order of `key(item)` (see pathKey). A multikey (three-way radix) quicksort: a
+ * long common prefix such as `node_modules/@scope/package/` is read once per partition rather than once per
+ * comparison, several times faster than a comparison sort on real trees.
+ */
+export function sortInPathOrder<T>(items: T[], key: (item: T) => string, lo = 0, hi = items.length): void {
+  if (hi - lo < 2) return
+  const keys = new Array<string>(hi - lo)
+  const slice = items.slice(lo, hi)
+  for (let i = 0; i < slice.length; i++) keys[i] = key(slice[i] as T)
+  multikey(keys, slice, 0, keys.length, 0)
+  for (let i = 0; i < slice.length; i++) items[lo + i] = slice[i] as T
+}
+
+/** Character `d` of a key in path order: the end of the key lowest, then `/`, then every byte. */
+function rank(key: string, d: number): number {
+  if (d >= key.length) return -2
+  const c = key.charCodeAt(d)
+  return c === 0x2f ? -1 : c
+}
+
+function multikey<T>(keys: string[], items: T[], lo: number, hi: number, d: number): void {
+  while (hi - lo > 1) {
+    if (hi - lo <= 12) {
+      for (let i = lo + 1; i < hi; i++) {
+        for (let j = i; j > lo && comparePaths(keys[j - 1] as string, keys[j] as string) > 0; j--) swap(keys, items, j, j - 1)
+      }
+      return
+    }
+    const pivot = rank(keys[(lo + hi) >> 1] as string, d)
+    let lt = lo
+    let gt = hi - 1
+    let i = lo
+    while (i <= gt) {
+      const c = rank(keys[i] as string, d)
+      if (c < pivot) swap(keys, items, lt++, i++)
+      else if (c > pivot) swap(keys, items, i, gt--)
+      else i++
+    }
+    multikey(keys, items, lo, lt, d)
+    multikey(keys, items, gt + 1, hi, d)
+    if (pivot === -2) return // the middle part holds equal keys
+    lo = lt
+    hi = gt + 1
+    d++
+  }
+}
+
+function swap<T>(keys: string[], items: T[], i: number, j: number): void {
+  const k = keys[i] as string
+  keys[i] = keys[j] as string
+  keys[j] = k
+  const item = items[i] as T
+  items[i] = items[j] as T
+  items[j] = item
+}
+
+/** Like relativeBytes, for a path and root as latin1 strings (see pathKey). */
+export function relativeKey(rootKey: string, printed: string): string | undefined {
+  if (!printed.startsWith(rootKey)) return undefined
+  if (printed.length === rootKey.length) return ''
+  if (printed.charCodeAt(rootKey.length) === 0x2f) return printed.slice(rootKey.length + 1)
+  return rootKey.endsWith('/') ? printed.slice(rootKey.length) : undefined
+}
+
+const NON_ASCII = /[^\x00-\x7f]/
+
+/** The name a latin1 key stands for, as Node's fs wants it: the string itself when ASCII, else its bytes. */
+export function fsPath(key: string): string | Buffer {
+  return NON_ASCII.test(key) ? Buffer.from(key, 'latin1') : key
+}
+
+/** The shown (lossy UTF-8) form of a latin1 key. */
+export function decodeKey(key: string): string {
+  return NON_ASCII.test(key) ? Buffer.from(key, 'latin1').toString('utf8') : key
 }
 
 /** UTF-8 with every invalid sequence shown as U+FFFD: a name that is not UTF-8 is shown, never a failure. */
@@ -89,8 +173,11 @@ export function escapeControl(text: string, options: { keepTab: boolean }): stri
 /** `text` cut to at most `maxBytes` UTF-8 bytes, never inside a character. */
 export function truncateUtf8(text: string, maxBytes: number): { text: string; truncated: boolean } {
   // A UTF-16 code unit is at most 3 UTF-8 bytes: most lines are decided without encoding anything.
-  if (text.length * 3 <= maxBytes || Buffer.byteLength(text, 'utf8') <= maxBytes) return { text, truncated: false }
-  const bytes = Buffer.from(text, 'utf8')
+  if (text.length * 3 <= maxBytes) return { text, truncated: false }
+  if (text.length <= maxBytes && Buffer.byteLength(text, 'utf8') <= maxBytes) return { text, truncated: false }
+  // Every code unit is at least one byte, so the first maxBytes bytes lie within the first maxBytes units: a long
+  // (minified) line is never encoded whole.
+  const bytes = Buffer.from(text.length > maxBytes ? text.slice(0, maxBytes) : text, 'utf8')
   let cut = maxBytes
   while (cut > 0 && ((bytes[cut] ?? 0) & 0xc0) === 0x80) cut--
   return { text: bytes.subarray(0, cut).toString('utf8'), truncated: true }

@@ -3,7 +3,7 @@ import { pathToFileURL } from 'node:url'
 import type { ExitStatus, SubprocessService } from '@deepseek-ai/dsh-subprocess'
 import { SubprocessErrorCode } from '@deepseek-ai/dsh-subprocess'
 import { SearchError, SearchErrorCode } from './errors.ts'
-import { MalformedOutput } from './records.ts'
+import { MalformedOutput, type RecordSplitter } from './records.ts'
 import { type ToolName, abortedMessage, exitMessage, invalidPatternMessage, killedMessage, launchFailedMessage, malformedMessage, overflowMessage } from './common-text.ts'
 
 
@@ -134,4 +134,13 @@ export function judgeExit(tool: ToolName, run: RipgrepRun, found: number): { war
 
 function aborted(tool: ToolName, cause?: unknown): SearchError {
   return new SearchError(abortedMessage(tool), cause === undefined ? { code: SearchErrorCode.SEARCH_ABORTED } : { code: SearchErrorCode.SEARCH_ABORTED, cause })
+}
+
+/** Ends the record stream: a last record without its separator is parsed too, and may be malformed. */
+export function endRecords(tool: ToolName, splitter: RecordSplitter): void {
+  try {
+    splitter.end()
+  } catch (error) {
+    throw new SearchError(malformedMessage(tool, (error as Error)?.message ?? String(error)), { code: SearchErrorCode.SEARCH_FAILED, cause: error })
+  }
 }

@@ -6,8 +6,8 @@ import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
 import { rgPath } from '@vscode/ripgrep'
 import {
-  compareKeys, decodeLossy, displayPath, enclosingVcsDir, escapeControl, joinDisplay, pathKey, relativeBytes, resolveRoot,
-  truncateUtf8,
+  comparePaths, decodeKey, decodeLossy, displayPath, enclosingVcsDir, escapeControl, fsPath, joinDisplay, pathKey, relativeBytes,
+  relativeKey, resolveRoot, sortInPathOrder, truncateUtf8,
 } from '../src/paths.ts'
 
 describe('display paths', () => {
@@ -48,6 +48,17 @@ describe('display paths', () => {
     expect(relativeBytes(resolveRoot('/w', '/'), Buffer.from('/etc/x'))?.toString()).toBe('etc/x')
   })
 
+  test('the latin1 form of a printed name keeps every byte, and is cut below the root like the bytes', () => {
+    const printed = pathKey(Buffer.concat([Buffer.from('/w/src/caf'), Buffer.from([0xe9]), Buffer.from('/é.txt')]))
+    const rel = relativeKey(pathKey(Buffer.from('/w/src')), printed) as string
+    expect(decodeKey(rel)).toBe('caf\ufffd/é.txt')
+    expect(fsPath(rel)).toEqual(Buffer.concat([Buffer.from('caf'), Buffer.from([0xe9]), Buffer.from('/é.txt')]))
+    expect(fsPath('plain/ascii.txt')).toBe('plain/ascii.txt')
+    expect(relativeKey('/w/src', '/w/srcx/a')).toBeUndefined()
+    expect(relativeKey('/', '/etc/x')).toBe('etc/x')
+    expect(relativeKey('/w/src', '/w/src')).toBe('')
+  })
+
   test('a name that is not UTF-8 is shown with U+FFFD', () => {
     expect(decodeLossy(Buffer.from([0x61, 0xff, 0x62]))).toBe('a\ufffdb')
   })
@@ -63,14 +74,27 @@ describe('display paths', () => {
 describe('path order', () => {
   test('compares component by component, so "a/z" comes before "a.b" and "a-b"', () => {
     const paths = ['a.b', 'a/z', 'a-b', 'a', 'B', 'a/b/c', 'ab', 'a/b']
-    const sorted = paths.map((p) => ({ p, k: pathKey(Buffer.from(p)) })).sort((x, y) => compareKeys(x.k, y.k)).map((x) => x.p)
+    const sorted = [...paths].sort((x, y) => comparePaths(pathKey(Buffer.from(x)), pathKey(Buffer.from(y))))
     expect(sorted).toEqual(['B', 'a', 'a/b', 'a/b/c', 'a/z', 'a-b', 'a.b', 'ab'])
   })
 
   test('compares bytes, not UTF-16 code units (U+FFFD sorts before an astral character)', () => {
     const keys = ['\u{1F600}', '\uFFFD'].map((p) => pathKey(Buffer.from(p)))
     // UTF-8: EF BF BD < F0 9F 98 80, although as UTF-16 \uD83D < \uFFFD.
-    expect(compareKeys(keys[1] as string, keys[0] as string)).toBe(-1)
+    expect(comparePaths(keys[1] as string, keys[0] as string)).toBeLessThan(0)
+  })
+
+  test('the radix sort gives exactly the comparison order, on any bytes, duplicates and ranges included (property, seeded)', () => {
+    const name = fc.array(fc.constantFrom('/', 'a', 'b', '.', '-', '\x00', '\x01', '\xff', 'é'), { maxLength: 8 }).map((cs) => cs.join(''))
+    fc.assert(fc.property(fc.array(name, { maxLength: 120 }), fc.nat(), fc.nat(), (names, x, y) => {
+      const items = names.map((key, index) => ({ key, index }))
+      const lo = names.length ? x % names.length : 0
+      const hi = lo + (names.length ? y % (names.length - lo + 1) : 0)
+      const expected = [...items.slice(0, lo), ...items.slice(lo, hi).sort((a, b) => comparePaths(a.key, b.key) || a.index - b.index), ...items.slice(hi)]
+      sortInPathOrder(items, (item) => item.key, lo, hi)
+      expect(items.map((item) => item.key)).toEqual(expected.map((item) => item.key))
+      expect(new Set(items.map((item) => item.index)).size).toBe(items.length)
+    }), { seed: 3, numRuns: 300 })
   })
 
   test('is the order of rg --sort=path on a real tree (property, seeded)', () => {
@@ -89,7 +113,8 @@ describe('path order', () => {
         }
         const rg = execFileSync(rgPath, ['--no-config', '--files', '--null', '--sort=path', '--hidden', '--no-ignore'], { cwd: tree })
         const expected = rg.toString('utf8').split('\0').filter(Boolean)
-        const ours = [...expected].sort((a, b) => compareKeys(pathKey(Buffer.from(a)), pathKey(Buffer.from(b))))
+        const ours = [...expected].reverse()
+        sortInPathOrder(ours, (p) => pathKey(Buffer.from(p)))
         rmSync(tree, { recursive: true, force: true })
         expect(ours).toEqual(expected)
       }), { seed: 20261130, numRuns: 40 })
