@@ -211,7 +211,8 @@ export class LocalBash {
       let handle: SubprocessHandle
       try {
         handle = await this.ctx.subprocess.spawn({
-          argv: [this.config.shell, '-c', spec.command],
+          // `--`: a command that starts with "-" is a command, never a shell option.
+          argv: [this.config.shell, '-c', '--', spec.command],
           cwd: spec.workdir,
           env: spec.env,
           stdin: spec.stdin === undefined ? 'ignore' : { data: spec.stdin },

@@ -1,4 +1,5 @@
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import fc from 'fast-check'
 import { join } from 'node:path'
 import { afterEach, expect, test } from 'vitest'
 import { exists, fixture, pids, processRuns, rejection, until, type Fixture } from './helpers.ts'
@@ -157,4 +158,38 @@ test('a run after disposal is rejected', async () => {
   await f.fiber.dispose()
   const error = await rejection(bash.run(spec))
   expect(error).toMatchObject({ code: 'BASH_DISPOSED', message: 'the bash executor was disposed' })
+})
+
+test('a command that starts with "-" is run as a command, never read as a shell option', async () => {
+  f = await fixture()
+  const result = await f.run('--version')
+  expect(result.exitCode).toBe(127)
+  expect(result.stderr.text).toMatch(/--version: command not found/)
+})
+
+test('output that is not UTF-8 is shown with U+FFFD; the bytes themselves are kept in the spill file', async () => {
+  f = await fixture({ maxOutputBytes: 4 })
+  const result = await f.run("printf 'a\\377b\\376c'")
+  expect(result.stdout.text).toBe('\uFFFDb\uFFFDc')
+  expect(readFileSync(result.stdout.spillPath!)).toEqual(Buffer.from([0x61, 0xff, 0x62, 0xfe, 0x63]))
+})
+
+test('runs leave no file descriptor open', async () => {
+  f = await fixture({ maxOutputBytes: 100 })
+  const fds = () => readdirSync('/proc/self/fd').length
+  await f.run('true')
+  const before = fds()
+  for (let i = 0; i < 20; i++) await f.run('seq 1 1000; seq 1 1000 >&2; exit 1', { stdin: 'x' })
+  await Promise.all(Array.from({ length: 10 }, () => f.run('sleep 100', { timeoutMs: 50 })))
+  expect(fds()).toBe(before)
+})
+
+test('whatever text goes in on stdin comes back out of `cat` unchanged (property, seeded)', async () => {
+  f = await fixture()
+  const text = fc.string({ unit: 'grapheme', maxLength: 300 }).filter((s) => !s.includes('\0'))
+  await fc.assert(fc.asyncProperty(text, async (input) => {
+    const result = await f.run('cat', { stdin: input })
+    expect(result.stdout.text).toBe(input)
+    expect(result.stdout.totalBytes).toBe(Buffer.byteLength(input))
+  }), { seed: 4242, numRuns: 40 })
 })

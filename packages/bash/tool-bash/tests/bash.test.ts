@@ -141,3 +141,17 @@ test('the result value carries the facts for library callers', async () => {
     stdout: { text: 'abc', truncated: false, totalBytes: 3 }, stderr: { text: '', truncated: false, totalBytes: 0 },
   })
 })
+
+test('a session cwd that does not exist is BASH_INVALID_WORKDIR (not the model\'s argument)', async () => {
+  h = await harness()
+  const gone = join(h.dir, 'gone')
+  const result = await h.call('bash', run('true'), { cwd: gone })
+  expect(result.error).toEqual({ name: 'BashError', code: 'BASH_INVALID_WORKDIR', message: `working directory ${JSON.stringify(gone)} does not exist` })
+})
+
+test('a shell that cannot start is BASH_SPAWN_FAILED, naming it', async () => {
+  h = await harness({ shell: 'dsh-no-such-shell' })
+  const result = await h.call('bash', run('true'))
+  expect(result.error?.code).toBe('BASH_SPAWN_FAILED')
+  expect(result.content[0].text).toMatch(/^Error: cannot start "dsh-no-such-shell": ENOENT/)
+})

@@ -1,3 +1,4 @@
+import fc from 'fast-check'
 import { expect, test } from 'vitest'
 import type { BashRunResult, BashTaskRead, CollectedOutput } from '@deepseek-ai/dsh-bash'
 import { renderRun, renderStarted } from '../src/bash-text.ts'
@@ -113,4 +114,36 @@ test('error texts', () => {
   expect(nulMessage()).toBe('command contains a NUL byte, which no shell command can hold')
   expect(workdirMessage('sub', 'working directory "/w/sub" does not exist'))
     .toBe('invalid workdir "sub": working directory "/w/sub" does not exist; pass an existing directory, absolute or relative to the working directory')
+})
+
+test('renderRun: the output comes first, verbatim, and the markers are the last lines, in order (property, seeded)', () => {
+  const stream = fc.record({ text: fc.string({ unit: 'grapheme', maxLength: 80 }), truncated: fc.boolean() })
+  fc.assert(fc.property(stream, stream, fc.integer({ min: 0, max: 255 }), fc.option(fc.constantFrom('SIGTERM', 'SIGKILL')), fc.boolean(), (o, e, code, signal, timedOut) => {
+    const result = run({
+      stdout: out(o.text, { truncated: o.truncated, spillPath: '/s/out' }), stderr: out(e.text, { truncated: e.truncated, spillPath: '/s/err' }),
+      exitCode: signal ? null : code, signal, timedOut, timeoutMs: 7,
+    })
+    const text = renderRun(result)
+    const expectedMarkers = [
+      ...(timedOut ? ['[timed out after 7ms]'] : []),
+      ...(signal ? [`[killed by signal: ${signal}]`] : code !== 0 ? [`[exit code: ${code}]`] : []),
+    ]
+    const lines = text.split('\n')
+    expect(lines.slice(lines.length - expectedMarkers.length)).toEqual(expectedMarkers)
+    const body = lines.slice(0, lines.length - expectedMarkers.length).join('\n')
+    const shown = o.text !== '' || o.truncated
+    if (shown) expect(body.startsWith(o.text.replace(/\n$/, ''))).toBe(true)
+    if (!shown && e.text === '' && !e.truncated) expect(body).toBe('(no output)')
+    expect(body.includes('[stderr]')).toBe(e.text !== '' || e.truncated || o.text.includes('[stderr]'))
+  }), { seed: 105, numRuns: 500 })
+})
+
+test('renderRead: the new output verbatim, then exactly one status line (property, seeded)', () => {
+  fc.assert(fc.property(fc.string({ unit: 'grapheme', maxLength: 80 }), fc.integer({ min: 0, max: 255 }), (text, code) => {
+    const rendered = renderRead(read({ stdout: inc(text), status: { state: 'completed', exitCode: code } }))
+    const status = `[status: completed, exit code: ${code}]`
+    expect(rendered.endsWith(`\n${status}`)).toBe(true)
+    const body = rendered.slice(0, -status.length)
+    expect(body).toBe(text === '' ? '(no new output)\n' : text.endsWith('\n') ? text : `${text}\n`)
+  }), { seed: 106, numRuns: 500 })
 })
