@@ -115,6 +115,7 @@ export async function createDefaultContext(options: DefaultContextOptions = {}):
   let disposed: Promise<void> | undefined
   const dispose = () => (disposed ??= ctx.fiber.dispose())
   const started: { key: string; fiber: Fiber }[] = []
+  const boundMs = options.startTimeoutMs ?? 10_000
   try {
     for (const item of loaded) {
       // A package that does not export a plugin (yet) is left out rather than breaking every command.
@@ -122,9 +123,12 @@ export async function createDefaultContext(options: DefaultContextOptions = {}):
       const section = item.key === 'system-prompt' ? undefined : config[item.key]
       started.push({ key: item.key, fiber: ctx.plugin(item.plugin, section) })
     }
-    await settle(ctx, started, options.startTimeoutMs ?? 10_000)
+    await waitActive(ctx, started, boundMs)
   } catch (error) {
-    await dispose()
+    // A plugin whose start never ends cannot be unloaded either (Cordis awaits it): bound the clean-up too.
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([dispose(), new Promise((resolve) => { timer = setTimeout(resolve, boundMs) })])
+    clearTimeout(timer)
     throw error
   }
   return { ctx, plugins: started.map((item) => item.key), dispose }
@@ -141,11 +145,11 @@ function failed(message: string, cause?: unknown): DshError {
 }
 
 /**
- * Resolves once every fiber is active. A plugin that failed is named with its error; a plugin still pending when
+ * Resolves once every fiber is active (internal; exported for tests). A plugin that failed is named with its error; a plugin still pending when
  * nothing else is moving waits for a service no loaded plugin provides (named); anything else is bounded by
  * `boundMs`, so a start that never finishes cannot hang the host.
  */
-async function settle(ctx: Context, started: readonly { key: string; fiber: Fiber }[], boundMs: number): Promise<void> {
+export async function waitActive(ctx: Context, started: readonly { key: string; fiber: Fiber }[], boundMs: number): Promise<void> {
   const deadline = Date.now() + boundMs
   let quietTurns = 0
   for (;;) {

@@ -1,0 +1,238 @@
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { createDefaultContext, type DefaultContext } from '../src/index.ts'
+import { dsh, ensureBuilt, processesWith, startDsh, uniqueSleep, until, workspace } from './helpers.ts'
+
+const FILES = {
+  'package.json': '{ "name": "fixture" }\n',
+  'src/a.ts': 'export const a = 1 // TODO: rename\n',
+  'src/b.ts': 'export const b = 2\n// TODO: test b\n',
+  'notes.txt': 'line one\nline two\n',
+}
+
+let host: DefaultContext
+let ws: ReturnType<typeof workspace>
+
+beforeAll(async () => {
+  ensureBuilt()
+  host = await createDefaultContext()
+  ws = workspace(FILES)
+})
+
+afterAll(async () => {
+  await host?.dispose()
+  ws?.cleanup()
+})
+
+/** The text the in-process pipeline gives for the same call in the same directory. */
+async function inProcess(tool: string, args: Record<string, unknown>, cwd: string): Promise<string> {
+  const result = await host.ctx.tools.execute(tool, args, { session: { id: 'in-process', cwd } })
+  return result.content[0].text
+}
+
+function printed(text: string): string {
+  return text.endsWith('\n') ? text : `${text}\n`
+}
+
+const has = (tool: string) => host.ctx.tools.get(tool) !== undefined
+
+describe('dsh --help and --version', () => {
+  test('print to stdout and exit 0, for the command and every subcommand', async () => {
+    const version = await dsh(['--version'])
+    expect(version).toMatchObject({ code: 0, stderr: '' })
+    expect(version.stdout).toMatch(/^dsh \d+\.\d+\.\d+\n$/)
+    for (const args of [['--help'], ['-h'], ['help'], ['call', '--help'], ['tools', '--help'], ['prompt', '--help'], ['mcp', '--help'], ['call', 'grep', '--help']]) {
+      const run = await dsh(args)
+      expect(run, args.join(' ')).toMatchObject({ code: 0, stderr: '' })
+      expect(run.stdout).toMatch(/Usage/)
+    }
+    expect((await dsh(['call', '--help'])).stdout).toMatch(/^Usage: dsh call <tool> \[<json-args>\] \[--cwd DIR\] \[--json\] \[--config FILE\]\n/)
+    expect((await dsh(['mcp', '--version'])).stdout).toBe(version.stdout)
+  })
+})
+
+describe('dsh call', () => {
+  test('glob, grep and read print the same text as the in-process pipeline', async () => {
+    const calls: [string, Record<string, unknown>][] = [
+      ['glob', { pattern: '**/*.ts' }],
+      ['glob', { pattern: '*.nothing' }],
+      ['grep', { pattern: 'TODO' }],
+      ['grep', { pattern: 'TODO', include: '*.ts', path: 'src' }],
+      ['read', { path: 'notes.txt' }],
+      ['read', { path: 'src/b.ts', offset: 2 }],
+    ]
+    for (const [tool, args] of calls.filter(([tool]) => has(tool))) {
+      const run = await dsh(['call', tool, JSON.stringify(args), '--cwd', ws.dir])
+      expect(run, `${tool} ${JSON.stringify(args)}`).toEqual({ code: 0, signal: null, stdout: printed(await inProcess(tool, args, ws.dir)), stderr: '' })
+    }
+  })
+
+  test('without --cwd, relative paths resolve against the current directory', async () => {
+    if (!has('read')) return
+    const run = await dsh(['call', 'read', '{"path":"notes.txt"}'], { cwd: ws.dir })
+    expect(run.code).toBe(0)
+    expect(run.stdout).toBe(printed(await inProcess('read', { path: 'notes.txt' }, ws.dir)))
+  })
+
+  test('--json prints one JSON line {text, isError, error}', async () => {
+    const ok = await dsh(['call', 'glob', '{"pattern":"*.json"}', '--cwd', ws.dir, '--json'])
+    expect(ok.code).toBe(0)
+    expect(ok.stdout.endsWith('\n') && ok.stdout.indexOf('\n') === ok.stdout.length - 1).toBe(true)
+    expect(JSON.parse(ok.stdout)).toEqual({ text: 'package.json', isError: false, error: null })
+    const bad = await dsh(['call', 'glob', '{}', '--json', '--cwd', ws.dir])
+    expect(bad.code).toBe(1)
+    expect(JSON.parse(bad.stdout)).toEqual({
+      text: 'Error: invalid arguments: missing required property "pattern"',
+      isError: true,
+      error: { message: 'invalid arguments: missing required property "pattern"', name: 'HarnessError', code: 'INVALID_ARGS' },
+    })
+  })
+
+  test('arguments can come from stdin with "-"', async () => {
+    const run = await dsh(['call', 'glob', '-', '--cwd', ws.dir], { input: '{"pattern":"*.txt"}' })
+    expect(run).toMatchObject({ code: 0, stdout: 'notes.txt\n' })
+    const bad = await dsh(['call', 'glob', '-'], { input: 'not json' })
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toMatch(/^dsh: the arguments on stdin are not valid JSON/)
+  })
+
+  test('an unknown tool is a tool error: exit 1, the error text, code UNKNOWN_TOOL', async () => {
+    const run = await dsh(['call', 'nope'])
+    expect(run.code).toBe(1)
+    expect(run.stdout).toMatch(/^Error: unknown tool "nope" \(available: .*glob.*\)\n$/)
+    expect(run.stderr).toBe('')
+    const json = await dsh(['call', 'nope', '--json'])
+    expect(JSON.parse(json.stdout).error.code).toBe('UNKNOWN_TOOL')
+  })
+
+  test('a tool error exits 1 and prints the error text', async () => {
+    if (!has('read')) return
+    const run = await dsh(['call', 'read', '{"path":"missing.txt"}', '--cwd', ws.dir])
+    expect(run.code).toBe(1)
+    expect(run.stdout).toBe(printed(await inProcess('read', { path: 'missing.txt' }, ws.dir)))
+    expect(run.stdout).toMatch(/^Error: /)
+  })
+
+  test('malformed JSON arguments exit 2 with a message that shows what to type', async () => {
+    const run = await dsh(['call', 'grep', '{pattern:TODO}'])
+    expect(run.code).toBe(2)
+    expect(run.stdout).toBe('')
+    expect(run.stderr).toMatch(/^dsh: the arguments are not valid JSON \(.*\): pass one JSON object as one shell word, e\.g\. dsh call grep '\{"pattern":"TODO"\}'\nUsage: dsh call <tool> \[<json-args>\] \[--cwd DIR\] \[--json\] \[--config FILE\]\nRun "dsh call --help" for details\.\n$/)
+    const array = await dsh(['call', 'grep', '["TODO"]'])
+    expect(array.code).toBe(2)
+    expect(array.stderr).toMatch(/^dsh: the arguments must be a JSON object, got an array/)
+  })
+
+  test('unknown flags, unknown commands and a missing command exit 2', async () => {
+    for (const args of [['call', 'glob', '--verbose'], ['tools', '--cwd', '.'], ['frobnicate'], []]) {
+      const run = await dsh(args)
+      expect(run.code, args.join(' ')).toBe(2)
+      expect(run.stdout).toBe('')
+      expect(run.stderr).toMatch(/^dsh: .+\nUsage: .+\nRun "dsh( \w+)? --help" for details\.\n$/)
+    }
+    expect((await dsh(['call', 'glob', '--verbose'])).stderr).toMatch(/^dsh: unknown flag --verbose for "dsh call" \(flags: --cwd, --json, --config, --help\)\n/)
+  })
+
+  test('--cwd must be an existing directory (exit 2)', async () => {
+    const missing = await dsh(['call', 'glob', '{"pattern":"*"}', '--cwd', join(ws.dir, 'nope')])
+    expect(missing.code).toBe(2)
+    expect(missing.stderr).toMatch(/^dsh: --cwd .*nope: no such directory\n/)
+    const file = await dsh(['call', 'glob', '{"pattern":"*"}', '--cwd', join(ws.dir, 'notes.txt')])
+    expect(file.code).toBe(2)
+    expect(file.stderr).toMatch(/^dsh: --cwd .*notes\.txt: not a directory\n/)
+  })
+
+  test('an invalid --config exits 2 before anything runs, naming the key', async () => {
+    const cases: [unknown, RegExp][] = [
+      [{ 'tool-fs-serch': {} }, /unknown key "tool-fs-serch" \(known keys: tools, /],
+      [{ 'tool-fs-search': { globMaxResult: 3 } }, /unknown key "tool-fs-search\.globMaxResult" \(known keys there: globMaxResults, /],
+      [{ 'tool-fs-search': { globMaxResults: -1 } }, /invalid value at "tool-fs-search\.globMaxResults": expected number >= 1 but got -1/],
+      [[], /the config must be a JSON object/],
+    ]
+    await Promise.all(cases.map(async ([config, message], index) => {
+      const file = join(ws.dir, `config-${index}.json`)
+      writeFileSync(file, JSON.stringify(config))
+      for (const command of [['call', 'glob', '{"pattern":"*"}'], ['tools'], ['prompt'], ['mcp']]) {
+        const run = await dsh([...command, '--config', file])
+        expect(run.code, `${command[0]} ${JSON.stringify(config)}`).toBe(2)
+        expect(run.stdout).toBe('')
+        expect(run.stderr).toMatch(new RegExp(`^dsh: invalid --config ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: ${message.source}`))
+        expect(run.stderr).toContain(`Run "dsh ${command[0]} --help" for details.`)
+      }
+    }))
+    const missing = await dsh(['tools', '--config', join(ws.dir, 'absent.json')])
+    expect(missing.code).toBe(2)
+    expect(missing.stderr).toMatch(/^dsh: invalid --config .*absent\.json: cannot read .*absent\.json: no such file\n/)
+    writeFileSync(join(ws.dir, 'broken.json'), '{')
+    const broken = await dsh(['tools', '--config', join(ws.dir, 'broken.json')])
+    expect(broken.code).toBe(2)
+    expect(broken.stderr).toMatch(/is not valid JSON/)
+  })
+
+  test('a valid --config changes what the plugins do', async () => {
+    const file = join(ws.dir, 'small.json')
+    writeFileSync(file, JSON.stringify({ 'tool-fs-search': { globMaxResults: 1 } }))
+    const run = await dsh(['call', 'glob', '{"pattern":"**/*.ts"}', '--cwd', ws.dir, '--config', file])
+    expect(run.code).toBe(0)
+    expect(run.stdout.split('\n')[0]).toBe('src/a.ts')
+    expect(run.stdout).toMatch(/Showing 1 of 2/)
+  })
+})
+
+describe('dsh tools and dsh prompt', () => {
+  test('tools --json lists every tool with its JSON Schema as inputSchema', async () => {
+    const run = await dsh(['tools', '--json'])
+    expect(run.code).toBe(0)
+    // Through JSON, as the schemas travel (TypeBox keeps symbol-keyed metadata on them in-process).
+    const expected = host.ctx.tools.schemas().map((s) => ({ name: s.name, description: s.description, inputSchema: s.parameters }))
+    expect(JSON.parse(run.stdout)).toEqual(JSON.parse(JSON.stringify(expected)))
+  })
+
+  test('tools prints one line per tool, in name order', async () => {
+    const run = await dsh(['tools'])
+    expect(run.code).toBe(0)
+    expect(run.stdout.trimEnd().split('\n').map((line) => line.split(' ')[0])).toEqual(host.ctx.tools.list().map((t) => t.name))
+  })
+
+  test('prompt prints the assembled system prompt, byte for byte the same on every run', async () => {
+    const [first, second] = await Promise.all([dsh(['prompt']), dsh(['prompt'])])
+    expect(first).toMatchObject({ code: 0, stderr: '' })
+    expect(first.stdout).toBe(`${host.ctx.systemPrompt.assemble()}\n`)
+    expect(second.stdout).toBe(first.stdout)
+  })
+})
+
+describe('dsh call with bash', () => {
+  test('bash prints the same text as in-process', async () => {
+    if (!has('bash')) return
+    for (const args of [
+      { command: 'echo out; echo err >&2; exit 3', description: 'mixed output' },
+      { command: 'pwd', description: 'where am I' },
+    ]) {
+      const run = await dsh(['call', 'bash', JSON.stringify(args), '--cwd', ws.dir])
+      expect(run.code).toBe(0)
+      expect(run.stdout).toBe(printed(await inProcess('bash', args, ws.dir)))
+    }
+  })
+
+  test('SIGINT aborts a running call: no process is left and the exit code is 130', async () => {
+    if (!has('bash')) return
+    const sleep = uniqueSleep()
+    const { child, exited } = startDsh(['call', 'bash', JSON.stringify({ command: sleep.command, description: 'wait' }), '--cwd', ws.dir])
+    await until(() => processesWith(sleep.marker).length > 0, 'the sleep to start')
+    child.kill('SIGINT')
+    const run = await exited
+    expect(run.code).toBe(130)
+    expect(processesWith(sleep.marker)).toEqual([])
+  })
+
+  test('a background task does not outlive dsh call', async () => {
+    if (!has('bash')) return
+    const sleep = uniqueSleep()
+    const run = await dsh(['call', 'bash', JSON.stringify({ command: sleep.command, description: 'bg', run_in_background: true }), '--cwd', ws.dir])
+    expect(run.code).toBe(0)
+    expect(run.stdout).toMatch(/^started background task bash-1/)
+    expect(processesWith(sleep.marker)).toEqual([])
+  })
+})

@@ -1,0 +1,165 @@
+import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
+import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js'
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..')
+export const BIN = join(ROOT, 'packages/host/cli/dist/bin.js')
+
+/**
+ * Builds the `dsh` command (and what it references) once per test run. Test files run in parallel, so the
+ * build is serialised with a lock directory: two tsc processes writing the same dist files would race.
+ */
+export function ensureBuilt(): void {
+  const lock = join(tmpdir(), `dsh-host-tests-build-${process.getuid?.() ?? 'user'}.lock`)
+  const wait = new Int32Array(new SharedArrayBuffer(4))
+  for (let attempt = 0; ; attempt++) {
+    try {
+      mkdirSync(lock)
+      break
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+      // A lock older than two minutes belongs to a run that died.
+      try {
+        if (Date.now() - statSync(lock).mtimeMs > 120_000) rmdirSync(lock)
+      } catch {}
+      if (attempt > 1200) throw new Error(`another build holds ${lock} for too long`)
+      Atomics.wait(wait, 0, 0, 100)
+    }
+  }
+  try {
+    execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', 'packages/host/cli'], { cwd: ROOT, stdio: 'pipe' })
+  } catch (error) {
+    const output = (error as { stdout?: Buffer }).stdout?.toString() ?? ''
+    throw new Error(`tsc -b packages/host/cli failed:\n${output}`)
+  } finally {
+    rmdirSync(lock)
+  }
+}
+
+export interface Run {
+  code: number | null
+  signal: NodeJS.Signals | null
+  stdout: string
+  stderr: string
+}
+
+/** Runs the built `dsh` with `args`; resolves when it exited. */
+export function dsh(args: readonly string[], options: { cwd?: string; input?: string } = {}): Promise<Run> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd ?? ROOT, stdio: ['pipe', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
+    child.on('error', fail)
+    child.on('close', (code, signal) => done({ code, signal, stdout, stderr }))
+    child.stdin.end(options.input ?? '')
+  })
+}
+
+/** Starts the built `dsh` without waiting for it (for signals). */
+export function startDsh(args: readonly string[], options: { cwd?: string } = {}): { child: ChildProcessWithoutNullStreams; exited: Promise<Run> } {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd ?? ROOT, stdio: ['pipe', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
+  const exited = new Promise<Run>((done) => child.on('close', (code, signal) => done({ code, signal, stdout, stderr })))
+  return { child, exited }
+}
+
+/** A temp directory with files (mtimes pinned one second apart, in the given order); remove with `cleanup`. */
+export function workspace(files: Record<string, string>): { dir: string; cleanup(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'dsh-host-test-'))
+  let mtime = 1_700_000_000
+  for (const [path, content] of Object.entries(files)) {
+    const full = join(dir, path)
+    mkdirSync(dirname(full), { recursive: true })
+    writeFileSync(full, content)
+    utimesSync(full, mtime, mtime)
+    mtime++
+  }
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) }
+}
+
+/**
+ * A `sleep` with a duration no other process on the machine uses, as a shell command: the duration (the marker)
+ * appears in the sleep's command line only — the shell joins the quoted halves, so the command text that
+ * travels through dsh's own argv or stdin never contains it.
+ */
+export function uniqueSleep(): { command: string; marker: string } {
+  const digits = `${String(process.pid).padStart(7, '0')}${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}`
+  return { command: `sleep 1000.${digits.slice(0, 6)}"${digits.slice(6)}"`, marker: `1000.${digits}` }
+}
+
+/** Pids of live processes whose command line contains `marker`. */
+export function processesWith(marker: string): number[] {
+  const pids: number[] = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(marker)) pids.push(Number(entry))
+    } catch {}
+  }
+  return pids
+}
+
+/** Polls `check` until it is true (bounded by turns of `everyMs`, never by a deadline assertion). */
+export async function until(check: () => boolean, what: string, { everyMs = 20, turns = 1500 } = {}): Promise<void> {
+  for (let turn = 0; turn < turns; turn++) {
+    if (check()) return
+    await new Promise((resolve) => setTimeout(resolve, everyMs))
+  }
+  throw new Error(`gave up waiting: ${what}`)
+}
+
+/**
+ * An MCP client transport over a `dsh mcp` child that the test owns, so it can end stdin, send signals and read
+ * the exit status (the SDK's StdioClientTransport hides the child and escalates to signals on close).
+ */
+export class ChildTransport implements Transport {
+  readonly child: ChildProcessWithoutNullStreams
+  readonly exited: Promise<Run>
+  onclose?: () => void
+  onerror?: (error: Error) => void
+  onmessage?: (message: JSONRPCMessage) => void
+  private readonly buffer = new ReadBuffer()
+
+  constructor(args: readonly string[], options: { cwd?: string } = {}) {
+    const started = startDsh(args, options)
+    this.child = started.child
+    this.exited = started.exited
+  }
+
+  async start(): Promise<void> {
+    this.child.stdout.removeAllListeners('data')
+    this.child.stdout.setEncoding('utf8')
+    let stdout = ''
+    this.child.stdout.on('data', (chunk: string) => {
+      stdout += chunk
+      this.buffer.append(Buffer.from(chunk))
+      for (let message = this.buffer.readMessage(); message; message = this.buffer.readMessage()) this.onmessage?.(message)
+    })
+    void this.exited.then((run) => {
+      run.stdout = stdout
+      this.onclose?.()
+    })
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    return new Promise((done) => {
+      if (this.child.stdin.write(serializeMessage(message))) done()
+      else this.child.stdin.once('drain', done)
+    })
+  }
+
+  /** Ends the server's stdin: the client went away. */
+  async close(): Promise<void> {
+    this.child.stdin.end()
+  }
+}
