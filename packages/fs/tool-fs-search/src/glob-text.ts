@@ -14,7 +14,7 @@ export function globDescription(maxResults: number): string {
     'Find files whose path matches a glob pattern, e.g. "**/*.ts" or "src/**/test_*.py".',
     'Syntax: "*" matches within one path component, "**" across directories, "?" one character, "[abc]" a class, "{a,b}" alternatives; a pattern without "/" matches file names at any depth, a pattern with "/" is matched relative to path.',
     'Lists hidden files and files ignored by .gitignore; never the contents of .git, .svn, .hg, .bzr, .jj or .sl directories.',
-    `Prints one path per line, relative to the working directory, oldest modification first (ties in path order). At most ${maxResults} paths are shown; when there are more, the complete list is saved to a file and the result says where.`,
+    `Prints one path per line, relative to the working directory, oldest modification first (ties in path order). At most ${maxResults} paths are shown; when there are more, the result says where the complete list was saved.`,
   ].join(' ')
 }
 

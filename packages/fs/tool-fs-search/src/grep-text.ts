@@ -15,7 +15,7 @@ export function grepDescription(maxMatches: number, maxLineBytes: number): strin
     'Search file contents with a regular expression (ripgrep\'s Rust regex syntax, e.g. "fn\\s+main" or "TODO|FIXME"; escape literal metacharacters such as "\\(" or "\\."). Matches are found within single lines.',
     'path is a directory to walk or a single file (default: the working directory). During a walk, files ignored by .gitignore or .ignore, hidden files and directories, and binary files are skipped; a file named in path is always searched.',
     'include limits the walk to files matching ONE glob, e.g. "*.py" or "*.{ts,tsx}".',
-    `Prints "Found N matches" (N counts matching lines), then per file, in path order, its path and "Line <n>: <text>" rows. At most ${maxMatches} lines are shown; when there are more, the complete result is saved to a file and the result says where. Lines longer than ${maxLineBytes} bytes are cut and marked "(line truncated)".`,
+    `Prints "Found N matches" (N counts matching lines), then per file, in path order, its path and "Line <n>: <text>" rows. At most ${maxMatches} lines are shown; when there are more, the result says where the complete result was saved. Lines longer than ${maxLineBytes} bytes are cut and marked "(line truncated)".`,
   ].join(' ')
 }
 

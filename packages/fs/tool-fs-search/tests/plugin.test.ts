@@ -1,9 +1,10 @@
+import { readFileSync } from 'node:fs'
 import { afterEach, expect, test } from 'vitest'
 import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
 import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
 import FsSearch, { Config } from '../src/index.ts'
-import { GLOB_PROMPT } from '../src/glob-text.ts'
-import { GREP_PROMPT } from '../src/grep-text.ts'
+import { GLOB_PROMPT, GlobParameters, globDescription } from '../src/glob-text.ts'
+import { GREP_PROMPT, GrepParameters, grepDescription } from '../src/grep-text.ts'
 import { Subprocess } from './helpers.ts'
 
 let t: TestContext
@@ -70,4 +71,17 @@ test('schema problems are reported by the registry as INVALID_ARGS', async () =>
   const result = await t.ctx.tools.execute('grep', { pattern: '', paht: 'x' })
   expect(result.error?.code).toBe('INVALID_ARGS')
   expect(result.content[0].text).toBe('Error: invalid arguments: unexpected property "paht"; property "pattern" must not be shorter than 1 characters')
+})
+
+test('the README states the exact prompt texts, descriptions and parameter descriptions', async () => {
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
+  expect(readme).toContain(`\`\`\`\n${GLOB_PROMPT}\n\`\`\``)
+  expect(readme).toContain(`\`\`\`\n${GREP_PROMPT}\n\`\`\``)
+  expect(readme).toContain(`\`\`\`\n${globDescription(100)}\n\`\`\``)
+  expect(readme).toContain(`\`\`\`\n${grepDescription(250, 2000)}\n\`\`\``)
+  for (const schema of [GlobParameters, GrepParameters]) {
+    for (const [key, property] of Object.entries(schema.properties)) {
+      expect(readme).toContain(`"${key}": { "minLength": 1, "description": ${JSON.stringify(property.description)}, "type": "string" }`)
+    }
+  }
 })
