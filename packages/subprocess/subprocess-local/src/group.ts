@@ -9,6 +9,23 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
   }
 }
 
+/**
+ * `kill(pid, 0)`: undefined when the target exists, else the error code. The expected "gone" answer (ESRCH) comes
+ * as an exception; skipping its stack trace makes the check at every leader's exit several times cheaper.
+ */
+function probe(pid: number): string | undefined {
+  const limit = Error.stackTraceLimit
+  Error.stackTraceLimit = 0
+  try {
+    process.kill(pid, 0)
+    return undefined
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code ?? 'UNKNOWN'
+  } finally {
+    Error.stackTraceLimit = limit
+  }
+}
+
 /** State letter and process group of `pid` from /proc, or undefined when it does not exist (or no /proc). */
 function stat(pid: number | string): { state: string; pgrp: number } | undefined {
   let text: string
@@ -45,11 +62,8 @@ export class GroupWatch {
   constructor(readonly pgid: number) {}
 
   alive(): boolean {
-    try {
-      process.kill(-this.pgid, 0)
-    } catch (error) {
-      return (error as NodeJS.ErrnoException).code === 'EPERM'
-    }
+    const failure = probe(-this.pgid)
+    if (failure !== undefined) return failure === 'EPERM'
     if (!hasProc) return true
     if (this.member !== undefined) {
       const s = stat(this.member)
@@ -77,11 +91,8 @@ export class GroupWatch {
 
 /** True while `pid` exists and is not a zombie (test and diagnostics helper). */
 export function processRuns(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
+  const failure = probe(pid)
+  if (failure !== undefined) return failure === 'EPERM'
   const s = hasProc ? stat(pid) : undefined
   return s === undefined ? !hasProc : running(s.state)
 }

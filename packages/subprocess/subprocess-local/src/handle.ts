@@ -79,7 +79,7 @@ export class LocalHandle implements SubprocessHandle {
         this.poll(1)
       })
     })
-    this.done = this.exited.then(async (status) => {
+    this.done = finished.length === 0 ? this.exited : this.exited.then(async (status) => {
       await Promise.all(finished)
       return status
     })

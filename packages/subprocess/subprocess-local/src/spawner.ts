@@ -1,0 +1,77 @@
+import { spawn as spawnChild, type ChildProcess, type StdioOptions } from 'node:child_process'
+import { mkdirSync, mkdtempSync } from 'node:fs'
+import { rmdir } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { childEnv, SubprocessError, SubprocessErrorCode, type OutputDisposition, type SpawnRequest } from '@deepseek-ai/dsh-subprocess'
+import { LocalHandle } from './handle.ts'
+import { checkRequest, spawnFailure } from './request.ts'
+
+const stdio = (mode: OutputDisposition) => (typeof mode === 'object' ? 'pipe' : mode)
+
+/**
+ * The provider's state and behaviour, kept out of the Cordis service object (every property read on a service
+ * goes through Cordis' tracing proxy; the hot path should not).
+ */
+export class Spawner {
+  /** Every handle whose tree may still run or whose output is not complete yet. */
+  private readonly live = new Set<LocalHandle>()
+  private closed = false
+  private dir: string | undefined
+  private spills = 0
+
+  constructor(private readonly spillDir: string | undefined) {}
+
+  async spawn(request: SpawnRequest): Promise<LocalHandle> {
+    checkRequest(request)
+    if (this.closed) {
+      throw new SubprocessError(`cannot start ${JSON.stringify(request.argv[0])}: the subprocess provider was disposed`, { code: SubprocessErrorCode.SUBPROCESS_SPAWN_FAILED })
+    }
+    if (request.signal?.aborted) {
+      throw new SubprocessError(`${JSON.stringify(request.argv[0])} was not started: the call was cancelled`, { code: SubprocessErrorCode.SUBPROCESS_ABORTED, cause: request.signal.reason })
+    }
+    const [file, ...args] = request.argv as [string, ...string[]]
+    const modes: StdioOptions = [request.stdin === 'ignore' ? 'ignore' : 'pipe', stdio(request.stdout), stdio(request.stderr)]
+    let child: ChildProcess
+    try {
+      child = spawnChild(file, args, { cwd: request.cwd, env: childEnv(request.env), stdio: modes, detached: true })
+    } catch (error) {
+      throw spawnFailure(request, error)
+    }
+    if (child.pid === undefined) {
+      const error = await new Promise((resolve) => child.once('error', resolve))
+      throw spawnFailure(request, error)
+    }
+    const handle = new LocalHandle(child, request, {
+      spillPath: (pid, stream) => this.spillPath(pid, stream),
+      // Tracked until the tree is gone and its output is complete (spill files flushed), so close() awaits both.
+      gone: (gone) => void gone.done.then(() => this.live.delete(gone)),
+    })
+    this.live.add(handle)
+    return handle
+  }
+
+  /** At host exit: SIGKILL every tree still tracked, synchronously (no grace, no waiting). */
+  killAll(): void {
+    for (const handle of this.live) handle.kill()
+  }
+
+  /** Refuses new spawns, terminates every live tree and waits until each is gone with its output complete. */
+  async close(): Promise<void> {
+    this.closed = true
+    const handles = [...this.live]
+    for (const handle of handles) handle.terminate()
+    await Promise.all(handles.map((handle) => Promise.all([handle.waitForExit(), handle.done])))
+    // Removed only if no spill file was kept in it: kept files outlive the provider.
+    if (this.dir) await rmdir(this.dir).catch(() => {})
+  }
+
+  private spillPath(pid: number, stream: string): string {
+    if (!this.dir) {
+      const parent = resolve(this.spillDir ?? tmpdir())
+      mkdirSync(parent, { recursive: true, mode: 0o700 })
+      this.dir = mkdtempSync(join(parent, 'dsh-subprocess-'))
+    }
+    return join(this.dir, `${++this.spills}-${pid}-${stream}.log`)
+  }
+}
