@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { getEventListeners } from 'node:events'
 import { join } from 'node:path'
 import { afterEach, beforeEach, expect, test } from 'vitest'
@@ -75,4 +75,18 @@ test('an invalid config fails the plugin and names the key', async () => {
   const t = await createTestContext({ withTools: false })
   await expect(t.active(t.ctx.plugin(LocalSubprocess, { spillDir: 42 } as never))).rejects.toThrow()
   await expect(t.dispose()).rejects.toThrow(/ValidationError[^]*spillDir/)
+})
+
+test('an unusable spill directory costs the spill file, never the output or the process', async () => {
+  const blocker = join(f.dir, 'not-a-directory')
+  writeFileSync(blocker, '')
+  const t = await ownProvider(join(blocker, 'spill'))
+  const handle = await t.ctx.subprocess.spawn({
+    argv: ['head', '-c', '5000', '/dev/zero'], cwd: f.dir, stdin: 'ignore', graceMs: 100,
+    stdout: { maxBytes: 10, spill: { maxBytes: 100000 } }, stderr: 'ignore',
+  })
+  expect(await handle.done).toEqual({ exitCode: 0, signal: null })
+  expect(handle.collected.stdout!.spillPath).toBeUndefined()
+  expect(handle.collected.stdout!.readFrom(0)).toEqual({ text: '\0'.repeat(10), nextOffset: 5000, lossy: true })
+  await t.dispose()
 })
