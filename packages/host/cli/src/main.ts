@@ -30,6 +30,10 @@ function usage(command: CommandName | undefined, message: string): Promise<numbe
 
 /** Runs one command line and resolves with the exit code; the caller exits with it. */
 export async function main(argv: readonly string[]): Promise<number> {
+  // A reader that went away (`dsh call … | head -1`) is not a failure of the call: stop writing, clean up, exit.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') process.stderr.write(`dsh: cannot write to stdout: ${error.message}\n`)
+  })
   const invocation = parseArgs(argv)
   switch (invocation.kind) {
     case 'help':

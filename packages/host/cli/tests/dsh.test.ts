@@ -134,6 +134,13 @@ describe('dsh call', () => {
     expect((await dsh(['call', 'glob', '--verbose'])).stderr).toMatch(/^dsh: unknown flag --verbose for "dsh call" \(flags: --cwd, --json, --config, --help\)\n/)
   })
 
+  test('a reader that goes away early (EPIPE) is not an error: dsh cleans up and exits with the call\'s code', async () => {
+    const { child, exited } = startDsh(['call', 'glob', '{"pattern":"**/*"}', '--cwd', ws.dir])
+    child.stdout.destroy()
+    const run = await exited
+    expect(run).toMatchObject({ code: 0, signal: null, stderr: '' })
+  })
+
   test('--cwd must be an existing directory (exit 2)', async () => {
     const missing = await dsh(['call', 'glob', '{"pattern":"*"}', '--cwd', join(ws.dir, 'nope')])
     expect(missing.code).toBe(2)
