@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Context } from 'cordis'
 import { LocalSubprocess } from '@deepseek-ai/dsh-subprocess-local'
+import { childEnv } from '@deepseek-ai/dsh-subprocess'
 import { median, mib, peakRssDuring, ratio, row } from './lib.mjs'
 
 const GiB = 1073741824
@@ -18,8 +19,8 @@ await ctx.plugin(LocalSubprocess, { spillDir: spillRoot })
 const seam = ctx.subprocess
 const base = { cwd: process.cwd(), stdin: 'ignore', graceMs: 1000 }
 
-const bareExit = (file, args, stdio, detached = false) => new Promise((resolve, reject) => {
-  const child = spawn(file, args, { stdio, detached })
+const bareExit = (file, args, stdio, options = {}) => new Promise((resolve, reject) => {
+  const child = spawn(file, args, { stdio, ...options })
   child.once('error', reject)
   if (child.stdout) child.stdout.resume()
   if (child.stderr) child.stderr.resume()
@@ -34,7 +35,8 @@ const bareExit = (file, args, stdio, detached = false) => new Promise((resolve, 
 const SPAWNS = 600
 const candidates = {
   bareIgnore: () => bareExit('true', [], 'ignore'),
-  bareDetached: () => bareExit('true', [], 'ignore', true),
+  bareDetached: () => bareExit('true', [], 'ignore', { detached: true }),
+  bareSeamOptions: () => bareExit('true', [], 'ignore', { detached: true, cwd: process.cwd(), env: childEnv() }),
   seamIgnore: async () => { await (await seam.spawn({ ...base, argv: ['true'], stdout: 'ignore', stderr: 'ignore' })).done },
   barePipes: () => bareExit('true', [], ['ignore', 'pipe', 'pipe']),
   seamCollect: async () => { await (await seam.spawn({ ...base, argv: ['true'], stdout: { maxBytes: 64000 }, stderr: { maxBytes: 64000 } })).done },
@@ -51,7 +53,8 @@ const spawnMs = Object.fromEntries(Object.entries(samples).map(([name, values]) 
 console.log(`per-spawn cost of \`true\` (median of ${SPAWNS} spawns each, interleaved)`)
 row('  bare child_process.spawn, stdio ignore', `${spawnMs.bareIgnore.toFixed(3)} ms`)
 row('  bare child_process.spawn, stdio ignore, detached (setsid)', `${spawnMs.bareDetached.toFixed(3)} ms  ${ratio(spawnMs.bareDetached, spawnMs.bareIgnore)}`)
-row('  seam spawn + done, stdout/stderr ignore', `${spawnMs.seamIgnore.toFixed(3)} ms  ${ratio(spawnMs.seamIgnore, spawnMs.bareIgnore)} of bare (goal <= 1.15×), ${ratio(spawnMs.seamIgnore, spawnMs.bareDetached)} of bare detached`)
+row('  bare, detached + cwd + scrubbed env (what the seam asks)', `${spawnMs.bareSeamOptions.toFixed(3)} ms  ${ratio(spawnMs.bareSeamOptions, spawnMs.bareIgnore)}`)
+row('  seam spawn + done, stdout/stderr ignore', `${spawnMs.seamIgnore.toFixed(3)} ms  ${ratio(spawnMs.seamIgnore, spawnMs.bareIgnore)} of bare (goal <= 1.15×), ${ratio(spawnMs.seamIgnore, spawnMs.bareSeamOptions)} of bare with the same options`)
 row('  bare child_process.spawn, stdout/stderr pipes read', `${spawnMs.barePipes.toFixed(3)} ms`)
 row('  seam spawn + done, stdout/stderr collected', `${spawnMs.seamCollect.toFixed(3)} ms  ${ratio(spawnMs.seamCollect, spawnMs.barePipes)}`)
 
@@ -59,13 +62,15 @@ row('  seam spawn + done, stdout/stderr collected', `${spawnMs.seamCollect.toFix
 const head = ['head', '-c', String(GiB), '/dev/zero']
 const rates = { shell: [], bareNode: [], collect: [] }
 let collectPeak = 0
+let barePeak = 0
 for (let round = 0; round < 3; round++) {
   let t = performance.now()
   await bareExit('sh', ['-c', `${head.join(' ')} | cat > /dev/null`], 'ignore')
   rates.shell.push(performance.now() - t)
   t = performance.now()
-  await bareExit(head[0], head.slice(1), ['ignore', 'pipe', 'ignore'])
+  const bare = await peakRssDuring(() => bareExit(head[0], head.slice(1), ['ignore', 'pipe', 'ignore']))
   rates.bareNode.push(performance.now() - t)
+  barePeak = Math.max(barePeak, bare.peakGrowth)
   t = performance.now()
   const { result, peakGrowth } = await peakRssDuring(async () => {
     const handle = await seam.spawn({ ...base, argv: head, stdout: { maxBytes: 64000 }, stderr: { maxBytes: 64000 } })
@@ -82,6 +87,7 @@ console.log('\n1 GiB of /dev/zero (median of 3 rounds)')
 row('  head | cat > /dev/null (physical limit, no Node)', `${shell.toFixed(0)} ms  ${gibPerS(shell)}`)
 row('  bare Node pipe, read and discarded', `${bareNode.toFixed(0)} ms  ${gibPerS(bareNode)}  throughput ${ratio(shell, bareNode)} of the limit`)
 row('  seam collect mode (64 000-byte tail)', `${collect.toFixed(0)} ms  ${gibPerS(collect)}  throughput ${ratio(shell, collect)} of the limit, ${ratio(bareNode, collect)} of bare Node`)
+row('  bare Node pipe, peak RSS growth (worst round)', mib(barePeak))
 row('  seam collect mode, peak RSS growth (worst round)', `${mib(collectPeak)} (goal < 64 MiB)`)
 
 // 3. 256 MiB through collect mode with spill: the file writer must not buffer what the disk has not taken.

@@ -11,7 +11,8 @@ export class TailBuffer {
   total = 0
 
   constructor(readonly capacity: number) {
-    this.ring = Buffer.allocUnsafe(Math.min(capacity, 16384))
+    // Allocated on the first bytes: most children write little or nothing.
+    this.ring = Buffer.alloc(0)
   }
 
   /** Absolute stream offset of the oldest held byte. */
@@ -31,7 +32,7 @@ export class TailBuffer {
       return
     }
     if (this.held + chunk.length > this.ring.length && this.ring.length < cap) {
-      const grown = Buffer.allocUnsafe(Math.min(cap, Math.max(this.held + chunk.length, this.ring.length * 2)))
+      const grown = Buffer.allocUnsafe(Math.min(cap, Math.max(this.held + chunk.length, this.ring.length * 2, 4096)))
       this.copyOut(grown, 0, this.held)
       this.ring = grown
       this.head = 0
@@ -60,6 +61,7 @@ export class TailBuffer {
 
   /** Copies `length` held bytes starting `skip` bytes after the oldest one into `target`. */
   private copyOut(target: Buffer, skip: number, length: number): void {
+    if (length === 0) return
     const size = this.ring.length
     const from = (this.head + skip) % size
     const first = Math.min(length, size - from)
