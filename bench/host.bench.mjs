@@ -1,6 +1,8 @@
 // Host costs: cold start of `dsh call` against a bare `node -e 0`, and what a tool call over an open MCP
 // connection adds to the same call made in-process. Run `npx tsc -b` first (it imports the built packages).
 import { spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
@@ -14,55 +16,70 @@ import { median, ratio, row, sideBySide } from './lib.mjs'
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const bin = join(root, 'packages/host/cli/dist/bin.js')
 
-function run(args) {
-  const result = spawnSync(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
+// A small project directory, so that the figure is the host's start-up and not ripgrep walking a big tree
+// (the checkout's node_modules: glob lists ignored files too).
+const project = mkdtempSync(join(tmpdir(), 'dsh-host-bench-'))
+for (const name of ['package.json', 'tsconfig.json', 'README.md', 'index.ts']) writeFileSync(join(project, name), '{}\n')
+
+function run(command, args) {
+  const result = spawnSync(command, args, { cwd: project, stdio: ['ignore', 'pipe', 'pipe'] })
   if (result.status !== 0) throw new Error(`${args.join(' ')} exited ${result.status}: ${result.stderr}`)
 }
+const { rgPath: rg } = await import('@vscode/ripgrep')
 
-console.log('Cold start (wall time of one process, median of 11 interleaved rounds)')
+console.log('Cold start in a 4-file directory (wall time of one process, median of 11 interleaved rounds)')
 const cold = await sideBySide({
-  'node -e 0': () => run(['-e', '0']),
-  'dsh --version': () => run([bin, '--version']),
-  'dsh call glob {"pattern":"*.json"}': () => run([bin, 'call', 'glob', '{"pattern":"*.json"}']),
+  'node -e 0': () => run(process.execPath, ['-e', '0']),
+  'rg --files --glob=*.json (the tool\'s own work)': () => run(rg, ['--files', '--glob=*.json', '--no-ignore', '--hidden']),
+  'dsh --version': () => run(process.execPath, [bin, '--version']),
+  'dsh call glob {"pattern":"*.json"}': () => run(process.execPath, [bin, 'call', 'glob', '{"pattern":"*.json"}']),
 }, { rounds: 11, warmup: 2 })
+rmSync(project, { recursive: true, force: true })
 const floor = cold['node -e 0']
 for (const [name, ms] of Object.entries(cold)) row(name, `${ms.toFixed(1)} ms  ${ratio(ms, floor)} node -e 0`)
 row('goal: dsh call glob ≤ 4× node -e 0', ratio(cold['dsh call glob {"pattern":"*.json"}'], floor))
 
-// The trivial call: read a 20-line file (no process spawned), in the same session directory each way.
+// Trivial calls, each made three ways in turn (so that machine noise hits all alike): in-process, over the MCP
+// protocol in the same process, and over stdio to a `dsh mcp` child. Same session directory each way.
 const CALLS = 400
-const args = { path: 'package.json' }
+const TRIVIAL = [
+  ['read package.json (20 lines)', 'read', { path: 'package.json' }],
+  ['bash_output of an unknown task (pipeline only)', 'bash_output', { task_id: 'bash-999' }],
+]
 
-async function timed(call) {
-  for (let i = 0; i < 50; i++) await call() // warm-up: JIT, ajv compile, file cache
-  const samples = []
-  for (let i = 0; i < CALLS; i++) {
-    const start = performance.now()
-    await call()
-    samples.push(performance.now() - start)
-  }
-  return median(samples)
-}
-
-console.log(`\nOne trivial tool call (read package.json), median of ${CALLS} sequential calls`)
 const host = await createDefaultContext()
 const session = { id: 'bench', cwd: root }
-const inProcess = await timed(() => host.ctx.tools.execute('read', args, { session }))
-
 const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
 await connect(host.ctx, serverSide, { cwd: root })
 const memoryClient = new Client({ name: 'bench', version: '0' })
 await memoryClient.connect(clientSide)
-const inMemory = await timed(() => memoryClient.callTool({ name: 'read', arguments: args }))
-await memoryClient.close()
-await host.dispose()
-
 const stdioClient = new Client({ name: 'bench', version: '0' })
 await stdioClient.connect(new StdioClientTransport({ command: process.execPath, args: [bin, 'mcp', '--cwd', root], cwd: root, stderr: 'inherit' }))
-const overStdio = await timed(() => stdioClient.callTool({ name: 'read', arguments: args }))
-await stdioClient.close()
 
-row('in-process ctx.tools.execute', `${(inProcess * 1000).toFixed(0)} µs`)
-row('MCP protocol in-process (InMemoryTransport)', `${(inMemory * 1000).toFixed(0)} µs  (+${((inMemory - inProcess) * 1000).toFixed(0)} µs)`)
-row('MCP over stdio to `dsh mcp` (client + server + pipes)', `${(overStdio * 1000).toFixed(0)} µs  (+${((overStdio - inProcess) * 1000).toFixed(0)} µs)`)
-row('goal: added by MCP over stdio < 1000 µs', `${((overStdio - inProcess) * 1000).toFixed(0)} µs`)
+async function lap(fn) {
+  const start = performance.now()
+  await fn()
+  return performance.now() - start
+}
+
+for (const [label, name, args] of TRIVIAL) {
+  const ways = {
+    inProcess: () => host.ctx.tools.execute(name, args, { session }),
+    inMemory: () => memoryClient.callTool({ name, arguments: args }),
+    stdio: () => stdioClient.callTool({ name, arguments: args }),
+  }
+  const samples = { inProcess: [], inMemory: [], stdio: [] }
+  for (let i = 0; i < 50; i++) for (const fn of Object.values(ways)) await fn() // warm-up: JIT, ajv compile
+  for (let i = 0; i < CALLS; i++) for (const [way, fn] of Object.entries(ways)) samples[way].push(await lap(fn))
+  const [p, m, s] = [median(samples.inProcess), median(samples.inMemory), median(samples.stdio)]
+  const us = (ms) => `${(ms * 1000).toFixed(0)} µs`
+  console.log(`\nOne trivial call: ${label}, median of ${CALLS} interleaved calls`)
+  row('in-process ctx.tools.execute', us(p))
+  row('MCP protocol in-process (InMemoryTransport)', `${us(m)}  (+${us(m - p)})`)
+  row('MCP over stdio to `dsh mcp` (client + server + pipes)', `${us(s)}  (+${us(s - p)})`)
+  row('goal: added by MCP over stdio < 1000 µs', us(s - p))
+}
+
+await memoryClient.close()
+await stdioClient.close()
+await host.dispose()
