@@ -1,49 +1,67 @@
-import { StringDecoder } from 'node:string_decoder'
 import type { SearchRoot } from './paths.ts'
-import { decodeLossy, joinDisplay, pathKey, relativeBytes, sortInPathOrder, truncateUtf8 } from './paths.ts'
+import { decodeLossy, joinDisplay, pathKey, relativeBytes, relativeKey, sortInPathOrder, truncateUtf8 } from './paths.ts'
 
 /**
  * Splits a byte stream into records that end with `separator` (a newline for `rg --json`, NUL for
- * `rg --files --null`). It holds at most one unfinished record: the raw output is never one string. `utf8` for
- * JSON (a character cut between chunks is completed by the next one), `latin1` for names (one character per byte,
- * so any name, UTF-8 or not, survives exactly).
+ * `rg --files --null`). It holds at most one unfinished record, as bytes: the raw output is never one string. The
+ * separator is one ASCII byte, so a cut there never splits a UTF-8 character; `latin1` (one character per byte)
+ * keeps any name, UTF-8 or not, exact.
  */
 export class RecordSplitter {
-  private readonly decoder: StringDecoder
-  private pending = ''
+  private pending: Buffer[] = []
+  private pendingBytes = 0
+  private readonly separatorChar: string
 
-  constructor(private readonly separator: '\n' | '\0', encoding: 'utf8' | 'latin1', private readonly onRecord: (record: string) => void) {
-    this.decoder = new StringDecoder(encoding)
+  constructor(private readonly separator: 0x0a | 0x00, private readonly encoding: 'utf8' | 'latin1', private readonly onRecord: (record: string) => void) {
+    this.separatorChar = String.fromCharCode(separator)
   }
 
-  /** Characters of the record still waiting for its separator. */
+  /** Bytes of the record still waiting for its separator. */
   get pendingLength(): number {
-    return this.pending.length
+    return this.pendingBytes
   }
 
   push(chunk: Buffer): void {
-    const text = this.decoder.write(chunk)
-    let end = text.indexOf(this.separator)
-    if (end === -1) {
-      this.pending += text
+    const last = chunk.lastIndexOf(this.separator)
+    if (last === -1) {
+      this.pending.push(chunk)
+      this.pendingBytes += chunk.length
       return
     }
-    const first = this.pending + text.slice(0, end)
-    this.pending = ''
-    this.onRecord(first)
-    let start = end + 1
-    while ((end = text.indexOf(this.separator, start)) !== -1) {
-      this.onRecord(text.slice(start, end))
-      start = end + 1
+    let start = 0
+    if (this.pendingBytes > 0) {
+      const first = chunk.indexOf(this.separator)
+      this.pending.push(chunk.subarray(0, first))
+      const record = Buffer.concat(this.pending).toString(this.encoding)
+      this.pending = []
+      this.pendingBytes = 0
+      this.onRecord(record)
+      start = first + 1
     }
-    this.pending = text.slice(start)
+    if (start <= last) {
+      // The complete records of this chunk, decoded at once and cut apart as a string.
+      const text = chunk.toString(this.encoding, start, last)
+      let from = 0
+      let end: number
+      while ((end = text.indexOf(this.separatorChar, from)) !== -1) {
+        this.onRecord(text.slice(from, end))
+        from = end + 1
+      }
+      this.onRecord(from === 0 ? text : text.slice(from))
+    }
+    if (last + 1 < chunk.length) {
+      this.pending.push(chunk.subarray(last + 1))
+      this.pendingBytes += chunk.length - last - 1
+    }
   }
 
   /** The stream ended: a last record without its separator still counts. */
   end(): void {
-    const rest = this.pending + this.decoder.end()
-    this.pending = ''
-    if (rest !== '') this.onRecord(rest)
+    if (this.pendingBytes === 0) return
+    const record = Buffer.concat(this.pending).toString(this.encoding)
+    this.pending = []
+    this.pendingBytes = 0
+    this.onRecord(record)
   }
 }
 
@@ -89,7 +107,11 @@ export class GrepCollector {
   private lastFile: GrepFile | undefined
   total = 0
 
-  constructor(private readonly root: SearchRoot, private readonly maxLineBytes: number) {}
+  private readonly rootKey: string
+
+  constructor(private readonly root: SearchRoot, private readonly maxLineBytes: number) {
+    this.rootKey = pathKey(root.bytes)
+  }
 
   /** One line of `rg --json` output, without its newline. */
   readonly record = (record: string): void => {
@@ -109,33 +131,42 @@ export class GrepCollector {
     return files
   }
 
-  /** The fast path: only the path (once per file), the line and its number are decoded; submatches never are. */
+  /**
+   * The fast path: only the path (once per file), the line and its number are decoded, never the submatches. No
+   * key can occur inside a JSON string (its quotes would be escaped there), so the first `,"lines":` and the last
+   * `,"line_number":` are the fields.
+   */
   private match(record: string): void {
     const pathEnd = record.indexOf(LINES, MATCH.length)
-    const linesEnd = pathEnd === -1 ? -1 : record.indexOf(LINE_NUMBER, pathEnd)
-    const numberStart = linesEnd + LINE_NUMBER.length
-    const numberEnd = linesEnd === -1 ? -1 : record.indexOf(',', numberStart)
-    if (numberEnd === -1) return this.matchValue(parse(record))
-    const line = Number(record.slice(numberStart, numberEnd))
+    const numberAt = record.lastIndexOf(LINE_NUMBER)
+    const numberEnd = numberAt === -1 ? -1 : record.indexOf(',', numberAt + LINE_NUMBER.length)
+    if (pathEnd === -1 || numberAt < pathEnd || numberEnd === -1) return this.matchValue(parse(record))
     const pathJson = record.slice(MATCH.length, pathEnd)
     let file = this.lastFile
     if (file === undefined || pathJson !== this.lastPath) {
-      file = this.file(parse(pathJson) as Data)
+      file = this.file(plainText(pathJson) ?? parse(pathJson) as Data)
       this.lastFile = file
       this.lastPath = pathJson
     }
-    this.add(file, line, parse(record.slice(pathEnd + LINES.length, linesEnd)) as Data)
+    this.add(file, Number(record.slice(numberAt + LINE_NUMBER.length, numberEnd)), lineText(record.slice(pathEnd + LINES.length, numberAt)))
   }
 
   private matchValue(value: unknown): void {
     const data = (value as { data?: { path?: Data; lines?: Data; line_number?: unknown } } | null)?.data
     if (!data?.path || !data.lines) throw new MalformedOutput('a match record without path or lines')
-    this.add(this.file(data.path), data.line_number, data.lines)
+    this.add(this.file(data.path), data.line_number, dataText(data.lines))
   }
 
-  private add(file: GrepFile, line: unknown, lines: Data | null): void {
+  /** `text`: the line without its terminator; null: not UTF-8. */
+  private add(file: GrepFile, line: unknown, text: string | null): void {
     if (typeof line !== 'number' || !Number.isSafeInteger(line) || line < 1) throw new MalformedOutput('a match record without a line number')
-    file.lines.push({ line, ...this.preview(lines) })
+    if (text === null) {
+      file.lines.push({ line, preview: null, truncated: false })
+    } else {
+      const cut = truncateUtf8(text, this.maxLineBytes)
+      // A kept preview must not pin the chunk of raw output it was cut from: copy it out (a cut one is fresh).
+      file.lines.push({ line, preview: cut.truncated ? cut.text : detach(cut.text), truncated: cut.truncated })
+    }
     this.total++
   }
 
@@ -144,25 +175,75 @@ export class GrepCollector {
     if (id === undefined) throw new MalformedOutput('a path that is neither text nor bytes')
     let file = this.byPath.get(id)
     if (!file) {
-      const printed = typeof path?.text === 'string' ? Buffer.from(path.text, 'utf8') : Buffer.from(path?.bytes as string, 'base64')
-      const rel = relativeBytes(this.root, printed)
-      if (!rel) throw new MalformedOutput(`a path outside the search root: ${decodeLossy(printed)}`)
-      file = { path: joinDisplay(this.root.display, decodeLossy(rel)), key: pathKey(rel), lines: [] }
+      file = typeof path?.text === 'string' && ASCII.test(path.text) ? this.asciiFile(path.text) : this.bytesFile(path)
       this.byPath.set(id, file)
     }
     return file
   }
 
-  private preview(lines: Data | null): { preview: string | null; truncated: boolean } {
-    if (typeof lines?.text !== 'string') {
-      if (typeof lines?.bytes !== 'string') throw new MalformedOutput('a line that is neither text nor bytes')
-      return { preview: null, truncated: false }
-    }
-    let text = lines.text
-    if (text.endsWith('\n')) text = text.slice(0, text.endsWith('\r\n') ? -2 : -1)
-    const cut = truncateUtf8(text, this.maxLineBytes)
-    return { preview: cut.text, truncated: cut.truncated }
+  /** The common case: an ASCII path is its own bytes, its own key and its own display. */
+  private asciiFile(text: string): GrepFile {
+    const rel = relativeKey(this.rootKey, text)
+    if (rel === undefined) throw new MalformedOutput(`a path outside the search root: ${text}`)
+    return { path: joinDisplay(this.root.display, rel), key: rel, lines: [] }
   }
+
+  private bytesFile(path: Data | null): GrepFile {
+    const printed = typeof path?.text === 'string' ? Buffer.from(path.text, 'utf8') : Buffer.from(path?.bytes as string, 'base64')
+    const rel = relativeBytes(this.root, printed)
+    if (!rel) throw new MalformedOutput(`a path outside the search root: ${decodeLossy(printed)}`)
+    return { path: joinDisplay(this.root.display, decodeLossy(rel)), key: pathKey(rel), lines: [] }
+  }
+}
+
+const TEXT_OPEN = '{"text":"'
+const TEXT_CLOSE = '"}'
+
+/**
+ * The line of a match's `lines` JSON, without its terminator (`\n`, or the `\r\n` of a CRLF line). A line with no
+ * escape but its terminator is read straight from the JSON (it is its own decoding); anything else is parsed.
+ */
+function lineText(json: string): string | null {
+  if (json.startsWith(TEXT_OPEN) && json.endsWith(TEXT_CLOSE)) {
+    let end = json.length - TEXT_CLOSE.length
+    if (json.endsWith('\\r\\n"}')) end -= 4
+    else if (json.endsWith('\\n"}')) end -= 2
+    const body = json.slice(TEXT_OPEN.length, end)
+    if (!body.includes('\\')) return body
+    // Escapes inside: decode just the string literal, terminator and all.
+    return dataText({ text: parseString(json.slice(TEXT_OPEN.length - 1, -1)) })
+  }
+  return dataText(parse(json) as Data | null)
+}
+
+/** `{"text":"…"}` without escapes, as `{ text }`; undefined for anything else. */
+function plainText(json: string): Data | undefined {
+  if (!json.startsWith(TEXT_OPEN) || !json.endsWith(TEXT_CLOSE)) return undefined
+  const body = json.slice(TEXT_OPEN.length, -TEXT_CLOSE.length)
+  // Kept as the file's path: copied out of the chunk of raw output it was sliced from.
+  return body.includes('\\') ? undefined : { text: detach(body) }
+}
+
+function parseString(literal: string): string {
+  const value = parse(literal)
+  if (typeof value !== 'string') throw new MalformedOutput('a line that is not a JSON string')
+  return value
+}
+
+function dataText(lines: Data | null): string | null {
+  if (typeof lines?.text !== 'string') {
+    if (typeof lines?.bytes !== 'string') throw new MalformedOutput('a line that is neither text nor bytes')
+    return null
+  }
+  const text = lines.text
+  return text.endsWith('\n') ? text.slice(0, text.endsWith('\r\n') ? -2 : -1) : text
+}
+
+const ASCII = /^[\x00-\x7f]*$/
+
+/** A copy of `text` that shares no memory with the string it was sliced from. */
+function detach(text: string): string {
+  return ` ${text}`.slice(1)
 }
 
 function parse(record: string): unknown {

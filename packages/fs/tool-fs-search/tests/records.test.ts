@@ -21,7 +21,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 function collect(chunks: Buffer[], maxLineBytes = 60) {
   const collector = new GrepCollector(resolveRoot(dir, undefined), maxLineBytes)
-  const splitter = new RecordSplitter('\n', 'utf8', collector.record)
+  const splitter = new RecordSplitter(0x0a, 'utf8', collector.record)
   let maxPending = 0
   for (const chunk of chunks) {
     splitter.push(chunk)
@@ -59,7 +59,7 @@ describe('the rg --json parser', () => {
 
   test('gives the same result however the stream is cut into chunks, even inside a UTF-8 character, holding at most one line (property, seeded)', () => {
     const whole = collect([json])
-    const longestLine = Math.max(...json.toString('utf8').split('\n').map((l) => l.length))
+    const longestLine = Math.max(...json.toString('utf8').split('\n').map((l) => Buffer.byteLength(l)))
     fc.assert(fc.property(fc.array(fc.nat(), { maxLength: 40 }), (cuts) => {
       const result = collect(chunked(json, cuts))
       expect(result.files).toEqual(whole.files)
@@ -73,7 +73,7 @@ describe('the rg --json parser', () => {
     // One period of whole records, fed in 64 KiB chunks that end mid-record, twenty times over: a valid stream.
     const period = Buffer.concat(Array.from({ length: Math.ceil(1_000_000 / record.length) }, () => record))
     const collector = new GrepCollector(resolveRoot(dir, undefined), 2000)
-    const splitter = new RecordSplitter('\n', 'utf8', collector.record)
+    const splitter = new RecordSplitter(0x0a, 'utf8', collector.record)
     let maxPending = 0
     let fed = 0
     while (fed < 20_000_000) {
@@ -86,6 +86,17 @@ describe('the rg --json parser', () => {
     splitter.end()
     expect(maxPending).toBeLessThan(record.length * 2)
     expect(collector.total).toBe(20 * (period.length / record.length))
+  })
+
+  test('reads any line exactly, escapes, quotes, backslashes and terminators included (property, seeded)', () => {
+    const ending = fc.constantFrom('', '\n', '\r\n', '\\n', '\\\n', '\r')
+    fc.assert(fc.property(fc.string({ unit: 'grapheme-composite', maxLength: 30 }), ending, (body, end) => {
+      const collector = new GrepCollector(resolveRoot(dir, undefined), 10_000)
+      const text = body + end
+      collector.record(JSON.stringify({ type: 'match', data: { path: { text: join(dir, 'f') }, lines: { text }, line_number: 3, absolute_offset: 0, submatches: [] } }))
+      const expected = text.endsWith('\r\n') ? text.slice(0, -2) : text.endsWith('\n') ? text.slice(0, -1) : text
+      expect(collector.files()).toEqual([{ path: 'f', key: 'f', lines: [{ line: 3, preview: expected, truncated: false }] }])
+    }), { seed: 5, numRuns: 400 })
   })
 
   test('a record that is not JSON is malformed output', () => {
@@ -105,7 +116,7 @@ describe('the rg --json parser', () => {
 describe('the record splitter', () => {
   test('splits NUL-separated names exactly, newlines and invalid UTF-8 included, and keeps a last unterminated one', () => {
     const records: string[] = []
-    const splitter = new RecordSplitter('\0', 'latin1', (r) => records.push(r))
+    const splitter = new RecordSplitter(0x00, 'latin1', (r) => records.push(r))
     splitter.push(Buffer.from('a\nb\0c'))
     splitter.push(Buffer.from([0xff, 0, 0x64]))
     splitter.end()
