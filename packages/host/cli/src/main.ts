@@ -105,12 +105,14 @@ async function readStdin(): Promise<string> {
 type Of<K extends Invocation['kind']> = Extract<Invocation, { kind: K }>
 
 async function runCall(invocation: Of<'call'>): Promise<number> {
-  // Installed first: an interrupt during start-up still ends in an orderly dispose. A second one exits at once
-  // (the subprocess provider's exit hook still kills what is left).
+  // Before the runtime exists there is nothing to clean up, so an interrupt exits at once (also while waiting for
+  // arguments on stdin). Once it runs, the first interrupt aborts the call and disposes in order; a second one
+  // exits at once (the subprocess provider's exit hook still kills what is left).
   const controller = new AbortController()
+  let running = false
   let interrupted: NodeJS.Signals | undefined
   const onSignal = (signal: NodeJS.Signals) => {
-    if (interrupted) process.exit(SIGNAL_EXIT[signal])
+    if (!running || interrupted) process.exit(SIGNAL_EXIT[signal])
     interrupted = signal
     controller.abort(new Error(`interrupted by ${signal}`))
   }
@@ -127,6 +129,7 @@ async function runCall(invocation: Of<'call'>): Promise<number> {
   }
   const host = await startHost('call', invocation.config)
   if (typeof host === 'number') return host
+  running = true
   let code: number
   try {
     const result = await host.ctx.tools.execute(invocation.tool, args, {

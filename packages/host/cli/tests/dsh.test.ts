@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { createDefaultContext, type DefaultContext } from '../src/index.ts'
-import { dsh, ensureBuilt, processesWith, startDsh, uniqueSleep, until, workspace } from './helpers.ts'
+import { dsh, readsStdin, ensureBuilt, processesWith, startDsh, uniqueSleep, until, workspace } from './helpers.ts'
 
 const FILES = {
   'package.json': '{ "name": "fixture" }\n',
@@ -232,6 +232,15 @@ describe('dsh call with bash', () => {
     const run = await exited
     expect(run.code).toBe(130)
     expect(processesWith(sleep.marker)).toEqual([])
+  })
+
+  test('SIGINT while dsh call waits for its arguments on stdin exits 130 at once', async () => {
+    const { child, exited } = startDsh(['call', 'glob', '-'])
+    // Nothing is written to stdin, so the command waits. Signal it once it reads stdin (its handler is installed
+    // before that; a SIGINT that came too early would kill it by the signal, which the assertion below catches).
+    await until(() => readsStdin(child.pid!), 'dsh to read its stdin')
+    child.kill('SIGINT')
+    expect(await exited).toMatchObject({ code: 130, signal: null, stdout: '' })
   })
 
   test('a background task does not outlive dsh call', async () => {

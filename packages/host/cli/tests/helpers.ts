@@ -109,6 +109,19 @@ export function processesWith(marker: string): number[] {
   return pids
 }
 
+/**
+ * Whether process `pid` has started reading its stdin pipe: Node's event loop switches fd 0 to non-blocking
+ * (O_NONBLOCK, octal 04000, in /proc/<pid>/fdinfo/0) when `process.stdin` is first read.
+ */
+export function readsStdin(pid: number): boolean {
+  try {
+    const flags = /^flags:\s*([0-7]+)$/m.exec(readFileSync(`/proc/${pid}/fdinfo/0`, 'utf8'))?.[1]
+    return flags !== undefined && (parseInt(flags, 8) & 0o4000) !== 0
+  } catch {
+    return false
+  }
+}
+
 /** Polls `check` until it is true (bounded by turns of `everyMs`, never by a deadline assertion). */
 export async function until(check: () => boolean, what: string, { everyMs = 20, turns = 1500 } = {}): Promise<void> {
   for (let turn = 0; turn < turns; turn++) {
