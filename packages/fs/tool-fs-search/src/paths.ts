@@ -79,8 +79,22 @@ export function sortInPathOrder<T>(items: T[], key: (item: T) => string, lo = 0,
   const keys = new Array<string>(hi - lo)
   const slice = items.slice(lo, hi)
   for (let i = 0; i < slice.length; i++) keys[i] = key(slice[i] as T)
-  multikey(keys, slice, 0, keys.length, 0)
+  multikey(keys, slice, 0, keys.length, commonPrefixLength(keys))
   for (let i = 0; i < slice.length; i++) items[lo + i] = slice[i] as T
+}
+
+/** How many leading characters all keys share (such as `node_modules/@scope/package/`): skipped at once. */
+function commonPrefixLength(keys: string[]): number {
+  const first = keys[0] as string
+  let length = first.length
+  for (let k = 1; k < keys.length && length > 0; k++) {
+    const key = keys[k] as string
+    const n = Math.min(length, key.length)
+    let i = 0
+    while (i < n && key.charCodeAt(i) === first.charCodeAt(i)) i++
+    length = i
+  }
+  return length
 }
 
 /** Character `d` of a key in path order: the end of the key lowest, then `/`, then every byte. */
