@@ -1,6 +1,6 @@
 // Host costs: cold start of `dsh call` against a bare `node -e 0`, and what a tool call over an open MCP
 // connection adds to the same call made in-process. Run `npx tsc -b` first (it imports the built packages).
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -56,6 +56,15 @@ await memoryClient.connect(clientSide)
 const stdioClient = new Client({ name: 'bench', version: '0' })
 await stdioClient.connect(new StdioClientTransport({ command: process.execPath, args: [bin, 'mcp', '--cwd', root], cwd: root, stderr: 'inherit' }))
 
+// The physical floor of "over stdio": one line to a Node child and back (no MCP, no tool).
+const echo = spawn(process.execPath, ['-e', 'process.stdin.on("data", (d) => process.stdout.write(d))'], { stdio: ['pipe', 'pipe', 'inherit'] })
+let pendingEcho
+echo.stdout.on('data', () => pendingEcho?.())
+const pipeRoundTrip = () => new Promise((resolve) => {
+  pendingEcho = resolve
+  echo.stdin.write('{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
+})
+
 async function lap(fn) {
   const start = performance.now()
   await fn()
@@ -67,19 +76,22 @@ for (const [label, name, args] of TRIVIAL) {
     inProcess: () => host.ctx.tools.execute(name, args, { session }),
     inMemory: () => memoryClient.callTool({ name, arguments: args }),
     stdio: () => stdioClient.callTool({ name, arguments: args }),
+    pipe: pipeRoundTrip,
   }
-  const samples = { inProcess: [], inMemory: [], stdio: [] }
+  const samples = { inProcess: [], inMemory: [], stdio: [], pipe: [] }
   for (let i = 0; i < 50; i++) for (const fn of Object.values(ways)) await fn() // warm-up: JIT, ajv compile
   for (let i = 0; i < CALLS; i++) for (const [way, fn] of Object.entries(ways)) samples[way].push(await lap(fn))
-  const [p, m, s] = [median(samples.inProcess), median(samples.inMemory), median(samples.stdio)]
+  const [p, m, s, e] = [median(samples.inProcess), median(samples.inMemory), median(samples.stdio), median(samples.pipe)]
   const us = (ms) => `${(ms * 1000).toFixed(0)} µs`
   console.log(`\nOne trivial call: ${label}, median of ${CALLS} interleaved calls`)
   row('in-process ctx.tools.execute', us(p))
   row('MCP protocol in-process (InMemoryTransport)', `${us(m)}  (+${us(m - p)})`)
   row('MCP over stdio to `dsh mcp` (client + server + pipes)', `${us(s)}  (+${us(s - p)})`)
-  row('goal: added by MCP over stdio < 1000 µs', us(s - p))
+  row('floor: a line to a Node child and back (pipe round trip)', us(e))
+  row('goal: added by MCP over stdio < 1000 µs', `${us(s - p)}  (${us(s - p - e)} beyond the pipe round trip)`)
 }
 
+echo.kill()
 await memoryClient.close()
 await stdioClient.close()
 await host.dispose()

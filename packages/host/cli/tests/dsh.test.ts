@@ -211,15 +211,18 @@ describe('dsh tools and dsh prompt', () => {
 })
 
 describe('dsh call with bash', () => {
-  test('bash prints the same text as in-process', async () => {
+  test('bash, bash_output and bash_kill print the same text as in-process', async () => {
     if (!has('bash')) return
-    for (const args of [
-      { command: 'echo out; echo err >&2; exit 3', description: 'mixed output' },
-      { command: 'pwd', description: 'where am I' },
-    ]) {
-      const run = await dsh(['call', 'bash', JSON.stringify(args), '--cwd', ws.dir])
-      expect(run.code).toBe(0)
-      expect(run.stdout).toBe(printed(await inProcess('bash', args, ws.dir)))
+    const calls: [string, Record<string, unknown>, number][] = [
+      ['bash', { command: 'echo out; echo err >&2; exit 3', description: 'mixed output' }, 0],
+      ['bash', { command: 'pwd', description: 'where am I' }, 0],
+      ['bash_output', { task_id: 'bash-7' }, 1],
+      ['bash_kill', { task_id: 'bash-7' }, 1],
+    ]
+    for (const [tool, args, code] of calls) {
+      const run = await dsh(['call', tool, JSON.stringify(args), '--cwd', ws.dir])
+      expect(run.code, `${tool} ${JSON.stringify(args)}`).toBe(code)
+      expect(run.stdout).toBe(printed(await inProcess(tool, args, ws.dir)))
     }
   })
 

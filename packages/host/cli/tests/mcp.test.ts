@@ -95,6 +95,7 @@ describe('dsh mcp', () => {
       ['nope', {}],
       ['bash', { command: 'echo out; echo err >&2; exit 4', description: 'mixed output' }],
       ['bash_output', { task_id: 'bash-99' }],
+      ['bash_kill', { task_id: 'bash-99' }],
     ]
     for (const [tool, args] of calls.filter(([tool]) => tool === 'nope' || has(tool))) {
       expect(await call(client, tool, args), `${tool} ${JSON.stringify(args)}`).toEqual(await expected(tool, args))
