@@ -118,8 +118,7 @@ export async function createDefaultContext(options: DefaultContextOptions = {}):
   const boundMs = options.startTimeoutMs ?? 10_000
   try {
     for (const item of loaded) {
-      // A package that does not export a plugin (yet) is left out rather than breaking every command.
-      if (!item.plugin) continue
+      if (!item.plugin) throw failed(`plugin ${item.key} cannot start: its package has no default export (the plugin)`)
       const section = item.key === 'system-prompt' ? undefined : config[item.key]
       started.push({ key: item.key, fiber: ctx.plugin(item.plugin, section) })
     }

@@ -21,19 +21,14 @@ function bareContext(): { ctx: Context; errors: string[] } {
 }
 
 describe('default composition', () => {
-  test('every plugin of the composition is active and the tools that landed are registered', async () => {
+  test('every plugin of the composition is active, in order, with every tool and its prompt section', async () => {
     const lines: string[] = []
     const host = await createDefaultContext({ log: (line) => lines.push(line) })
     try {
-      expect(host.plugins[0]).toBe('tools')
-      expect(host.plugins).toContain('system-prompt')
-      expect(host.plugins).toContain('timeout-policy')
-      const names = host.ctx.tools.list().map((tool) => tool.name)
-      // glob and grep come with tool-fs-search, read with tool-fs, bash* with tool-bash.
-      if (host.plugins.includes('tool-fs-search')) expect(names).toEqual(expect.arrayContaining(['glob', 'grep']))
-      if (host.plugins.includes('tool-fs')) expect(names).toContain('read')
-      if (host.plugins.includes('tool-bash')) expect(names).toEqual(expect.arrayContaining(['bash', 'bash_output', 'bash_kill']))
-      expect(host.ctx.systemPrompt.assemble().length).toBeGreaterThan(0)
+      expect(host.plugins).toEqual(['tools', 'system-prompt', 'timeout-policy', 'subprocess-local', 'spill-local', 'bash-local', 'spill-policy', 'tool-bash', 'tool-fs', 'tool-fs-search'])
+      expect(host.ctx.tools.list().map((tool) => tool.name)).toEqual(['bash', 'bash_kill', 'bash_output', 'glob', 'grep', 'read'])
+      expect(host.ctx.systemPrompt.list().map((section) => section.id)).toEqual(['tool:read', 'tool:glob', 'tool:grep', 'tool:bash'])
+      for (const service of ['subprocess', 'spillStore', 'bash'] as const) expect(host.ctx.get(service), service).toBeDefined()
       expect(lines).toEqual([])
     } finally {
       await host.dispose()

@@ -33,7 +33,6 @@ const text = (result: CallToolResult) => (result.content[0]?.type === 'text' ? r
 describe('connections sharing one context', () => {
   test('one session cannot read or kill another session\'s background task', async () => {
     host = await createDefaultContext()
-    if (!host.ctx.tools.get('bash')) return
     ws = workspace({ 'a.txt': 'a\n' })
     const [a, b] = [await open(ws.dir), await open(ws.dir)]
     const sleep = uniqueSleep()
@@ -54,7 +53,6 @@ describe('connections sharing one context', () => {
 
   test('a connection that closes kills its own session\'s background tasks, and only those', async () => {
     host = await createDefaultContext()
-    if (!host.ctx.tools.get('bash')) return
     ws = workspace({ 'a.txt': 'a\n' })
     const [a, b] = [await open(ws.dir), await open(ws.dir)]
     const [sleepA, sleepB] = [uniqueSleep(), uniqueSleep()]
