@@ -87,13 +87,22 @@ function modificationTime(path: string | Buffer): number {
   }
 }
 
-/** Oldest first; each run of equal times in path order. */
+/**
+ * Oldest first; files with equal times in path order. Grouping by time and sorting the distinct times natively
+ * (a Float64Array) costs a fraction of a comparison sort over every entry.
+ */
 function sortByModificationThenPath(entries: Entry[]): void {
-  entries.sort((a, b) => (a.mtime === b.mtime ? 0 : a.mtime < b.mtime ? -1 : 1))
-  let start = 0
-  for (let i = 1; i <= entries.length; i++) {
-    if (i < entries.length && (entries[i] as Entry).mtime === (entries[start] as Entry).mtime) continue
-    if (i - start > 1) sortInPathOrder(entries, (entry) => entry.rel, start, i)
-    start = i
+  const groups = new Map<number, Entry[]>()
+  for (const entry of entries) {
+    const group = groups.get(entry.mtime)
+    if (group) group.push(entry)
+    else groups.set(entry.mtime, [entry])
+  }
+  const times = Float64Array.from(groups.keys()).sort()
+  let at = 0
+  for (const time of times) {
+    const group = groups.get(time) as Entry[]
+    if (group.length > 1) sortInPathOrder(group, (entry) => entry.rel)
+    for (const entry of group) entries[at++] = entry
   }
 }

@@ -76,12 +76,25 @@ export function comparePaths(a: string, b: string): number {
  */
 export function sortInPathOrder<T>(items: T[], key: (item: T) => string, lo = 0, hi = items.length): void {
   if (hi - lo < 2) return
+  if (hi - lo <= SMALL) {
+    for (let i = lo + 1; i < hi; i++) {
+      const item = items[i] as T
+      const itemKey = key(item)
+      let j = i
+      for (; j > lo && comparePaths(key(items[j - 1] as T), itemKey) > 0; j--) items[j] = items[j - 1] as T
+      items[j] = item
+    }
+    return
+  }
   const keys = new Array<string>(hi - lo)
   const slice = items.slice(lo, hi)
   for (let i = 0; i < slice.length; i++) keys[i] = key(slice[i] as T)
   multikey(keys, slice, 0, keys.length, commonPrefixLength(keys))
   for (let i = 0; i < slice.length; i++) items[lo + i] = slice[i] as T
 }
+
+/** Ranges this small are insertion-sorted. */
+const SMALL = 12
 
 /** How many leading characters all keys share (such as `node_modules/@scope/package/`): skipped at once. */
 function commonPrefixLength(keys: string[]): number {
@@ -106,7 +119,7 @@ function rank(key: string, d: number): number {
 
 function multikey<T>(keys: string[], items: T[], lo: number, hi: number, d: number): void {
   while (hi - lo > 1) {
-    if (hi - lo <= 12) {
+    if (hi - lo <= SMALL) {
       for (let i = lo + 1; i < hi; i++) {
         for (let j = i; j > lo && comparePaths(keys[j - 1] as string, keys[j] as string) > 0; j--) swap(keys, items, j, j - 1)
       }

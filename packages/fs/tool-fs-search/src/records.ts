@@ -1,3 +1,4 @@
+import type { GrepFileValue, GrepLineValue } from './grep-text.ts'
 import type { SearchRoot } from './paths.ts'
 import { decodeLossy, joinDisplay, pathKey, relativeBytes, relativeKey, sortInPathOrder, truncateUtf8 } from './paths.ts'
 
@@ -70,19 +71,11 @@ export class MalformedOutput extends Error {
   override name = 'MalformedOutput'
 }
 
-export interface GrepLine {
-  readonly line: number
-  /** The line without its terminator (and without the `\r` of CRLF), cut to the byte cap; null when not UTF-8. */
-  readonly preview: string | null
-  readonly truncated: boolean
-}
-
-export interface GrepFile {
-  /** As shown (relative to the cwd, or absolute outside it), not yet escaped. */
-  readonly path: string
+/** A file of grep's value, with what path order needs. */
+export interface GrepFile extends GrepFileValue {
   /** The path below the root, for path order (see pathKey). */
   readonly key: string
-  readonly lines: GrepLine[]
+  readonly lines: GrepLineValue[]
 }
 
 /** ripgrep's JSON form of a path or a line: `text` when it is UTF-8, else base64 `bytes`. */
