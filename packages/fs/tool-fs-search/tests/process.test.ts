@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process'
-import { chmodSync, existsSync, readdirSync, writeFileSync } from 'node:fs'
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import type { Socket } from 'node:net'
 import { join } from 'node:path'
 import { afterEach, beforeEach, expect, test } from 'vitest'
@@ -144,7 +145,12 @@ class UnprivilegedSubprocess extends Subprocess {
 }
 
 test('rg exit 2 with matches (an unreadable directory, rg run unprivileged) returns the results with a short note', async () => {
-  h = await harness({ subprocess: UnprivilegedSubprocess })
+  // A copy of rg that the unprivileged user can run wherever the checkout lives.
+  const bin = mkdtempSync(join(tmpdir(), 'dsh-rg-'))
+  chmodSync(bin, 0o755)
+  copyFileSync(rgPath, join(bin, 'rg'))
+  chmodSync(join(bin, 'rg'), 0o755)
+  h = await harness({ subprocess: UnprivilegedSubprocess, config: { rgPath: join(bin, 'rg') } })
   chmodSync(h.dir, 0o755)
   write(h.dir, { 'open/a.txt': 'hit\n', 'closed/b.txt': 'hit\n' })
   chmodSync(join(h.dir, 'closed'), 0o000)
@@ -154,6 +160,7 @@ test('rg exit 2 with matches (an unreadable directory, rg run unprivileged) retu
     expect(await h.text('glob', { pattern: '*.txt' })).toBe(`open/a.txt\n\n${note}`)
   } finally {
     chmodSync(join(h.dir, 'closed'), 0o755)
+    rmSync(bin, { recursive: true, force: true })
   }
 })
 
