@@ -1,4 +1,4 @@
-import { stat } from 'node:fs/promises'
+import { statSync } from 'node:fs'
 import { resolve as resolvePath } from 'node:path'
 import type { Context } from 'cordis'
 import {
@@ -7,7 +7,7 @@ import {
   type BashTaskRead, type BashTaskStatus, type CollectedOutput, type OutputIncrement,
 } from '@deepseek-ai/dsh-bash'
 import {
-  SubprocessError, SubprocessErrorCode, type CollectedStream, type CollectOptions, type ExitStatus, type SubprocessHandle,
+  SubprocessError, SubprocessErrorCode, type CollectedStream, type CollectOptions, type ExitStatus, type SubprocessHandle, type SubprocessService,
 } from '@deepseek-ai/dsh-subprocess'
 import { clampTimeout, deadline } from '@deepseek-ai/dsh-timeout'
 import type { Config } from './config.ts'
@@ -46,7 +46,11 @@ export class LocalBash {
   private counter = 0
   private closed = false
 
+  /** Looked up once: the executor is restarted whenever ctx.subprocess is replaced (it is injected). */
+  private readonly subprocess: SubprocessService
+
   constructor(private readonly ctx: Context, private readonly config: Config) {
+    this.subprocess = ctx.subprocess
     this.collect = { maxBytes: config.maxOutputBytes, spill: { maxBytes: config.spillMaxBytes } }
   }
 
@@ -63,7 +67,7 @@ export class LocalBash {
   }
 
   async run(spec: BashExecSpec): Promise<BashRunResult> {
-    await this.prepare(spec)
+    this.prepare(spec)
     const limit = deadline(spec.signal ?? new AbortController().signal, spec.timeoutMs)
     let handle: SubprocessHandle
     try {
@@ -94,7 +98,7 @@ export class LocalBash {
   }
 
   async start(spec: BashExecSpec): Promise<BashTask> {
-    await this.prepare(spec)
+    this.prepare(spec)
     let task!: Task
     await this.launch(spec, spec.signal, (handle) => {
       task = {
@@ -193,12 +197,11 @@ export class LocalBash {
   }
 
   /** The checks that make `run`/`start` reject instead of running: each failure says what is wrong. */
-  private async prepare(spec: BashExecSpec): Promise<void> {
+  private prepare(spec: BashExecSpec): void {
     this.assertOpen()
     if (spec.signal?.aborted) throw new BashError('command not started: the signal was already aborted', { code: BashErrorCode.BASH_ABORTED, cause: spec.signal.reason })
     if (spec.command.includes('\0')) throw new BashError('command contains a NUL byte', { code: BashErrorCode.BASH_INVALID_REQUEST })
-    await checkWorkdir(spec.workdir)
-    this.assertOpen()
+    checkWorkdir(spec.workdir)
   }
 
   private assertOpen(): void {
@@ -210,7 +213,7 @@ export class LocalBash {
     const launched = (async () => {
       let handle: SubprocessHandle
       try {
-        handle = await this.ctx.subprocess.spawn({
+        handle = await this.subprocess.spawn({
           // `--`: a command that starts with "-" is a command, never a shell option.
           argv: [this.config.shell, '-c', '--', spec.command],
           cwd: spec.workdir,
@@ -247,11 +250,12 @@ function collected(stream: CollectedStream | undefined): CollectedOutput {
   return truncated && spillPath !== undefined ? { text, truncated, totalBytes, spillPath } : { text, truncated, totalBytes }
 }
 
-async function checkWorkdir(workdir: string): Promise<void> {
+/** One synchronous stat: cheaper than a thread-pool round trip on every command, and it cannot block for long. */
+function checkWorkdir(workdir: string): void {
   const shown = JSON.stringify(workdir)
   let isDirectory: boolean
   try {
-    isDirectory = (await stat(workdir)).isDirectory()
+    isDirectory = statSync(workdir).isDirectory()
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     const why = code === 'ENOENT' || code === 'ENOTDIR' ? 'does not exist' : `cannot be used (${code ?? (error as Error).message})`

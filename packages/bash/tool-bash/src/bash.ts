@@ -1,6 +1,5 @@
 import { resolve } from 'node:path'
-import type { Context } from 'cordis'
-import { BashError, BashErrorCode, type BashRunResult, type BashTask } from '@deepseek-ai/dsh-bash'
+import { BashError, BashErrorCode, type BashExecutor, type BashRunResult, type BashTask } from '@deepseek-ai/dsh-bash'
 import { CoreErrorCode, HarnessError, invalidArgs, type ToolExecution, type ToolOutput } from '@deepseek-ai/dsh-tools'
 import { renderRun, renderStarted, type BashArgs } from './bash-text.ts'
 import { abortedMessage, notStartedMessage, nulMessage, workdirMessage } from './common-text.ts'
@@ -9,7 +8,7 @@ import { abortedMessage, notStartedMessage, nulMessage, workdirMessage } from '.
  * `bash`: a foreground command (the call lasts as long as it runs, its signal kills it) or a background task
  * (the call returns its id at once). A non-zero exit or a timeout is a result, not an error.
  */
-export async function bash(ctx: Context, args: BashArgs, exec: ToolExecution): Promise<ToolOutput<BashRunResult | BashTask>> {
+export async function bash(executor: BashExecutor, args: BashArgs, exec: ToolExecution): Promise<ToolOutput<BashRunResult | BashTask>> {
   if (args.command.includes('\0')) throw invalidArgs(nulMessage())
   if (args.workdir?.includes('\0')) throw invalidArgs(workdirMessage(args.workdir, 'a path cannot contain a NUL byte'))
   const cwd = exec.session?.cwd ?? process.cwd()
@@ -21,11 +20,11 @@ export async function bash(ctx: Context, args: BashArgs, exec: ToolExecution): P
   try {
     if (args.run_in_background) {
       // No signal: the task outlives this call; bash_kill stops it.
-      const task = await ctx.bash.start(ctx.bash.resolve(request))
+      const task = await executor.start(executor.resolve(request))
       return { text: renderStarted(task.id), value: task }
     }
-    const spec = ctx.bash.resolve({ ...request, signal: exec.signal, ...(args.timeoutMs === undefined ? {} : { timeoutMs: args.timeoutMs }) })
-    const result = await ctx.bash.run(spec)
+    const spec = executor.resolve({ ...request, signal: exec.signal, ...(args.timeoutMs === undefined ? {} : { timeoutMs: args.timeoutMs }) })
+    const result = await executor.run(spec)
     if (result.aborted) throw new HarnessError(abortedMessage(), { code: CoreErrorCode.ABORTED })
     return { text: renderRun(result), value: result }
   } catch (error) {

@@ -25,28 +25,30 @@ export { BASH_PROMPT }
  * section. bash declares no `timeoutMs`: it owns its timeout, which the executor enforces.
  */
 export function apply(ctx: Context): void {
+  // Looked up once: this plugin is restarted whenever ctx.bash is replaced (it is injected).
+  const executor = ctx.bash
   // The description states the executor's own bounds: ask it for the default and for what a huge request becomes.
   const bounds = {
-    defaultMs: ctx.bash.resolve({ command: '' }).timeoutMs,
-    maxMs: ctx.bash.resolve({ command: '', timeoutMs: Number.MAX_SAFE_INTEGER }).timeoutMs,
+    defaultMs: executor.resolve({ command: '' }).timeoutMs,
+    maxMs: executor.resolve({ command: '', timeoutMs: Number.MAX_SAFE_INTEGER }).timeoutMs,
   }
   ctx.tools.register<BashArgs>({
     name: 'bash',
     description: bashDescription(bounds),
     parameters: BashParameters,
-    execute: (args, exec) => bash(ctx, args, exec),
+    execute: (args, exec) => bash(executor, args, exec),
   })
   ctx.tools.register<TaskIdArgs>({
     name: 'bash_output',
     description: BASH_OUTPUT_DESCRIPTION,
     parameters: TaskIdParameters,
-    execute: (args, exec) => bashOutput(ctx, args, exec),
+    execute: (args, exec) => bashOutput(executor, args, exec),
   })
   ctx.tools.register<TaskIdArgs>({
     name: 'bash_kill',
     description: BASH_KILL_DESCRIPTION,
     parameters: TaskIdParameters,
-    execute: (args, exec) => bashKill(ctx, args, exec),
+    execute: (args, exec) => bashKill(executor, args, exec),
   })
   ctx.systemPrompt.register({ id: BASH_PROMPT_ID, order: BASH_PROMPT_ORDER, text: BASH_PROMPT })
 }

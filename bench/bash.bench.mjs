@@ -1,0 +1,154 @@
+// The bash tool (tool-bash over bash-local over subprocess-local) against the bare equivalents, in one run:
+//   1. a warm foreground `bash` tool call of `true` vs a bare child_process spawn of `bash -c true`;
+//   2. 100 background tasks started and read concurrently: all complete, no output lost, peak RSS;
+//   3. 1 GiB of output through the bash tool: time against the physical limit, peak RSS growth, spill file size.
+import { spawn } from 'node:child_process'
+import { readdirSync, statSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Context } from 'cordis'
+import { ToolsService } from '@deepseek-ai/dsh-tools'
+import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
+import { LocalSubprocess } from '@deepseek-ai/dsh-subprocess-local'
+import { LocalBashExecutor } from '@deepseek-ai/dsh-bash-local'
+import ToolBash from '@deepseek-ai/dsh-tool-bash'
+import { median, mib, peakRssDuring, ratio, row } from './lib.mjs'
+
+const GiB = 1073741824
+const root = await mkdtemp(join(tmpdir(), 'dsh-bash-bench-'))
+const spillDir = join(root, 'spill')
+const ctx = new Context()
+await ctx.plugin(ToolsService)
+await ctx.plugin(SystemPromptService)
+await ctx.plugin(LocalSubprocess, { spillDir })
+await ctx.plugin(LocalBashExecutor, {})
+await ctx.plugin(ToolBash)
+for (let i = 0; i < 200 && !ctx.tools.get('bash'); i++) await new Promise((resolve) => setImmediate(resolve))
+if (!ctx.tools.get('bash')) throw new Error('the bash tool did not load')
+const session = { id: 'bench', cwd: root }
+const call = async (name, args) => {
+  const result = await ctx.tools.execute(name, args, { session })
+  if (result.isError) throw new Error(`${name} failed: ${result.content[0].text}`)
+  return result.content[0].text
+}
+
+// 1. Per-call overhead. The bare candidate reads both pipes like the tool does; the tool also spawns detached
+// (its own process group, so that every descendant can be stopped), stats the workdir and renders the text.
+const bare = () => new Promise((resolve, reject) => {
+  const child = spawn('bash', ['-c', 'true'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
+  child.once('error', reject)
+  child.stdout.resume()
+  child.stderr.resume()
+  child.once('close', resolve)
+})
+const bareDetached = () => new Promise((resolve, reject) => {
+  const child = spawn('bash', ['-c', 'true'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+  child.once('error', reject)
+  child.stdout.resume()
+  child.stderr.resume()
+  child.once('close', resolve)
+})
+const tool = async () => {
+  const text = await call('bash', { command: 'true', description: 'bench' })
+  if (text !== '(no output)') throw new Error(`unexpected text ${text}`)
+}
+const CALLS = 400
+const candidates = { bare, bareDetached, tool }
+const samples = Object.fromEntries(Object.keys(candidates).map((name) => [name, []]))
+for (let i = 0; i < CALLS + 30; i++) {
+  for (const [name, fn] of Object.entries(candidates)) {
+    const t = performance.now()
+    await fn()
+    if (i >= 30) samples[name].push(performance.now() - t) // the first 30 rounds warm up
+  }
+}
+const ms = Object.fromEntries(Object.entries(samples).map(([name, values]) => [name, median(values)]))
+console.log(`foreground \`true\` (median of ${CALLS} calls each, interleaved, warm)`)
+row('  bare child_process.spawn(bash -c true), pipes read', `${ms.bare.toFixed(3)} ms`)
+row('  bare, detached (setsid)', `${ms.bareDetached.toFixed(3)} ms  ${ratio(ms.bareDetached, ms.bare)}`)
+row('  ctx.tools.execute(bash, true)', `${ms.tool.toFixed(3)} ms  ${ratio(ms.tool, ms.bare)} of bare (goal <= 1.2×), ${ratio(ms.tool, ms.bareDetached)} of bare detached`)
+
+// 2. 100 background tasks, started together and read together until all are done.
+const TASKS = 100
+const LINES = 1000
+const expected = (n) => Array.from({ length: LINES }, (_, i) => `task ${n} line ${i + 1}\n`).join('')
+const background = await peakRssDuring(async () => {
+  const t = performance.now()
+  const started = await Promise.all(Array.from({ length: TASKS }, (_, n) =>
+    call('bash', { command: `for i in $(seq 1 ${LINES}); do echo "task ${n} line $i"; done`, description: 'bench task', run_in_background: true })))
+  const ids = started.map((text) => text.slice('started background task '.length))
+  const outputs = new Map(ids.map((id) => [id, '']))
+  const pending = new Set(ids)
+  let reads = 0
+  while (pending.size) {
+    // bash_output answers without I/O: yield to the event loop between rounds, or no child output is ever read.
+    await new Promise((resolve) => setImmediate(resolve))
+    await Promise.all([...pending].map(async (id) => {
+      const text = await call('bash_output', { task_id: id })
+      reads++
+      const status = text.slice(text.lastIndexOf('\n[status: ') + 1)
+      const body = text.slice(0, text.length - status.length - 1)
+      if (body !== '(no new output)') outputs.set(id, outputs.get(id) + body + '\n')
+      if (status !== '[status: running]') {
+        if (status !== '[status: completed, exit code: 0]') throw new Error(`${id}: ${status}`)
+        pending.delete(id)
+      }
+    }))
+  }
+  const ms = performance.now() - t
+  let lost = 0
+  ids.forEach((id, n) => { if (outputs.get(id) !== expected(n)) lost++ })
+  return { ms, reads, lost, bytes: [...outputs.values()].reduce((sum, text) => sum + Buffer.byteLength(text), 0) }
+})
+console.log(`\n${TASKS} background tasks of ${LINES} lines each, started and read concurrently`)
+row('  wall time, start to last completed read', `${background.result.ms.toFixed(0)} ms (${background.result.reads} bash_output calls)`)
+row('  tasks whose output differs from what they printed', `${background.result.lost} of ${TASKS} (${mib(background.result.bytes)} read)`)
+row('  peak RSS growth', mib(background.peakGrowth))
+
+// 3. 1 GiB through the bash tool: a 64 000-byte tail in memory; the spill file is dropped once it passes 64 MiB.
+const bareShell = (command) => new Promise((resolve, reject) => {
+  const child = spawn('bash', ['-c', command], { stdio: 'ignore' })
+  child.once('error', reject)
+  child.once('close', resolve)
+})
+let spillPeak = 0
+const spillSize = () => {
+  let total = 0
+  try {
+    for (const dir of readdirSync(spillDir)) {
+      for (const file of readdirSync(join(spillDir, dir))) {
+        try { total += statSync(join(spillDir, dir, file)).size } catch { /* removed meanwhile */ }
+      }
+    }
+  } catch { /* not made yet */ }
+  return total
+}
+const head = `head -c ${GiB} /dev/zero`
+const times = { limit: [], tool: [] }
+let rssPeak = 0
+let lastText = ''
+for (let round = 0; round < 3; round++) {
+  let t = performance.now()
+  await bareShell(`${head} | cat > /dev/null`)
+  times.limit.push(performance.now() - t)
+  const sampler = setInterval(() => { spillPeak = Math.max(spillPeak, spillSize()) }, 10)
+  t = performance.now()
+  const { result, peakGrowth } = await peakRssDuring(() => call('bash', { command: head, description: 'bench 1 GiB' }))
+  times.tool.push(performance.now() - t)
+  clearInterval(sampler)
+  rssPeak = Math.max(rssPeak, peakGrowth)
+  lastText = result
+}
+const notice = lastText.slice(lastText.lastIndexOf('\n') + 1)
+const limit = median(times.limit), through = median(times.tool)
+const gibPerS = (ms) => `${(1024 / 1024 / (ms / 1000)).toFixed(2)} GiB/s`
+console.log('\n1 GiB of /dev/zero through the bash tool (median of 3 rounds)')
+row('  head | cat > /dev/null (physical limit, no Node)', `${limit.toFixed(0)} ms  ${gibPerS(limit)}`)
+row('  bash tool, default config', `${through.toFixed(0)} ms  ${gibPerS(through)}  throughput ${ratio(limit, through)} of the limit`)
+row('  peak RSS growth (worst round)', `${mib(rssPeak)} (goal < 64 MiB)`)
+row('  largest spill file size seen (cap 64 MiB)', `${mib(spillPeak)}; left on disk after the call: ${mib(spillSize())}`)
+row('  last line of the result', notice)
+
+await ctx.fiber.dispose()
+await rm(root, { recursive: true, force: true })
