@@ -53,8 +53,15 @@ const tool = async () => {
   const text = await call('bash', { command: 'true', description: 'bench' })
   if (text !== '(no output)') throw new Error(`unexpected text ${text}`)
 }
+// The layers in between, to show where the time goes: the subprocess seam alone, then the executor.
+const collect = { maxBytes: 64000, spill: { maxBytes: 64 * 1048576 } }
+const seam = async () => {
+  const handle = await ctx.subprocess.spawn({ argv: ['bash', '-c', '--', 'true'], cwd: root, stdin: 'ignore', stdout: collect, stderr: collect, graceMs: 3000 })
+  await handle.done
+}
+const executor = async () => { await ctx.bash.run(ctx.bash.resolve({ command: 'true', workdir: root })) }
 const CALLS = 400
-const candidates = { bare, bareDetached, tool }
+const candidates = { bare, bareDetached, seam, executor, tool }
 const samples = Object.fromEntries(Object.keys(candidates).map((name) => [name, []]))
 for (let i = 0; i < CALLS + 30; i++) {
   for (const [name, fn] of Object.entries(candidates)) {
@@ -67,6 +74,8 @@ const ms = Object.fromEntries(Object.entries(samples).map(([name, values]) => [n
 console.log(`foreground \`true\` (median of ${CALLS} calls each, interleaved, warm)`)
 row('  bare child_process.spawn(bash -c true), pipes read', `${ms.bare.toFixed(3)} ms`)
 row('  bare, detached (setsid)', `${ms.bareDetached.toFixed(3)} ms  ${ratio(ms.bareDetached, ms.bare)}`)
+row('  ctx.subprocess.spawn(bash -c -- true), both collected', `${ms.seam.toFixed(3)} ms  ${ratio(ms.seam, ms.bare)}`)
+row('  ctx.bash.run(ctx.bash.resolve(true))', `${ms.executor.toFixed(3)} ms  ${ratio(ms.executor, ms.bare)}`)
 row('  ctx.tools.execute(bash, true)', `${ms.tool.toFixed(3)} ms  ${ratio(ms.tool, ms.bare)} of bare (goal <= 1.2×), ${ratio(ms.tool, ms.bareDetached)} of bare detached`)
 
 // 2. 100 background tasks, started together and read together until all are done.
