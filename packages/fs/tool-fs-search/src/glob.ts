@@ -37,7 +37,8 @@ export async function glob(deps: SearchDeps, args: GlobArgs, exec: ToolExecution
   const entries: Entry[] = []
   // Until a chunk holds a byte over 0x7f, every name is ASCII and needs no conversion (the common case).
   let ascii = isAscii(root.bytes)
-  const splitter = new RecordSplitter(0x00, 'latin1', (printed) => {
+  const splitter = new RecordSplitter(0x00, (bytes, start, end) => {
+    const printed = bytes.toString('latin1', start, end)
     const rel = relativeKey(rootKey, printed)
     if (!rel) throw new MalformedOutput(`a path outside the search root: ${decodeKey(printed)}`)
     entries.push({ rel, mtime: modificationTime(ascii ? printed : fsPath(printed)) })

@@ -18,7 +18,7 @@ export async function grep(deps: SearchDeps, args: GrepArgs, exec: ToolExecution
   const directory = await isDirectory('grep', root)
 
   const collector = new GrepCollector(root, config.grepMaxLineBytes)
-  const splitter = new RecordSplitter(0x0a, 'utf8', collector.record)
+  const splitter = new RecordSplitter(0x0a, collector.record)
   const run = await runRipgrep(deps.ctx.subprocess, {
     tool: 'grep',
     binary: await deps.locator.path('grep'),

@@ -2,20 +2,19 @@ import type { GrepFileValue, GrepLineValue } from './grep-text.ts'
 import type { SearchRoot } from './paths.ts'
 import { decodeLossy, joinDisplay, pathKey, relativeBytes, relativeKey, sortInPathOrder, truncateUtf8 } from './paths.ts'
 
+/** Receives one record: `bytes[start..end)`, without its separator. The bytes are only valid during the call. */
+export type RecordHandler = (bytes: Buffer, start: number, end: number) => void
+
 /**
  * Splits a byte stream into records that end with `separator` (a newline for `rg --json`, NUL for
- * `rg --files --null`). It holds at most one unfinished record, as bytes: the raw output is never one string. The
- * separator is one ASCII byte, so a cut there never splits a UTF-8 character; `latin1` (one character per byte)
- * keeps any name, UTF-8 or not, exact.
+ * `rg --files --null`). It holds at most one unfinished record: the raw output is never kept whole, and a record
+ * inside a chunk is handed over in place, without a copy.
  */
 export class RecordSplitter {
   private pending: Buffer[] = []
   private pendingBytes = 0
-  private readonly separatorChar: string
 
-  constructor(private readonly separator: 0x0a | 0x00, private readonly encoding: 'utf8' | 'latin1', private readonly onRecord: (record: string) => void) {
-    this.separatorChar = String.fromCharCode(separator)
-  }
+  constructor(private readonly separator: 0x0a | 0x00, private readonly onRecord: RecordHandler) {}
 
   /** Bytes of the record still waiting for its separator. */
   get pendingLength(): number {
@@ -33,22 +32,13 @@ export class RecordSplitter {
     if (this.pendingBytes > 0) {
       const first = chunk.indexOf(this.separator)
       this.pending.push(chunk.subarray(0, first))
-      const record = Buffer.concat(this.pending).toString(this.encoding)
-      this.pending = []
-      this.pendingBytes = 0
-      this.onRecord(record)
+      this.flush()
       start = first + 1
     }
-    if (start <= last) {
-      // The complete records of this chunk, decoded at once and cut apart as a string.
-      const text = chunk.toString(this.encoding, start, last)
-      let from = 0
-      let end: number
-      while ((end = text.indexOf(this.separatorChar, from)) !== -1) {
-        this.onRecord(text.slice(from, end))
-        from = end + 1
-      }
-      this.onRecord(from === 0 ? text : text.slice(from))
+    while (start <= last) {
+      const end = chunk.indexOf(this.separator, start)
+      this.onRecord(chunk, start, end)
+      start = end + 1
     }
     if (last + 1 < chunk.length) {
       this.pending.push(chunk.subarray(last + 1))
@@ -58,11 +48,14 @@ export class RecordSplitter {
 
   /** The stream ended: a last record without its separator still counts. */
   end(): void {
-    if (this.pendingBytes === 0) return
-    const record = Buffer.concat(this.pending).toString(this.encoding)
+    if (this.pendingBytes > 0) this.flush()
+  }
+
+  private flush(): void {
+    const record = Buffer.concat(this.pending)
     this.pending = []
     this.pendingBytes = 0
-    this.onRecord(record)
+    this.onRecord(record, 0, record.length)
   }
 }
 
@@ -86,81 +79,134 @@ interface Data {
 
 // rg prints "type" first in begin/match/context/end records, and a match's fields in this order; a record that does
 // not look like that is parsed in full and checked.
-const MATCH = '{"type":"match","data":{"path":'
-const LINES = ',"lines":'
-const LINE_NUMBER = ',"line_number":'
-const SKIPPED = ['{"type":"begin"', '{"type":"end"', '{"type":"context"']
+const TYPE = Buffer.from('{"type":"')
+const MATCH = Buffer.from('{"type":"match","data":{"path":')
+const LINES = Buffer.from(',"lines":')
+const LINE_NUMBER = Buffer.from(',"line_number":')
+const TEXT_OPEN = Buffer.from('{"text":"')
+const SKIPPED = ['begin"', 'end"', 'context"'].map((type) => Buffer.from(type))
 const KNOWN_TYPES = new Set(['begin', 'end', 'context', 'summary'])
+const BACKSLASH = 0x5c
 
-/** Keeps the matching lines of an `rg --json` stream, grouped by file; `total` counts matching lines. */
+/** Whether `bytes[at..]` starts with `prefix` (a JS loop: cheaper than a native call for a few bytes). */
+function bytesAt(bytes: Buffer, at: number, end: number, prefix: Buffer): boolean {
+  if (end - at < prefix.length) return false
+  for (let i = 0; i < prefix.length; i++) if (bytes[at + i] !== prefix[i]) return false
+  return true
+}
+
+/** Where the body of `{"text":"…"}` in `bytes[start..end)` starts (it ends at `end - 2`), or -1 for another shape. */
+function textBody(bytes: Buffer, start: number, end: number): number {
+  return end - start >= TEXT_OPEN.length + 2 && bytesAt(bytes, start, end, TEXT_OPEN) && bytes[end - 2] === 0x22 && bytes[end - 1] === 0x7d
+    ? start + TEXT_OPEN.length
+    : -1
+}
+
+/**
+ * Keeps the matching lines of an `rg --json` stream, grouped by file; `total` counts matching lines. It works on
+ * the bytes: only a new path, a line number and the shown part of each line are decoded — never the submatches, a
+ * begin or end record, or the rest of a long line.
+ */
 export class GrepCollector {
   private readonly byPath = new Map<string, GrepFile>()
   /** The raw path JSON of the last match, and its file: a file's matches come one after another. */
-  private lastPath = ''
+  private lastPath: Buffer | undefined
   private lastFile: GrepFile | undefined
-  total = 0
-
   private readonly rootKey: string
+  total = 0
 
   constructor(private readonly root: SearchRoot, private readonly maxLineBytes: number) {
     this.rootKey = pathKey(root.bytes)
   }
 
   /** One line of `rg --json` output, without its newline. */
-  readonly record = (record: string): void => {
-    if (record.startsWith(MATCH)) return this.match(record)
-    if (SKIPPED.some((prefix) => record.startsWith(prefix))) return
-    const value = parse(record)
+  readonly record: RecordHandler = (bytes, start, end) => {
+    if (bytesAt(bytes, start, end, TYPE)) {
+      const at = start + TYPE.length
+      if (bytesAt(bytes, start, end, MATCH)) return this.match(bytes, start, end)
+      if (SKIPPED.some((type) => bytesAt(bytes, at, end, type))) return
+    }
+    const text = bytes.toString('utf8', start, end)
+    const value = parse(text)
     const type = (value as { type?: unknown } | null)?.type
     if (type === 'match') return this.matchValue(value)
-    if (typeof type !== 'string' || !KNOWN_TYPES.has(type)) throw new MalformedOutput(`unexpected record ${JSON.stringify(record.slice(0, 80))}`)
+    if (typeof type !== 'string' || !KNOWN_TYPES.has(type)) throw new MalformedOutput(`unexpected record ${JSON.stringify(text.slice(0, 80))}`)
   }
 
   /** Files in path order, lines ascending: the same on every run whatever order ripgrep's threads finished in. */
   files(): GrepFile[] {
     const files = [...this.byPath.values()]
     sortInPathOrder(files, (file) => file.key)
-    for (const file of files) file.lines.sort((a, b) => a.line - b.line)
+    // rg searches a file from its start: lines come ascending, and only a check is paid for.
+    for (const file of files) if (!ascending(file.lines)) file.lines.sort((a, b) => a.line - b.line)
     return files
   }
 
   /**
-   * The fast path: only the path (once per file), the line and its number are decoded, never the submatches. No
-   * key can occur inside a JSON string (its quotes would be escaped there), so the first `,"lines":` and the last
-   * `,"line_number":` are the fields.
+   * The fast path. No key can occur inside a JSON string (its quotes would be escaped there), so the first
+   * `,"lines":` after the path and the last `,"line_number":` are the fields.
    */
-  private match(record: string): void {
-    const pathEnd = record.indexOf(LINES, MATCH.length)
-    const numberAt = record.lastIndexOf(LINE_NUMBER)
-    const numberEnd = numberAt === -1 ? -1 : record.indexOf(',', numberAt + LINE_NUMBER.length)
-    if (pathEnd === -1 || numberAt < pathEnd || numberEnd === -1) return this.matchValue(parse(record))
-    const pathJson = record.slice(MATCH.length, pathEnd)
-    let file = this.lastFile
-    if (file === undefined || pathJson !== this.lastPath) {
-      file = this.file(plainText(pathJson) ?? parse(pathJson) as Data)
-      this.lastFile = file
-      this.lastPath = pathJson
+  private match(bytes: Buffer, start: number, end: number): void {
+    const pathStart = start + MATCH.length
+    const pathEnd = bytes.indexOf(LINES, pathStart)
+    const numberAt = bytes.lastIndexOf(LINE_NUMBER, end - LINE_NUMBER.length)
+    let digit = numberAt + LINE_NUMBER.length
+    let line = 0
+    for (let c = bytes[digit] ?? 0; c >= 0x30 && c <= 0x39 && digit < end; c = bytes[++digit] ?? 0) line = line * 10 + c - 0x30
+    if (pathEnd === -1 || pathEnd >= end || numberAt < pathEnd || digit === numberAt + LINE_NUMBER.length || bytes[digit] !== 0x2c) {
+      return this.matchValue(parse(bytes.toString('utf8', start, end)))
     }
-    this.add(file, Number(record.slice(numberAt + LINE_NUMBER.length, numberEnd)), lineText(record.slice(pathEnd + LINES.length, numberAt)))
+    if (!this.lastFile || !this.samePath(bytes, pathStart, pathEnd)) {
+      const path = Buffer.from(bytes.subarray(pathStart, pathEnd))
+      const body = textBody(path, 0, path.length)
+      const plain = body !== -1 && path.indexOf(BACKSLASH, body) === -1
+      this.lastFile = this.file(plain ? { text: path.toString('utf8', body, path.length - 2) } : parse(path.toString('utf8')) as Data | null)
+      this.lastPath = path
+    }
+    this.lastFile.lines.push(this.line(line, bytes, pathEnd + LINES.length, numberAt))
+    this.total++
   }
 
+  /** Whether `bytes[start..end)` is the last match's path JSON (compared from the end, where names differ). */
+  private samePath(bytes: Buffer, start: number, end: number): boolean {
+    const last = this.lastPath
+    if (!last || last.length !== end - start) return false
+    for (let i = last.length - 1; i >= 0; i--) if (last[i] !== bytes[start + i]) return false
+    return true
+  }
+
+  /** Any match record, parsed in full (a shape the fast path does not know). */
   private matchValue(value: unknown): void {
     const data = (value as { data?: { path?: Data; lines?: Data; line_number?: unknown } } | null)?.data
     if (!data?.path || !data.lines) throw new MalformedOutput('a match record without path or lines')
-    this.add(this.file(data.path), data.line_number, dataText(data.lines))
+    const line = data.line_number
+    if (typeof line !== 'number' || !Number.isSafeInteger(line) || line < 1) throw new MalformedOutput('a match record without a line number')
+    this.file(data.path).lines.push(preview(line, textOf(data.lines), this.maxLineBytes))
+    this.total++
   }
 
-  /** `text`: the line without its terminator; null: not UTF-8. */
-  private add(file: GrepFile, line: unknown, text: string | null): void {
-    if (typeof line !== 'number' || !Number.isSafeInteger(line) || line < 1) throw new MalformedOutput('a match record without a line number')
-    if (text === null) {
-      file.lines.push({ line, preview: null, truncated: false })
-    } else {
-      const cut = truncateUtf8(text, this.maxLineBytes)
-      // A kept preview must not pin the chunk of raw output it was cut from: copy it out (a cut one is fresh).
-      file.lines.push({ line, preview: cut.truncated ? cut.text : detach(cut.text), truncated: cut.truncated })
+  /** The preview of the `lines` JSON in `bytes[start..end)`. */
+  private line(line: number, bytes: Buffer, start: number, end: number): GrepLineValue {
+    const body = textBody(bytes, start, end)
+    if (body === -1) return preview(line, textOf(parse(bytes.toString('utf8', start, end)) as Data | null), this.maxLineBytes)
+    // The terminator: `\n`, or `\r\n` for a CRLF line; none on a last line without one.
+    let bodyEnd = end - 2
+    if (bodyEnd - body >= 4 && bytes[bodyEnd - 4] === BACKSLASH && bytes[bodyEnd - 3] === 0x72 && bytes[bodyEnd - 2] === BACKSLASH && bytes[bodyEnd - 1] === 0x6e) bodyEnd -= 4
+    else if (bodyEnd - body >= 2 && bytes[bodyEnd - 2] === BACKSLASH && bytes[bodyEnd - 1] === 0x6e) bodyEnd -= 2
+    // The next backslash is usually the terminator's own: the search stays within the line.
+    const escape = bytes.indexOf(BACKSLASH, body)
+    if (escape === -1 || escape >= bodyEnd) {
+      // No escape (so the terminator above was a real one): the JSON bytes are the line's own UTF-8, and only the
+      // part shown is decoded.
+      if (bodyEnd - body <= this.maxLineBytes) return { line, preview: bytes.toString('utf8', body, bodyEnd), truncated: false }
+      let cut = body + this.maxLineBytes
+      while (cut > body && ((bytes[cut] ?? 0) & 0xc0) === 0x80) cut--
+      return { line, preview: bytes.toString('utf8', body, cut), truncated: true }
     }
-    this.total++
+    // Escapes inside: decode the string literal, from its opening quote to its closing one.
+    const text = parse(bytes.toString('utf8', body - 1, end - 1))
+    if (typeof text !== 'string') throw new MalformedOutput('a line that is not a JSON string')
+    return preview(line, stripTerminator(text), this.maxLineBytes)
   }
 
   private file(path: Data | null): GrepFile {
@@ -189,60 +235,34 @@ export class GrepCollector {
   }
 }
 
-const TEXT_OPEN = '{"text":"'
-const TEXT_CLOSE = '"}'
+const ASCII = /^[\x00-\x7f]*$/
 
-/**
- * The line of a match's `lines` JSON, without its terminator (`\n`, or the `\r\n` of a CRLF line). A line with no
- * escape but its terminator is read straight from the JSON (it is its own decoding); anything else is parsed.
- */
-function lineText(json: string): string | null {
-  if (json.startsWith(TEXT_OPEN) && json.endsWith(TEXT_CLOSE)) {
-    let end = json.length - TEXT_CLOSE.length
-    if (json.endsWith('\\r\\n"}')) end -= 4
-    else if (json.endsWith('\\n"}')) end -= 2
-    const body = json.slice(TEXT_OPEN.length, end)
-    if (!body.includes('\\')) return body
-    // Escapes inside: decode just the string literal, terminator and all.
-    return dataText({ text: parseString(json.slice(TEXT_OPEN.length - 1, -1)) })
-  }
-  return dataText(parse(json) as Data | null)
+function ascending(lines: readonly GrepLineValue[]): boolean {
+  for (let i = 1; i < lines.length; i++) if ((lines[i - 1] as GrepLineValue).line > (lines[i] as GrepLineValue).line) return false
+  return true
 }
 
-/** `{"text":"…"}` without escapes, as `{ text }`; undefined for anything else. */
-function plainText(json: string): Data | undefined {
-  if (!json.startsWith(TEXT_OPEN) || !json.endsWith(TEXT_CLOSE)) return undefined
-  const body = json.slice(TEXT_OPEN.length, -TEXT_CLOSE.length)
-  // Kept as the file's path: copied out of the chunk of raw output it was sliced from.
-  return body.includes('\\') ? undefined : { text: detach(body) }
+/** A line's text from its JSON form; null when it is not UTF-8 (base64 `bytes`). */
+function textOf(lines: Data | null): string | null {
+  if (typeof lines?.text === 'string') return stripTerminator(lines.text)
+  if (typeof lines?.bytes === 'string') return null
+  throw new MalformedOutput('a line that is neither text nor bytes')
 }
 
-function parseString(literal: string): string {
-  const value = parse(literal)
-  if (typeof value !== 'string') throw new MalformedOutput('a line that is not a JSON string')
-  return value
-}
-
-function dataText(lines: Data | null): string | null {
-  if (typeof lines?.text !== 'string') {
-    if (typeof lines?.bytes !== 'string') throw new MalformedOutput('a line that is neither text nor bytes')
-    return null
-  }
-  const text = lines.text
+function stripTerminator(text: string): string {
   return text.endsWith('\n') ? text.slice(0, text.endsWith('\r\n') ? -2 : -1) : text
 }
 
-const ASCII = /^[\x00-\x7f]*$/
-
-/** A copy of `text` that shares no memory with the string it was sliced from. */
-function detach(text: string): string {
-  return ` ${text}`.slice(1)
+function preview(line: number, text: string | null, maxLineBytes: number): GrepLineValue {
+  if (text === null) return { line, preview: null, truncated: false }
+  const cut = truncateUtf8(text, maxLineBytes)
+  return { line, preview: cut.text, truncated: cut.truncated }
 }
 
-function parse(record: string): unknown {
+function parse(text: string): unknown {
   try {
-    return JSON.parse(record)
+    return JSON.parse(text)
   } catch {
-    throw new MalformedOutput(`a record that is not JSON: ${JSON.stringify(record.slice(0, 80))}`)
+    throw new MalformedOutput(`a record that is not JSON: ${JSON.stringify(text.slice(0, 80))}`)
   }
 }

@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module'
+import type { Readable } from 'node:stream'
 import { pathToFileURL } from 'node:url'
 import type { ExitStatus, SubprocessService } from '@deepseek-ai/dsh-subprocess'
 import { SubprocessErrorCode } from '@deepseek-ai/dsh-subprocess'
@@ -88,30 +89,52 @@ export async function runRipgrep(subprocess: SubprocessService, request: Ripgrep
     if (signal.aborted || (error as { code?: unknown })?.code === SubprocessErrorCode.SUBPROCESS_ABORTED) throw aborted(tool, error)
     throw new SearchError(launchFailedMessage(tool, binary, (error as Error)?.message ?? String(error)), { code: SearchErrorCode.SEARCH_FAILED, cause: error })
   }
-  let bytes = 0
-  let overflowed = false
-  let failure: unknown
-  try {
-    const stdout = handle.stdout
-    if (!stdout) throw new Error('the subprocess provider gave no stdout pipe')
-    for await (const chunk of stdout as AsyncIterable<Buffer>) {
-      bytes += chunk.length
-      if (bytes > request.rawOutputMaxBytes) {
-        overflowed = true
-        break
-      }
-      request.onOutput(chunk)
-    }
-  } catch (error) {
-    failure = error
+  const { overflowed, failure } = handle.stdout
+    ? await consume(handle.stdout, request.rawOutputMaxBytes, request.onOutput)
+    : { overflowed: false, failure: new Error('the subprocess provider gave no stdout pipe') }
+  if (overflowed || failure !== undefined) {
+    handle.terminate()
+    handle.stdout?.destroy()
   }
-  if (overflowed || failure !== undefined) handle.terminate()
   const exit = await handle.done
   if (signal.aborted) throw aborted(tool)
   if (overflowed) throw new SearchError(overflowMessage(tool, request.rawOutputMaxBytes), { code: SearchErrorCode.SEARCH_RAW_OUTPUT_OVERFLOW })
   if (failure instanceof MalformedOutput) throw new SearchError(malformedMessage(tool, failure.message), { code: SearchErrorCode.SEARCH_FAILED, cause: failure })
   if (failure !== undefined) throw new SearchError(malformedMessage(tool, (failure as Error)?.message ?? String(failure)), { code: SearchErrorCode.SEARCH_FAILED, cause: failure })
   return { exit, stderr: handle.collected.stderr?.readFrom(0).text ?? '' }
+}
+
+/**
+ * Hands every chunk of `stdout` to `onOutput` until the stream ends, the raw bytes pass `maxBytes` (the chunk that
+ * crosses is not handed over) or `onOutput` throws. Plain 'data' events: a promise per chunk (async iteration)
+ * costs measurably when ripgrep writes thousands of small chunks.
+ */
+function consume(stdout: Readable, maxBytes: number, onOutput: (chunk: Buffer) => void): Promise<{ overflowed: boolean; failure?: unknown }> {
+  return new Promise((resolve) => {
+    let bytes = 0
+    const finish = (result: { overflowed: boolean; failure?: unknown }): void => {
+      stdout.off('data', onData)
+      stdout.off('end', onEnd)
+      stdout.off('close', onEnd)
+      stdout.off('error', onError)
+      resolve(result)
+    }
+    const onData = (chunk: Buffer): void => {
+      bytes += chunk.length
+      if (bytes > maxBytes) return finish({ overflowed: true })
+      try {
+        onOutput(chunk)
+      } catch (error) {
+        finish({ overflowed: false, failure: error })
+      }
+    }
+    const onEnd = (): void => finish({ overflowed: false })
+    const onError = (error: unknown): void => finish({ overflowed: false, failure: error })
+    stdout.on('data', onData)
+    stdout.once('end', onEnd)
+    stdout.once('close', onEnd)
+    stdout.once('error', onError)
+  })
 }
 
 // How ripgrep words a pattern it cannot use: a regex it cannot parse or compile, or a glob it cannot parse.

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { rgPath } from '@vscode/ripgrep'
-import { resolveRoot } from '../src/paths.ts'
+import { resolveRoot, truncateUtf8 } from '../src/paths.ts'
 import { GrepCollector, MalformedOutput, RecordSplitter } from '../src/records.ts'
 
 let dir: string
@@ -21,7 +21,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 function collect(chunks: Buffer[], maxLineBytes = 60) {
   const collector = new GrepCollector(resolveRoot(dir, undefined), maxLineBytes)
-  const splitter = new RecordSplitter(0x0a, 'utf8', collector.record)
+  const splitter = new RecordSplitter(0x0a, collector.record)
   let maxPending = 0
   for (const chunk of chunks) {
     splitter.push(chunk)
@@ -29,6 +29,12 @@ function collect(chunks: Buffer[], maxLineBytes = 60) {
   }
   splitter.end()
   return { total: collector.total, files: collector.files().map(({ path, lines }) => ({ path, lines })), maxPending }
+}
+
+/** One record, as the splitter hands it over: in place inside a larger buffer. */
+function feed(collector: GrepCollector, record: string): void {
+  const bytes = Buffer.from(`xx${record}yy`)
+  collector.record(bytes, 2, bytes.length - 2)
 }
 
 function chunked(bytes: Buffer, cuts: number[]): Buffer[] {
@@ -73,7 +79,7 @@ describe('the rg --json parser', () => {
     // One period of whole records, fed in 64 KiB chunks that end mid-record, twenty times over: a valid stream.
     const period = Buffer.concat(Array.from({ length: Math.ceil(1_000_000 / record.length) }, () => record))
     const collector = new GrepCollector(resolveRoot(dir, undefined), 2000)
-    const splitter = new RecordSplitter(0x0a, 'utf8', collector.record)
+    const splitter = new RecordSplitter(0x0a, collector.record)
     let maxPending = 0
     let fed = 0
     while (fed < 20_000_000) {
@@ -88,35 +94,36 @@ describe('the rg --json parser', () => {
     expect(collector.total).toBe(20 * (period.length / record.length))
   })
 
-  test('reads any line exactly, escapes, quotes, backslashes and terminators included (property, seeded)', () => {
+  test('reads any line exactly, escapes, quotes, backslashes and terminators included, cut like truncateUtf8 (property, seeded)', () => {
     const ending = fc.constantFrom('', '\n', '\r\n', '\\n', '\\\n', '\r')
-    fc.assert(fc.property(fc.string({ unit: 'grapheme-composite', maxLength: 30 }), ending, (body, end) => {
-      const collector = new GrepCollector(resolveRoot(dir, undefined), 10_000)
+    fc.assert(fc.property(fc.string({ unit: 'grapheme-composite', maxLength: 30 }), ending, fc.integer({ min: 1, max: 60 }), (body, end, max) => {
+      const collector = new GrepCollector(resolveRoot(dir, undefined), max)
       const text = body + end
-      collector.record(JSON.stringify({ type: 'match', data: { path: { text: join(dir, 'f') }, lines: { text }, line_number: 3, absolute_offset: 0, submatches: [] } }))
-      const expected = text.endsWith('\r\n') ? text.slice(0, -2) : text.endsWith('\n') ? text.slice(0, -1) : text
-      expect(collector.files()).toEqual([{ path: 'f', key: 'f', lines: [{ line: 3, preview: expected, truncated: false }] }])
-    }), { seed: 5, numRuns: 400 })
+      feed(collector, JSON.stringify({ type: 'match', data: { path: { text: join(dir, 'f') }, lines: { text }, line_number: 3, absolute_offset: 0, submatches: [] } }))
+      const stripped = text.endsWith('\r\n') ? text.slice(0, -2) : text.endsWith('\n') ? text.slice(0, -1) : text
+      const cut = truncateUtf8(stripped, max)
+      expect(collector.files()).toEqual([{ path: 'f', key: 'f', lines: [{ line: 3, preview: cut.text, truncated: cut.truncated }] }])
+    }), { seed: 5, numRuns: 600 })
   })
 
   test('a record that is not JSON is malformed output', () => {
     const collector = new GrepCollector(resolveRoot(dir, undefined), 100)
-    expect(() => collector.record('--no-config --json')).toThrow(MalformedOutput)
-    expect(() => collector.record('{"type":"match","data":{}}')).toThrow(MalformedOutput)
-    expect(() => collector.record('{"type":"surprise"}')).toThrow(MalformedOutput)
+    expect(() => feed(collector, '--no-config --json')).toThrow(MalformedOutput)
+    expect(() => feed(collector, '{"type":"match","data":{}}')).toThrow(MalformedOutput)
+    expect(() => feed(collector, '{"type":"surprise"}')).toThrow(MalformedOutput)
   })
 
   test('a match outside the search root is malformed output', () => {
     const collector = new GrepCollector(resolveRoot(dir, 'sub'), 100)
     const record = { type: 'match', data: { path: { text: '/elsewhere/x' }, lines: { text: 'hit\n' }, line_number: 1 } }
-    expect(() => collector.record(JSON.stringify(record))).toThrow(/outside the search root/)
+    expect(() => feed(collector, JSON.stringify(record))).toThrow(/outside the search root/)
   })
 })
 
 describe('the record splitter', () => {
   test('splits NUL-separated names exactly, newlines and invalid UTF-8 included, and keeps a last unterminated one', () => {
     const records: string[] = []
-    const splitter = new RecordSplitter(0x00, 'latin1', (r) => records.push(r))
+    const splitter = new RecordSplitter(0x00, (bytes, start, end) => records.push(bytes.toString('latin1', start, end)))
     splitter.push(Buffer.from('a\nb\0c'))
     splitter.push(Buffer.from([0xff, 0, 0x64]))
     splitter.end()
