@@ -155,6 +155,13 @@ describe('argument validation', () => {
     expect(await invalid(cycle)).toBe('Error: invalid arguments: property "self" must be a JSON value, got a circular reference')
   })
 
+  test('a schema ajv cannot compile fails that tool\'s calls with TOOL_FAILED, not the registry', async () => {
+    t.ctx.tools.register({ name: 'broken', description: 'd', parameters: { type: 'object', properties: { a: { type: 'strnig' } } }, execute: () => 'never' })
+    const result = await t.ctx.tools.execute('broken', { a: 'x' })
+    expect(result.error?.code).toBe('TOOL_FAILED')
+    expect(result.content[0].text).toMatch(/^Error: tool "broken" has an unusable parameter schema: .*strnig/)
+  })
+
   test('missing arguments count as an empty object', async () => {
     t.ctx.tools.register({ name: 'noargs', description: 'd', parameters: { type: 'object', properties: {}, additionalProperties: false }, execute: () => 'fine' })
     expect((await t.ctx.tools.execute('noargs')).content[0].text).toBe('fine')
