@@ -1,3 +1,4 @@
+export { until } from '@deepseek-ai/dsh-testing'
 import { existsSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -84,13 +85,5 @@ export async function harness(config: Partial<LocalConfig> = {}): Promise<Harnes
   }
 }
 
-/** Polls `check` (bounded) until it returns true: for facts that no event announces, such as a file appearing. */
-export async function until(check: () => boolean | Promise<boolean>, what: string, turns = 2000): Promise<void> {
-  for (let i = 0; i < turns; i++) {
-    if (await check()) return
-    await new Promise((resolve) => setTimeout(resolve, Math.min(1 + i, 20)))
-  }
-  throw new Error(`gave up waiting until ${what}`)
-}
 
 export const exists = (path: string) => existsSync(path)

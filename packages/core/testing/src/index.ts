@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs'
 import { Context, type Fiber, type Message } from 'cordis'
 import { ToolsService } from '@deepseek-ai/dsh-tools'
 
@@ -54,4 +55,40 @@ export async function active(fiber: Fiber, maxTurns = 200): Promise<void> {
     await new Promise((resolve) => setImmediate(resolve))
   }
   throw new Error(`plugin ${fiber.name} is still not active (state ${fiber.state}): a missing injected service?`)
+}
+
+/**
+ * Polls `check` (bounded by a number of turns, never by a wall-clock assertion) until it holds: for facts that no
+ * event announces, such as a process dying or a file appearing. The pause grows from 1 ms to 20 ms.
+ */
+export async function until(check: () => boolean | Promise<boolean>, what: string, turns = 2000): Promise<void> {
+  for (let turn = 0; turn < turns; turn++) {
+    if (await check()) return
+    await new Promise((resolve) => setTimeout(resolve, Math.min(1 + turn, 20)))
+  }
+  throw new Error(`gave up waiting until ${what}`)
+}
+
+/**
+ * A `sleep` with a duration no other process on the machine uses, as a shell command: the duration (the marker)
+ * appears in the sleep's command line only — the shell joins the quoted halves, so the command text that travels
+ * through argv or stdin never contains it.
+ */
+export function uniqueSleep(): { command: string; marker: string } {
+  const digits = `${String(process.pid).padStart(7, '0')}${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}`
+  return { command: `sleep 1000.${digits.slice(0, 6)}"${digits.slice(6)}"`, marker: `1000.${digits}` }
+}
+
+/** Pids of live processes (other than this one) whose command line contains `marker`. */
+export function processesWith(marker: string): number[] {
+  const pids: number[] = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(marker)) pids.push(Number(entry))
+    } catch {
+      // the process ended between the listing and the read
+    }
+  }
+  return pids
 }

@@ -175,7 +175,7 @@ describe('grep', () => {
     h = await harness({ config: { grepMaxMatches: 1 } })
     const root = join(h.dir, 'spill-root')
     await h.ctx.plugin(LocalSpillStore, { root })
-    await until(() => h.ctx.get('spillStore') !== undefined)
+    await until(() => h.ctx.get('spillStore') !== undefined, 'the spill store is loaded')
     write(h.dir, { 'src/a.txt': 'hit 1\nhit 2\n' })
     const text = await h.text('grep', { pattern: 'hit', path: 'src' })
     const match = /^Found 1 of 2 matches\n\nsrc\/a\.txt\nLine 1: hit 1\n\n\[Showing 1 of 2 matches\. The complete result is saved at (\/\S+)\. Page through it with read \(offset and limit\) or search it with grep, passing that path\.\]$/.exec(text)

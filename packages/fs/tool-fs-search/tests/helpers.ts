@@ -1,3 +1,4 @@
+export { until } from '@deepseek-ai/dsh-testing'
 import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -102,14 +103,6 @@ export function writeFile(path: Buffer, spec: string | Buffer | { content: strin
   if (typeof spec === 'object' && !Buffer.isBuffer(spec)) utimesSync(path, spec.mtime, spec.mtime)
 }
 
-/** Polls (bounded, on the event loop, not on the clock) until `check` holds. */
-export async function until(check: () => boolean, turns = 100_000): Promise<void> {
-  for (let turn = 0; turn < turns; turn++) {
-    if (check()) return
-    await new Promise((resolve) => setImmediate(resolve))
-  }
-  throw new Error('condition never held')
-}
 
 /** Whether a process still exists (a reaped child is gone). */
 export function alive(pid: number): boolean {

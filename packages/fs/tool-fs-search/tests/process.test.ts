@@ -93,7 +93,7 @@ test('a caller abort is SEARCH_ABORTED, with rg terminated and awaited', async (
   fifo(join(h.dir, 'pipe'))
   const controller = new AbortController()
   const pending = h.call('grep', { pattern: 'x', path: 'pipe' }, { signal: controller.signal })
-  await until(() => RecordingSubprocess.handles.length === 1)
+  await until(() => RecordingSubprocess.handles.length === 1, 'rg was spawned')
   controller.abort()
   const result = await pending
   expect(result.error).toEqual({ code: 'SEARCH_ABORTED', name: 'SearchError', message: 'grep search aborted: the call was cancelled or ran out of time, and ripgrep was stopped' })
@@ -104,7 +104,7 @@ test('rg killed by a signal from outside is SEARCH_FAILED naming the signal (fau
   h = await harness({ subprocess: RecordingSubprocess })
   fifo(join(h.dir, 'pipe'))
   const pending = h.call('grep', { pattern: 'x', path: 'pipe' })
-  await until(() => RecordingSubprocess.handles.length === 1)
+  await until(() => RecordingSubprocess.handles.length === 1, 'rg was spawned')
   process.kill(lastHandle().pid, 'SIGKILL')
   expect((await pending).error).toEqual({ code: 'SEARCH_FAILED', name: 'SearchError', message: 'grep search failed: ripgrep was killed by SIGKILL' })
 })
@@ -178,7 +178,7 @@ test('calls leave no file descriptor and no process behind, whatever their outco
     const controller = new AbortController()
     const pending = h.call('grep', { pattern: 'x', path: 'pipe' }, { signal: controller.signal })
     const spawned = RecordingSubprocess.handles.length
-    await until(() => RecordingSubprocess.handles.length > spawned)
+    await until(() => RecordingSubprocess.handles.length > spawned, 'rg was spawned again')
     controller.abort()
     await pending
   }

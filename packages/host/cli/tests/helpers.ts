@@ -1,5 +1,6 @@
+export { processesWith, uniqueSleep, until } from '@deepseek-ai/dsh-testing'
 import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -87,27 +88,6 @@ export function workspace(files: Record<string, string>): { dir: string; cleanup
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) }
 }
 
-/**
- * A `sleep` with a duration no other process on the machine uses, as a shell command: the duration (the marker)
- * appears in the sleep's command line only — the shell joins the quoted halves, so the command text that
- * travels through dsh's own argv or stdin never contains it.
- */
-export function uniqueSleep(): { command: string; marker: string } {
-  const digits = `${String(process.pid).padStart(7, '0')}${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}`
-  return { command: `sleep 1000.${digits.slice(0, 6)}"${digits.slice(6)}"`, marker: `1000.${digits}` }
-}
-
-/** Pids of live processes whose command line contains `marker`. */
-export function processesWith(marker: string): number[] {
-  const pids: number[] = []
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(marker)) pids.push(Number(entry))
-    } catch {}
-  }
-  return pids
-}
 
 /**
  * Whether process `pid` has started reading its stdin pipe: Node's event loop switches fd 0 to non-blocking
@@ -122,14 +102,6 @@ export function readsStdin(pid: number): boolean {
   }
 }
 
-/** Polls `check` until it is true (bounded by turns of `everyMs`, never by a deadline assertion). */
-export async function until(check: () => boolean, what: string, { everyMs = 20, turns = 1500 } = {}): Promise<void> {
-  for (let turn = 0; turn < turns; turn++) {
-    if (check()) return
-    await new Promise((resolve) => setTimeout(resolve, everyMs))
-  }
-  throw new Error(`gave up waiting: ${what}`)
-}
 
 /**
  * An MCP client transport over a `dsh mcp` child that the test owns, so it can end stdin, send signals and read

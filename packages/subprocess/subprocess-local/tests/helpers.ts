@@ -1,3 +1,4 @@
+export { until } from '@deepseek-ai/dsh-testing'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -46,14 +47,6 @@ export async function fixture(config: Config = {}): Promise<Fixture> {
   }
 }
 
-/** Polls `check` (bounded) until it returns true: for facts that no event announces, such as another process dying. */
-export async function until(check: () => boolean, what: string, turns = 2000): Promise<void> {
-  for (let i = 0; i < turns; i++) {
-    if (check()) return
-    await new Promise((resolve) => setTimeout(resolve, Math.min(1 + i, 20)))
-  }
-  throw new Error(`gave up waiting until ${what}`)
-}
 
 export async function rejection(promise: Promise<unknown>): Promise<{ code?: string; message: string; name: string }> {
   try {
