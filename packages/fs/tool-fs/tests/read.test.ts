@@ -215,6 +215,13 @@ test('a symlink loop is FS_READ_FAILED with the cause', async () => {
   expect(text(result)).toMatch(new RegExp(`^Error: cannot read ${join(dir, 'loop')}: ELOOP`))
 })
 
+test('a regular file whose read fails (EIO from /proc/self/mem) is FS_READ_FAILED with the cause', async () => {
+  await setup()
+  const result = await read({ path: '/proc/self/mem' })
+  expect(result.error?.code).toBe('FS_READ_FAILED')
+  expect(text(result)).toBe('Error: cannot read /proc/self/mem: EIO: i/o error, read')
+})
+
 test('bad arguments are INVALID_ARGS that say what to fix', async () => {
   await setup()
   await file('a.txt', 'a\n')
