@@ -6,6 +6,9 @@ import { fileURLToPath } from 'node:url'
 import type { ToolResult } from '@deepseek-ai/dsh-tools'
 import { createDefaultContext, type DefaultContext } from '@deepseek-ai/dsh'
 
+// The shared process helpers: a unique sleep marker, a /proc scan for it, a bounded poll.
+export { processesWith, uniqueSleep, until } from '@deepseek-ai/dsh-testing'
+
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 export const BIN = join(ROOT, 'packages/host/cli/dist/bin.js')
 export const RG = join(ROOT, 'node_modules/@vscode/ripgrep-linux-x64/bin/rg')
@@ -68,29 +71,6 @@ export function assertWellFormed(result: ToolResult): void {
 
 export const textOf = (result: ToolResult) => result.content[0].text
 
-/**
- * A `sleep` whose duration no other process uses, as a shell command: the quoted halves join in the shell, so
- * only the sleep's own command line holds the marker (not the bash -c text).
- */
-export function uniqueSleep(): { command: string; marker: string } {
-  const digits = `${String(process.pid).padStart(7, '0')}${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}`
-  return { command: `sleep 1000.${digits.slice(0, 6)}"${digits.slice(6)}"`, marker: `1000.${digits}` }
-}
-
-/** Pids of live (non-zombie) processes whose command line contains `marker`. */
-export function processesWith(marker: string): number[] {
-  const pids: number[] = []
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue
-    try {
-      if (!readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(marker)) continue
-      const state = /\) (\S)/.exec(readFileSync(`/proc/${entry}/stat`, 'utf8'))?.[1]
-      if (state !== 'Z') pids.push(Number(entry))
-    } catch {}
-  }
-  return pids
-}
-
 /** Open descriptors of this process, with what each points at (for a readable failure). */
 export function openFds(): string[] {
   const out: string[] = []
@@ -100,15 +80,6 @@ export function openFds(): string[] {
     } catch {}
   }
   return out
-}
-
-/** Polls `check` until it is true, bounded by a number of turns (never a wall-clock assertion). */
-export async function until(check: () => boolean, what: string, { everyMs = 20, turns = 1500 } = {}): Promise<void> {
-  for (let turn = 0; turn < turns; turn++) {
-    if (check()) return
-    await new Promise((done) => setTimeout(done, everyMs))
-  }
-  throw new Error(`gave up waiting: ${what}`)
 }
 
 /** Peak resident set of this process so far, MiB (VmHWM). */

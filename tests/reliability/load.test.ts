@@ -28,14 +28,14 @@ test(`${CYCLES} timeout / abort / dispose cycles leave zero orphans`, async () =
       } else if (kind === 'abort') {
         const controller = new AbortController()
         const pending = dsh.ctx.tools.execute('bash', { command, description: 'abort' }, { session, signal: controller.signal })
-        await until(() => processesWith(marker).length > 0, 'the sleep started', { everyMs: 2, turns: 5000 })
+        await until(() => processesWith(marker).length > 0, 'the sleep started', 5000)
         controller.abort()
         expect((await pending).error?.code).toBe('ABORTED')
       } else {
         const bg = await dsh.ctx.tools.execute('bash', { command, description: 'bg', run_in_background: true }, { session })
         expect(bg.isError).toBe(false)
         const fg = dsh.ctx.tools.execute('bash', { command, description: 'fg' }, { session })
-        await until(() => processesWith(marker).length === 2, 'both sleeps started', { everyMs: 2, turns: 5000 })
+        await until(() => processesWith(marker).length === 2, 'both sleeps started', 5000)
         await dsh.dispose()
         assertWellFormed(await fg)
         expect(dsh.problems).toEqual([])
@@ -86,7 +86,7 @@ test('500 tool calls of every kind leak no file descriptor', async () => {
     }
     expect(calls).toBe(500)
     // Pipes close a turn after their streams end: wait (bounded) for the count to settle back.
-    await until(() => openFds().length <= before.length, 'open descriptors settle back', { turns: 250 })
+    await until(() => openFds().length <= before.length, 'open descriptors settle back', 250)
     expect(openFds().length, `before:\n${before.join('\n')}\nafter:\n${openFds().join('\n')}`).toBeLessThanOrEqual(before.length)
     expect(processesWith(marker)).toEqual([])
   } finally {
