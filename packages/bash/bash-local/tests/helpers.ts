@@ -1,4 +1,4 @@
-export { until } from '@deepseek-ai/dsh-testing'
+export { rejection, until } from '@deepseek-ai/dsh-testing'
 import { existsSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -48,17 +48,7 @@ export async function fixture(config: Partial<Config> = {}): Promise<Fixture> {
   }
 }
 
-
 export const exists = (path: string) => existsSync(path)
-
-export async function rejection(promise: Promise<unknown>): Promise<{ code?: string; message: string; name: string }> {
-  try {
-    await promise
-  } catch (error) {
-    return error as { code?: string; message: string; name: string }
-  }
-  throw new Error('expected a rejection')
-}
 
 /** The pids a command printed, one per line, once there are `count` of them. */
 export function pids(text: string): number[] {

@@ -85,5 +85,4 @@ export async function harness(config: Partial<LocalConfig> = {}): Promise<Harnes
   }
 }
 
-
 export const exists = (path: string) => existsSync(path)

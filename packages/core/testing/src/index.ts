@@ -92,3 +92,13 @@ export function processesWith(marker: string): number[] {
   }
   return pids
 }
+
+/** The error a promise rejects with; throws if it resolves. */
+export async function rejection(promise: Promise<unknown>): Promise<{ code?: string; message: string; name: string }> {
+  try {
+    await promise
+  } catch (error) {
+    return error as { code?: string; message: string; name: string }
+  }
+  throw new Error('expected a rejection')
+}

@@ -103,7 +103,6 @@ export function writeFile(path: Buffer, spec: string | Buffer | { content: strin
   if (typeof spec === 'object' && !Buffer.isBuffer(spec)) utimesSync(path, spec.mtime, spec.mtime)
 }
 
-
 /** Whether a process still exists (a reaped child is gone). */
 export function alive(pid: number): boolean {
   try {

@@ -88,7 +88,6 @@ export function workspace(files: Record<string, string>): { dir: string; cleanup
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) }
 }
 
-
 /**
  * Whether process `pid` has started reading its stdin pipe: Node's event loop switches fd 0 to non-blocking
  * (O_NONBLOCK, octal 04000, in /proc/<pid>/fdinfo/0) when `process.stdin` is first read.
@@ -101,7 +100,6 @@ export function readsStdin(pid: number): boolean {
     return false
   }
 }
-
 
 /**
  * An MCP client transport over a `dsh mcp` child that the test owns, so it can end stdin, send signals and read

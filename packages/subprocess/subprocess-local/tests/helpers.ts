@@ -1,4 +1,4 @@
-export { until } from '@deepseek-ai/dsh-testing'
+export { rejection, until } from '@deepseek-ai/dsh-testing'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -47,12 +47,3 @@ export async function fixture(config: Config = {}): Promise<Fixture> {
   }
 }
 
-
-export async function rejection(promise: Promise<unknown>): Promise<{ code?: string; message: string; name: string }> {
-  try {
-    await promise
-  } catch (error) {
-    return error as { code?: string; message: string; name: string }
-  }
-  throw new Error('expected a rejection')
-}
