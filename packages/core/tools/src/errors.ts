@@ -39,7 +39,3 @@ export class HarnessError extends Error {
 export function invalidArgs(message: string, cause?: unknown): HarnessError {
   return new HarnessError(message, cause === undefined ? { code: CoreErrorCode.INVALID_ARGS } : { code: CoreErrorCode.INVALID_ARGS, cause })
 }
-
-export function isHarnessError(value: unknown): value is HarnessError {
-  return value instanceof HarnessError
-}

@@ -1,5 +1,5 @@
-export { CoreErrorCode, HarnessError, invalidArgs, isHarnessError, type HarnessErrorOptions } from './errors.ts'
-export { errorResult, resultText, textResult } from './results.ts'
+export { CoreErrorCode, HarnessError, invalidArgs, type HarnessErrorOptions } from './errors.ts'
+export { errorResult, textResult } from './results.ts'
 export { ToolsService } from './service.ts'
 export type {
   ExecuteOptions, JsonSchema, ToolCall, ToolDefinition, ToolDenial, ToolErrorInfo, ToolExecution, ToolOutput, ToolResult,

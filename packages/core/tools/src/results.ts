@@ -24,8 +24,3 @@ export function outputToResult(output: string | ToolOutput): ToolResult {
   }
   throw new HarnessError('tool returned neither text nor { text }', { code: CoreErrorCode.TOOL_FAILED })
 }
-
-/** The text of a result (the pipeline only ever makes one text block). */
-export function resultText(result: ToolResult): string {
-  return result.content[0].text
-}

@@ -1,5 +1,3 @@
-import type { HarnessError } from './errors.ts'
-
 /** A JSON Schema object, as sent to the model. */
 export interface JsonSchema {
   readonly type?: string | readonly string[]
@@ -84,5 +82,3 @@ export interface ToolCall {
 export interface ToolDenial {
   deny: string
 }
-
-export type { HarnessError }
