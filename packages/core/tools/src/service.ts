@@ -1,7 +1,7 @@
 import { Context, Service } from 'cordis'
 import { CoreErrorCode, HarnessError } from './errors.ts'
 import { errorResult, outputToResult } from './results.ts'
-import type { ExecuteOptions, ToolCall, ToolDefinition, ToolDenial, ToolResult, ToolSchema } from './types.ts'
+import type { ExecuteOptions, SessionNotice, ToolCall, ToolDefinition, ToolDenial, ToolResult, ToolSchema } from './types.ts'
 import { argumentProblems } from './validation.ts'
 
 declare module 'cordis' {
@@ -13,16 +13,23 @@ declare module 'cordis' {
     'tools/pre-execute'(call: ToolCall): void | ToolDenial | Promise<void | ToolDenial>
     /** After the tool ran (or was denied): may replace `call.result`. Listeners run in registration order. */
     'tools/post-execute'(call: ToolCall & { result: ToolResult }): void | Promise<void>
+    /** A notice for one session's model, outside any call (see `ToolsService.notify`). */
+    'tools/session-notice'(notice: SessionNotice): void
+    /** A session ended (its host connection closed): stop what it owns. Awaited by `endSession`. */
+    'tools/session-end'(sessionId: string): void | Promise<void>
   }
 }
 
 const NAME = /^[a-zA-Z0-9_-]{1,64}$/
+/** Notices kept per session until its next result; older ones are dropped (and counted) past this. */
+const MAX_PENDING_NOTICES = 20
 
 /** `ctx.tools`: the registry of model-facing tools and the one pipeline every call goes through. */
 export class ToolsService extends Service {
   static readonly provide = 'tools'
   private readonly definitions = new Map<string, ToolDefinition>()
   private callCounter = 0
+  private readonly pending = new Map<string, { notices: SessionNotice[]; dropped: number }>()
 
   constructor(ctx: Context) {
     super(ctx, 'tools')
@@ -56,7 +63,46 @@ export class ToolsService extends Service {
 
   /** What the model sees of each tool: name, description, parameters, in name order. */
   schemas(): ToolSchema[] {
-    return this.list().map(({ name, description, parameters }) => ({ name, description, parameters }))
+    return this.list().map(({ name, title, description, parameters, annotations }) => ({
+      name,
+      ...(title === undefined ? {} : { title }),
+      description,
+      parameters,
+      ...(annotations === undefined ? {} : { annotations }),
+    }))
+  }
+
+  /**
+   * Tells one session's model something outside any call: emits `tools/session-notice` now, and appends the text,
+   * once, after a blank line, to the session's next tool result (whichever tool). Bounded per session.
+   */
+  notify(notice: SessionNotice): void {
+    let queue = this.pending.get(notice.sessionId)
+    if (!queue) this.pending.set(notice.sessionId, queue = { notices: [], dropped: 0 })
+    queue.notices.push(notice)
+    if (queue.notices.length > MAX_PENDING_NOTICES) {
+      queue.notices.shift()
+      queue.dropped++
+    }
+    try {
+      this.ctx.emit('tools/session-notice', notice)
+    } catch (error) {
+      this.ctx.logger('tools').warn('a session-notice listener failed: %s', (error as Error)?.message ?? String(error))
+    }
+  }
+
+  /** Drops a notice not yet delivered in a result (the model already learned it another way). */
+  withdrawNotice(sessionId: string, key: string): void {
+    const queue = this.pending.get(sessionId)
+    if (!queue) return
+    queue.notices = queue.notices.filter((notice) => notice.key !== key)
+    if (queue.notices.length === 0 && queue.dropped === 0) this.pending.delete(sessionId)
+  }
+
+  /** The session is over: undelivered notices are dropped, and `tools/session-end` listeners are awaited. */
+  async endSession(sessionId: string): Promise<void> {
+    this.pending.delete(sessionId)
+    await this.ctx.parallel('tools/session-end', sessionId)
   }
 
   /** Runs one call through the whole pipeline. Never rejects: every failure is an error result with a code. */
@@ -92,7 +138,18 @@ export class ToolsService extends Service {
       ? errorResult(new HarnessError(`tool call denied: ${denial}`, { code: CoreErrorCode.TOOL_DENIED }))
       : await this.run(call)
     await this.postExecute(call as ToolCall & { result: ToolResult })
-    return call.result
+    return call.session ? this.withNotices(call.result, call.session.id) : call.result
+  }
+
+  /** Appends the session's undelivered notices to its result, once. */
+  private withNotices(result: ToolResult, sessionId: string): ToolResult {
+    const queue = this.pending.get(sessionId)
+    if (!queue) return result
+    this.pending.delete(sessionId)
+    const lines = queue.notices.map((notice) => notice.text)
+    if (queue.dropped) lines.unshift(`(${queue.dropped} earlier notice${queue.dropped === 1 ? '' : 's'} dropped)`)
+    const text = `${result.content[0].text}\n\n${lines.join('\n')}`
+    return { ...result, content: [{ type: 'text', text }] }
   }
 
   private async preExecute(call: ToolCall): Promise<string | undefined> {

@@ -25,9 +25,20 @@ export interface ToolOutput<V = unknown> {
   value?: V
 }
 
+/** MCP tool annotations: hints clients use to decide whether a call needs the user's approval. */
+export interface ToolAnnotations {
+  readonly readOnlyHint?: boolean
+  readonly destructiveHint?: boolean
+  readonly idempotentHint?: boolean
+  readonly openWorldHint?: boolean
+}
+
 export interface ToolDefinition<A = Record<string, unknown>> {
   readonly name: string
+  /** A short human-readable name for clients' lists (`Search file contents`). */
+  readonly title?: string
   readonly description: string
+  readonly annotations?: ToolAnnotations
   readonly parameters: JsonSchema
   /** Cooperative budget applied by the timeout policy; never sent to the model. */
   readonly timeoutMs?: number
@@ -48,11 +59,25 @@ export interface ToolResult {
   value?: unknown
 }
 
-/** What `schemas()` gives the model: no behaviour, no budget. */
+/** What `schemas()` gives the model and its client: no behaviour, no budget. */
 export interface ToolSchema {
   readonly name: string
+  readonly title?: string
   readonly description: string
   readonly parameters: JsonSchema
+  readonly annotations?: ToolAnnotations
+}
+
+/**
+ * A message for one session's model that arrives outside any call (a background task finished). It is emitted as
+ * `tools/session-notice` at once (hosts forward it, e.g. as an MCP log message) and appended, once, to that
+ * session's next tool result, so clients that drop out-of-band messages still tell the model.
+ */
+export interface SessionNotice {
+  readonly sessionId: string
+  readonly text: string
+  /** Names what the notice is about (`bash-3`), so that `withdrawNotice` can drop it once it is moot. */
+  readonly key?: string
 }
 
 export interface ExecuteOptions {

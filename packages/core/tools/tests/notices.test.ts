@@ -1,0 +1,82 @@
+import { afterEach, beforeEach, describe, expect, test } from 'vitest'
+import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
+import type { SessionNotice } from '@deepseek-ai/dsh-tools'
+
+let t: TestContext
+beforeEach(async () => {
+  t = await createTestContext()
+  t.ctx.tools.register({ name: 'echo', description: 'd', parameters: { type: 'object' }, execute: () => 'ok' })
+  t.ctx.tools.register({ name: 'fail', description: 'd', parameters: { type: 'object' }, execute: () => { throw new Error('no') } })
+})
+afterEach(async () => { await t.dispose() })
+
+const s1 = { id: 's1', cwd: '/tmp' }
+const s2 = { id: 's2', cwd: '/tmp' }
+const text = async (name: string, session?: typeof s1) => (await t.ctx.tools.execute(name, {}, session ? { session } : {})).content[0].text
+
+describe('session notices', () => {
+  test('a notice is emitted at once and appended once, after a blank line, to the session\'s next result', async () => {
+    const seen: SessionNotice[] = []
+    t.ctx.on('tools/session-notice', (notice) => void seen.push(notice))
+    t.ctx.tools.notify({ sessionId: 's1', text: 'task bash-1 finished' })
+    expect(seen).toEqual([{ sessionId: 's1', text: 'task bash-1 finished' }])
+    expect(await text('echo', s1)).toBe('ok\n\ntask bash-1 finished')
+    expect(await text('echo', s1)).toBe('ok')
+  })
+
+  test('another session, or a call without a session, never receives it', async () => {
+    t.ctx.tools.notify({ sessionId: 's1', text: 'n' })
+    expect(await text('echo', s2)).toBe('ok')
+    expect(await text('echo')).toBe('ok')
+    expect(await text('echo', s1)).toBe('ok\n\nn')
+  })
+
+  test('notices ride on error results too, one per line in arrival order', async () => {
+    t.ctx.tools.notify({ sessionId: 's1', text: 'a' })
+    t.ctx.tools.notify({ sessionId: 's1', text: 'b' })
+    const result = await t.ctx.tools.execute('fail', {}, { session: s1 })
+    expect(result.isError).toBe(true)
+    expect(result.content[0].text).toBe('Error: no\n\na\nb')
+  })
+
+  test('a withdrawn notice is not appended', async () => {
+    t.ctx.tools.notify({ sessionId: 's1', text: 'a', key: 'bash-1' })
+    t.ctx.tools.notify({ sessionId: 's1', text: 'b', key: 'bash-2' })
+    t.ctx.tools.withdrawNotice('s1', 'bash-1')
+    expect(await text('echo', s1)).toBe('ok\n\nb')
+  })
+
+  test('the queue is bounded: past 20 the oldest are dropped and counted', async () => {
+    for (let i = 1; i <= 23; i++) t.ctx.tools.notify({ sessionId: 's1', text: `n${i}` })
+    const lines = (await text('echo', s1)).split('\n')
+    expect(lines.slice(0, 3)).toEqual(['ok', '', '(3 earlier notices dropped)'])
+    expect(lines.slice(3)).toEqual(Array.from({ length: 20 }, (_, i) => `n${i + 4}`))
+  })
+
+  test('endSession drops undelivered notices and awaits every session-end listener', async () => {
+    const ended: string[] = []
+    t.ctx.on('tools/session-end', async (id) => {
+      await new Promise((resolve) => setTimeout(resolve, 10))
+      ended.push(id)
+    })
+    t.ctx.tools.notify({ sessionId: 's1', text: 'n' })
+    await t.ctx.tools.endSession('s1')
+    expect(ended).toEqual(['s1'])
+    expect(await text('echo', s1)).toBe('ok')
+  })
+})
+
+describe('titles and annotations', () => {
+  test('schemas() carries a tool\'s title and annotations when it has them, and omits them otherwise', () => {
+    t.ctx.tools.register({
+      name: 'look', title: 'Look around', description: 'd', parameters: { type: 'object' },
+      annotations: { readOnlyHint: true, destructiveHint: false, openWorldHint: false }, execute: () => '',
+    })
+    const schemas = t.ctx.tools.schemas()
+    expect(schemas.find((s) => s.name === 'look')).toEqual({
+      name: 'look', title: 'Look around', description: 'd', parameters: { type: 'object' },
+      annotations: { readOnlyHint: true, destructiveHint: false, openWorldHint: false },
+    })
+    expect(Object.keys(schemas.find((s) => s.name === 'echo')!)).toEqual(['name', 'description', 'parameters'])
+  })
+})
