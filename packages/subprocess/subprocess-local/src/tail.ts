@@ -70,6 +70,45 @@ export class TailBuffer {
   }
 }
 
+/** The first `capacity` bytes of a stream; allocated on the first bytes, never grown past the cap. */
+export class HeadBuffer {
+  private bytes: Buffer = Buffer.alloc(0)
+  /** Bytes held (the first `length` bytes of the stream). */
+  length = 0
+
+  constructor(readonly capacity: number) {}
+
+  get full(): boolean {
+    return this.length >= this.capacity
+  }
+
+  push(chunk: Uint8Array): void {
+    const take = Math.min(chunk.length, this.capacity - this.length)
+    if (take <= 0) return
+    if (this.bytes.length < this.length + take) {
+      const grown = Buffer.allocUnsafe(Math.min(this.capacity, Math.max(this.length + take, this.bytes.length * 2, 4096)))
+      this.bytes.copy(grown, 0, 0, this.length)
+      this.bytes = grown
+    }
+    this.bytes.set(chunk.subarray(0, take), this.length)
+    this.length += take
+  }
+
+  /** The held bytes from `from` on (a view: callers copy what they keep). */
+  bytesFrom(from: number): Buffer {
+    return this.bytes.subarray(Math.min(Math.max(from, 0), this.length), this.length)
+  }
+}
+
+const NEWLINE = 0x0a
+
+/** Newline bytes in `bytes` (indexOf runs natively: fast on sparse newlines, fine on dense ones). */
+export function countNewlines(bytes: Uint8Array): number {
+  let count = 0
+  for (let at = bytes.indexOf(NEWLINE); at >= 0; at = bytes.indexOf(NEWLINE, at + 1)) count++
+  return count
+}
+
 /** Length of `bytes` without a trailing, incomplete UTF-8 sequence (one that more bytes could still complete). */
 export function completeLength(bytes: Uint8Array): number {
   const length = bytes.length

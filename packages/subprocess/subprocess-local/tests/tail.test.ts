@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { expect, test } from 'vitest'
-import { completeLength, cutPrefixLength, TailBuffer } from '../src/tail.ts'
+import { completeLength, countNewlines, cutPrefixLength, HeadBuffer, TailBuffer } from '../src/tail.ts'
 
 const seed = 20261130
 
@@ -61,4 +61,23 @@ test('any split of valid UTF-8 decodes to a prefix of the text, whole characters
     }),
     { seed, numRuns: 500 },
   )
+})
+
+test('the head holds exactly the first capacity bytes, whatever the chunking', () => {
+  fc.assert(
+    fc.property(fc.array(fc.uint8Array({ maxLength: 300 }), { maxLength: 30 }), fc.nat(700), (chunks, capacity) => {
+      const head = new HeadBuffer(capacity)
+      for (const chunk of chunks) head.push(chunk)
+      const all = Buffer.concat(chunks)
+      expect(head.bytesFrom(0).equals(all.subarray(0, capacity))).toBe(true)
+      expect(head.full).toBe(all.length >= capacity)
+    }),
+    { seed, numRuns: 500 },
+  )
+})
+
+test('countNewlines counts every newline byte', () => {
+  expect(countNewlines(Buffer.from(''))).toBe(0)
+  expect(countNewlines(Buffer.from('a\nb\n\nc'))).toBe(3)
+  expect(countNewlines(Buffer.alloc(1000, '\n'))).toBe(1000)
 })
