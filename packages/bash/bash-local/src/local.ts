@@ -51,7 +51,8 @@ export class LocalBash {
 
   constructor(private readonly ctx: Context, private readonly config: Config) {
     this.subprocess = ctx.subprocess
-    this.collect = { maxBytes: config.maxOutputBytes, spill: { maxBytes: config.spillMaxBytes } }
+    // A head as large as the tail: a long log keeps its first lines (the command's start, the first error) too.
+    this.collect = { maxBytes: config.maxOutputBytes, headBytes: config.maxOutputBytes, spill: { maxBytes: config.spillMaxBytes } }
   }
 
   resolve(request: BashExecRequest): BashExecSpec {
@@ -244,10 +245,11 @@ function snapshot(task: Task): BashTask {
 }
 
 function collected(stream: CollectedStream | undefined): CollectedOutput {
-  if (!stream) return { text: '', truncated: false, totalBytes: 0 }
+  if (!stream) return { text: '', truncated: false, totalBytes: 0, totalLines: 0 }
   const { text } = stream.readFrom(0)
-  const { truncated, totalBytes, spillPath } = stream
-  return truncated && spillPath !== undefined ? { text, truncated, totalBytes, spillPath } : { text, truncated, totalBytes }
+  const { truncated, totalBytes, totalLines, spillPath } = stream
+  const output: CollectedOutput = truncated ? { text, truncated, head: stream.readHead().text, totalBytes, totalLines } : { text, truncated, totalBytes, totalLines }
+  return spillPath === undefined ? output : { ...output, spillPath }
 }
 
 /** One synchronous stat: cheaper than a thread-pool round trip on every command, and it cannot block for long. */

@@ -1,6 +1,8 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { statusLine, type BashTaskRead, type OutputIncrement } from '@deepseek-ai/dsh-bash'
-import { appendLine, droppedLine } from './common-text.ts'
+import { droppedLine } from './common-text.ts'
+import { DEFAULT_MAX_RESULT_BYTES, type StreamName } from './bash-text.ts'
+import { layout, type Part, type StreamSource } from './stream-text.ts'
 
 export const BASH_OUTPUT_DESCRIPTION = [
   'Read the output a background task (started by bash with run_in_background) printed since the last bash_output call for it, or "(no new output)".',
@@ -12,17 +14,42 @@ export const TaskIdParameters = Type.Object({
 }, { additionalProperties: false })
 export type TaskIdArgs = Static<typeof TaskIdParameters>
 
-function increment(text: string, part: OutputIncrement): string {
-  let out = text
-  if (part.lossy) out = appendLine(out, `${droppedLine(part.spillPath)}\n`)
-  if (part.text !== '') out = appendLine(out, part.text)
-  return out
+/** An increment for the renderer: whole text, counted (not numbered) lines in a cut marker. */
+function readSource(part: OutputIncrement): StreamSource {
+  return { head: part.text, tail: part.text, complete: true, totalBytes: Buffer.byteLength(part.text), totalLines: undefined, spillPath: part.spillPath, numbered: false }
 }
 
-/** New output as printed (stdout, then a `[stderr]` section), then the status on its own line. */
-export function renderRead(read: BashTaskRead): string {
-  let text = increment('', read.stdout)
-  if (read.stderr.text !== '' || read.stderr.lossy) text = increment(appendLine(text, '[stderr]\n'), read.stderr)
-  if (text === '') text = '(no new output)'
-  return appendLine(text, statusLine(read.status))
+function readLayout(read: BashTaskRead, budget: number): { text: string; cut: StreamName[] } {
+  const parts: Part[] = []
+  const names = new Map<StreamSource, StreamName>()
+  const increment = (name: StreamName) => {
+    const part = read[name]
+    if (part.lossy) parts.push(droppedLine(part.spillPath))
+    if (part.text === '') return
+    const source = readSource(part)
+    names.set(source, name)
+    parts.push(source)
+  }
+  increment('stdout')
+  if (read.stderr.text !== '' || read.stderr.lossy) {
+    parts.push('[stderr]')
+    increment('stderr')
+  }
+  if (parts.length === 0) parts.push('(no new output)')
+  parts.push(statusLine(read.status))
+  const { text, cut } = layout(parts, budget)
+  return { text, cut: cut.map((source) => names.get(source)!) }
+}
+
+/**
+ * New output as printed (stdout, then a `[stderr]` section), then the status on its own line; at most `budget`
+ * bytes, a long increment showing head + cut marker + tail.
+ */
+export function renderRead(read: BashTaskRead, budget: number = DEFAULT_MAX_RESULT_BYTES): string {
+  return readLayout(read, budget).text
+}
+
+/** Increments the render would cut while no file holds their stream: worth saving first. */
+export function unkeptReadCuts(read: BashTaskRead, budget: number = DEFAULT_MAX_RESULT_BYTES): StreamName[] {
+  return readLayout(read, budget).cut.filter((name) => read[name].spillPath === undefined)
 }
