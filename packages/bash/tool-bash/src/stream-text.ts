@@ -1,3 +1,5 @@
+import { charBoundary, cutPrefixLength } from '@deepseek-ai/dsh-text'
+
 /*
  * Output streams within a byte budget: a long stream shows its head and its tail, cut at line boundaries, with one
  * marker line between them that says what was left out and where the full output is. Pure: every exact text is a
@@ -75,8 +77,6 @@ function countLines(bytes: Buffer, start = 0, end = bytes.length): number {
   return countNewlines(bytes, start, end) + (bytes[end - 1] === NEWLINE ? 0 : 1)
 }
 
-const isContinuation = (byte: number | undefined) => byte !== undefined && (byte & 0xc0) === 0x80
-
 /** End of the head within `room` bytes: after the last whole line that fits, else (if `partial`) on a character. */
 function cutHead(bytes: Buffer, room: number, partial: boolean): number {
   const limit = Math.min(room, bytes.length)
@@ -84,9 +84,7 @@ function cutHead(bytes: Buffer, room: number, partial: boolean): number {
   const newline = bytes.lastIndexOf(NEWLINE, limit - 1)
   if (newline >= 0) return newline + 1
   if (!partial) return 0
-  let end = limit
-  while (end > 0 && isContinuation(bytes[end])) end--
-  return end
+  return charBoundary(bytes, limit)
 }
 
 /**
@@ -101,9 +99,8 @@ function cutTail(bytes: Buffer, room: number, partial: boolean, startsLine: bool
   const newline = bytes.indexOf(NEWLINE, Math.max(earliest - 1, 0))
   if (newline >= 0 && newline + 1 < total) return newline + 1
   if (!partial) return total
-  let start = Math.max(earliest, 0)
-  while (start < total && isContinuation(bytes[start])) start++
-  return start
+  const start = Math.max(earliest, 0)
+  return start + cutPrefixLength(bytes, start)
 }
 
 /**

@@ -1,3 +1,5 @@
+import { charBoundary, cutPrefixLength } from '@deepseek-ai/dsh-text'
+
 /*
  * The inline page of a spilled result: head + notice + tail within a byte cap. Pure: every exact text is a unit test.
  * Sizes are UTF-8 bytes; cuts fall on line boundaries when a whole line fits, and never inside a character.
@@ -69,9 +71,7 @@ function cutHead(bytes: Buffer, room: number, partial: boolean): number {
   const newline = bytes.lastIndexOf(NEWLINE, room - 1)
   if (newline >= 0) return newline + 1
   if (!partial) return 0
-  let end = room
-  while (end > 0 && isContinuation(bytes[end])) end--
-  return end
+  return charBoundary(bytes, room)
 }
 
 /** Start of the tail within `room` bytes: the first whole line that fits, else a character boundary. */
@@ -82,13 +82,7 @@ function cutTail(bytes: Buffer, room: number, partial: boolean): number {
   const newline = bytes.indexOf(NEWLINE, earliest - 1)
   if (newline >= 0 && newline + 1 < total) return newline + 1
   if (!partial) return total
-  let start = earliest
-  while (start < total && isContinuation(bytes[start])) start++
-  return start
-}
-
-function isContinuation(byte: number | undefined): boolean {
-  return byte !== undefined && (byte & 0xc0) === 0x80
+  return earliest + cutPrefixLength(bytes, earliest)
 }
 
 function countNewlines(bytes: Buffer, end: number): number {

@@ -1,7 +1,8 @@
 import { createWriteStream, unlink, type WriteStream } from 'node:fs'
 import type { Readable } from 'node:stream'
 import type { CollectedRead, CollectedStream, CollectOptions } from '@deepseek-ai/dsh-subprocess'
-import { completeLength, countNewlines, cutPrefixLength, HeadBuffer, TailBuffer } from './tail.ts'
+import { completeLength, cutPrefixLength } from '@deepseek-ai/dsh-text'
+import { countNewlines, HeadBuffer, TailBuffer } from './tail.ts'
 
 /** Where a collector may put its spill file; throws when no file can be made. */
 export type SpillPathFactory = () => string

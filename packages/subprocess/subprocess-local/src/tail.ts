@@ -108,25 +108,3 @@ export function countNewlines(bytes: Uint8Array): number {
   for (let at = bytes.indexOf(NEWLINE); at >= 0; at = bytes.indexOf(NEWLINE, at + 1)) count++
   return count
 }
-
-/** Length of `bytes` without a trailing, incomplete UTF-8 sequence (one that more bytes could still complete). */
-export function completeLength(bytes: Uint8Array): number {
-  const length = bytes.length
-  let i = length - 1
-  let continuation = 0
-  while (i >= 0 && continuation < 3 && ((bytes[i] as number) & 0xc0) === 0x80) {
-    i--
-    continuation++
-  }
-  if (i < 0) return length
-  const lead = bytes[i] as number
-  const need = lead >= 0xf0 && lead <= 0xf4 ? 4 : lead >= 0xe0 && lead < 0xf0 ? 3 : lead >= 0xc2 && lead < 0xe0 ? 2 : 1
-  return need > continuation + 1 ? i : length
-}
-
-/** How many leading bytes are continuation bytes (at most 3): the remains of a character cut at the front. */
-export function cutPrefixLength(bytes: Uint8Array): number {
-  let n = 0
-  while (n < 3 && n < bytes.length && ((bytes[n] as number) & 0xc0) === 0x80) n++
-  return n
-}
