@@ -43,8 +43,16 @@ test('the head holds exactly the first capacity bytes, whatever the chunking', (
   )
 })
 
-test('countNewlines counts every newline byte', () => {
+test('countNewlines counts every newline byte, sparse or dense, at any alignment (property)', () => {
   expect(countNewlines(Buffer.from(''))).toBe(0)
   expect(countNewlines(Buffer.from('a\nb\n\nc'))).toBe(3)
   expect(countNewlines(Buffer.alloc(1000, '\n'))).toBe(1000)
+  expect(countNewlines(Buffer.from('1234567\n'.repeat(10_000)))).toBe(10_000)
+  const naive = (bytes: Uint8Array) => bytes.reduce((n, byte) => n + (byte === 0x0a ? 1 : 0), 0)
+  const byte = fc.oneof(fc.constant(0x0a), fc.constant(0x0b), fc.constant(0x8a), fc.integer({ min: 0, max: 255 }))
+  fc.assert(fc.property(fc.array(byte, { maxLength: 2000 }), fc.nat(7), fc.nat(7), (values, front, back) => {
+    const all = Uint8Array.from(values)
+    const view = all.subarray(Math.min(front, all.length), Math.max(Math.min(front, all.length), all.length - back))
+    expect(countNewlines(view)).toBe(naive(view))
+  }), { seed, numRuns: 1000 })
 })
