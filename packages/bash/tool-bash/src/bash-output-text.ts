@@ -15,20 +15,16 @@ export const TaskIdParameters = Type.Object({
 export type TaskIdArgs = Static<typeof TaskIdParameters>
 
 /** An increment for the renderer: whole text, counted (not numbered) lines in a cut marker. */
-function readSource(part: OutputIncrement): StreamSource {
-  return { head: part.text, tail: part.text, complete: true, totalBytes: Buffer.byteLength(part.text), totalLines: undefined, spillPath: part.spillPath, numbered: false }
+function readSource(name: StreamName, part: OutputIncrement): StreamSource<StreamName> {
+  return { name, head: part.text, tail: part.text, complete: true, totalBytes: Buffer.byteLength(part.text), totalLines: undefined, spillPath: part.spillPath, numbered: false }
 }
 
 function readLayout(read: BashTaskRead, budget: number): { text: string; cut: StreamName[] } {
-  const parts: Part[] = []
-  const names = new Map<StreamSource, StreamName>()
+  const parts: Part<StreamName>[] = []
   const increment = (name: StreamName) => {
     const part = read[name]
     if (part.lossy) parts.push(droppedLine(part.spillPath))
-    if (part.text === '') return
-    const source = readSource(part)
-    names.set(source, name)
-    parts.push(source)
+    if (part.text !== '') parts.push(readSource(name, part))
   }
   increment('stdout')
   if (read.stderr.text !== '' || read.stderr.lossy) {
@@ -37,8 +33,7 @@ function readLayout(read: BashTaskRead, budget: number): { text: string; cut: St
   }
   if (parts.length === 0) parts.push('(no new output)')
   parts.push(statusLine(read.status))
-  const { text, cut } = layout(parts, budget)
-  return { text, cut: cut.map((source) => names.get(source)!) }
+  return layout(parts, budget)
 }
 
 /**

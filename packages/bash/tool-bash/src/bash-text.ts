@@ -45,30 +45,23 @@ const shows = (output: CollectedOutput) => output.text !== '' || output.truncate
 export type StreamName = 'stdout' | 'stderr'
 
 /** A command's stream for the renderer: whole while nothing was dropped, else the kept head and tail. */
-export function runSource(output: CollectedOutput): StreamSource {
-  const common = { totalBytes: output.totalBytes, spillPath: output.spillPath, numbered: true }
+export function runSource(name: StreamName, output: CollectedOutput): StreamSource<StreamName> {
+  const common = { name, totalBytes: output.totalBytes, spillPath: output.spillPath, numbered: true }
   return output.truncated
     ? { ...common, head: output.head ?? '', tail: output.text, complete: false, totalLines: output.totalLines }
     : { ...common, head: output.text, tail: output.text, complete: true, totalLines: undefined }
 }
 
 function runLayout(result: BashRunResult, budget: number): { text: string; cut: StreamName[] } {
-  const parts: Part[] = []
-  const names = new Map<StreamSource, StreamName>()
-  const stream = (name: StreamName) => {
-    const source = runSource(result[name])
-    names.set(source, name)
-    return source
-  }
-  if (shows(result.stdout)) parts.push(stream('stdout'))
-  if (shows(result.stderr)) parts.push('[stderr]', stream('stderr'))
+  const parts: Part<StreamName>[] = []
+  if (shows(result.stdout)) parts.push(runSource('stdout', result.stdout))
+  if (shows(result.stderr)) parts.push('[stderr]', runSource('stderr', result.stderr))
   if (parts.length === 0) parts.push('(no output)')
   if (result.timedOut) parts.push(`[timed out after ${result.timeoutMs}ms]`)
   if (result.aborted) parts.push('[aborted]')
   if (result.signal !== null) parts.push(`[killed by signal: ${result.signal}]`)
   else if (result.exitCode !== null && result.exitCode !== 0) parts.push(`[exit code: ${result.exitCode}]`)
-  const { text, cut } = layout(parts, budget)
-  return { text, cut: cut.map((source) => names.get(source)!) }
+  return layout(parts, budget)
 }
 
 /**

@@ -9,7 +9,9 @@ import { charBoundary, cutPrefixLength } from '@deepseek-ai/dsh-text'
 const NEWLINE = 0x0a
 
 /** One stream as the renderer sees it. */
-export interface StreamSource {
+export interface StreamSource<N extends string = string> {
+  /** Which stream (`stdout`, `stderr`): how a caller learns which were cut. */
+  readonly name: N
   /** The whole stream when `complete`; else its kept first part (may be empty, may end mid-line). */
   readonly head: string
   /** The whole stream when `complete`; else its kept last part (starts mid-line, as far as anyone knows). */
@@ -149,17 +151,17 @@ export function fitStream(source: StreamSource, room: number): { lines: string[]
 }
 
 /** A part of a result: a fixed line (a header, a marker) or a stream that shares the room left by the fixed parts. */
-export type Part = string | StreamSource
+export type Part<N extends string = string> = string | StreamSource<N>
 
 /**
  * Joins the parts with newlines in at most `budget` bytes: fixed parts as they are, streams within the room left by
  * them. A stream that needs less than an even share gives the rest to the others. Returns which streams were cut.
  */
-export function layout(parts: readonly Part[], budget: number): { text: string; cut: StreamSource[] } {
-  const streams = parts.filter((part): part is StreamSource => typeof part !== 'string')
+export function layout<N extends string>(parts: readonly Part<N>[], budget: number): { text: string; cut: N[] } {
+  const streams = parts.filter((part): part is StreamSource<N> => typeof part !== 'string')
   const fixed = parts.reduce((sum, part) => sum + (typeof part === 'string' ? Buffer.byteLength(part) : 0), 0)
   let room = budget - fixed - Math.max(parts.length - 1, 0)
-  const shares = new Map<StreamSource, number>()
+  const shares = new Map<StreamSource<N>, number>()
   // Water-filling: the smallest need first; each takes what it needs or an even share of what is left.
   const byNeed = [...streams].sort((a, b) => wholeSize(a) - wholeSize(b))
   byNeed.forEach((stream, index) => {
@@ -167,7 +169,7 @@ export function layout(parts: readonly Part[], budget: number): { text: string; 
     shares.set(stream, share)
     room -= share
   })
-  const cut: StreamSource[] = []
+  const cut: N[] = []
   const lines: string[] = []
   for (const part of parts) {
     if (typeof part === 'string') {
@@ -175,7 +177,7 @@ export function layout(parts: readonly Part[], budget: number): { text: string; 
       continue
     }
     const fitted = fitStream(part, shares.get(part) ?? 0)
-    if (fitted.cut) cut.push(part)
+    if (fitted.cut) cut.push(part.name)
     lines.push(...fitted.lines)
   }
   return { text: lines.join('\n'), cut }

@@ -5,7 +5,7 @@ import { cutMarker, fitStream, layout, type StreamSource } from '../src/stream-t
 import { renderRead } from '../src/bash-output-text.ts'
 
 const whole = (text: string, more: Partial<StreamSource> = {}): StreamSource =>
-  ({ head: text, tail: text, complete: true, totalBytes: Buffer.byteLength(text), totalLines: undefined, spillPath: '/s/out.log', numbered: true, ...more })
+  ({ name: 'stdout', head: text, tail: text, complete: true, totalBytes: Buffer.byteLength(text), totalLines: undefined, spillPath: '/s/out.log', numbered: true, ...more })
 
 const numbered = (text: string) => Array.from({ length: Number(text) }, (_, i) => `line ${i + 1}`).join('\n') + '\n'
 
@@ -56,9 +56,9 @@ test('a room smaller than the marker gives the marker alone: where the output is
 
 test('layout: fixed lines stay whole, a short stream keeps what it needs and the long one gets the rest', () => {
   const short = whole('short\n')
-  const long = whole(numbered('200'))
+  const long = whole(numbered('200'), { name: 'stderr' })
   const { text, cut } = layout([short, '[stderr]', long, '[exit code: 1]'], 400)
-  expect(cut).toEqual([long])
+  expect(cut).toEqual(['stderr'])
   expect(text.startsWith('short\n[stderr]\nline 1\n')).toBe(true)
   expect(text.endsWith('line 200\n[exit code: 1]')).toBe(true)
   expect(Buffer.byteLength(text)).toBeLessThanOrEqual(400)
