@@ -10,6 +10,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { build } from 'rolldown'
+import { lazySdkValidator } from './lazy-sdk-validator.mjs'
 
 const cli = join(dirname(fileURLToPath(import.meta.url)), '..')
 const dist = join(cli, 'dist')
@@ -40,31 +41,9 @@ async function writeValidators() {
 
 const MCP = /[\\/]node_modules[\\/](@modelcontextprotocol|zod|zod-to-json-schema)[\\/]|[\\/]packages[\\/]host[\\/]mcp[\\/]/
 const AJV = /[\\/]node_modules[\\/](ajv|ajv-formats|fast-deep-equal|fast-uri|json-schema-traverse)[\\/]/
-// ajv's run-time helpers (string length, deep equality) are what the precompiled validators need: not all of ajv.
 const ENTRY = /[\\/]packages[\\/]host[\\/]cli[\\/]dist[\\/](bin|main|args|help)\.js$/
+// ajv's run-time helpers (string length, deep equality) are what the precompiled validators need: not all of ajv.
 const AJV_RUNTIME = /[\\/]node_modules[\\/](ajv[\\/]dist[\\/]runtime[\\/](ucs2length|equal)\.js$|fast-deep-equal[\\/])/
-
-// The MCP SDK's Server builds an ajv instance (with ajv-formats) in its constructor, only to check elicitation
-// answers, which dsh never requests; importing and building it is about a tenth of `dsh mcp`'s start. In the
-// bundle, its provider requires ajv (from node_modules: hence the package's ajv and ajv-formats dependencies) and
-// builds it on first use instead. The rewrite must match exactly, or the build fails.
-const SDK_AJV_PROVIDER = /[\\/]@modelcontextprotocol[\\/]sdk[\\/]dist[\\/]esm[\\/]validation[\\/]ajv-provider\.js$/
-const lazySdkValidator = {
-  name: 'dsh-lazy-sdk-validator',
-  transform(code, id) {
-    if (!SDK_AJV_PROVIDER.test(id)) return null
-    const rewrites = [
-      ["import Ajv from 'ajv';\nimport _addFormats from 'ajv-formats';\n", "import { createRequire } from 'node:module';\n"],
-      ['    const ajv = new Ajv({', "    const require = createRequire(import.meta.url);\n    const Ajv = require('ajv').default;\n    const _addFormats = require('ajv-formats').default;\n    const ajv = new Ajv({"],
-      ['        this._ajv = ajv ?? createDefaultAjvInstance();', "        this._given = ajv;\n    }\n    get _ajv() {\n        return (this._built ??= this._given ?? createDefaultAjvInstance());"],
-    ]
-    for (const [from, to] of rewrites) {
-      if (!code.includes(from)) throw new Error(`${id} changed: cannot make its ajv lazy (looked for ${JSON.stringify(from)})`)
-      code = code.replace(from, to)
-    }
-    return code
-  },
-}
 
 async function bundle({ tools, precompiled }) {
   rmSync(join(dist, 'chunks'), { recursive: true, force: true })

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { writeFileSync } from 'node:fs'
+import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { Ajv, type ValidateFunction } from 'ajv'
@@ -9,6 +9,8 @@ import type { JsonSchema } from '@deepseek-ai/dsh-tools'
 import { AJV_OPTIONS } from '../../../core/tools/src/validation.ts'
 import { createDefaultContext } from '../src/index.ts'
 import { BIN, ROOT, ensureBuilt, workspace } from './helpers.ts'
+// @ts-expect-error: a plain-JS build script, without declarations
+import { lazySdkValidator } from '../scripts/lazy-sdk-validator.mjs'
 
 // The shipped `dsh` is a bundle (scripts/bundle.mjs) whose argument validators were compiled at build time. These
 // tests hold it to the same contract as the packages it was made of, and check that it loads only what it uses.
@@ -112,5 +114,32 @@ describe('what a command loads', () => {
     expect(run.code).toBe(0)
     expect(run.files).toContain('chunks/mcp-*.mjs')
     expect(run.ajv).toBe(false)
+  })
+})
+
+describe('the MCP SDK\'s validator, as the bundle rewrites it', () => {
+  test('builds ajv only when first asked for a validator, and then validates as before', async () => {
+    const source = join(ROOT, 'node_modules/@modelcontextprotocol/sdk/dist/esm/validation/ajv-provider.js')
+    const rewritten = (lazySdkValidator as { transform(code: string, id: string): string }).transform(readFileSync(source, 'utf8'), source)
+    // Beside the original, so that its `require('ajv')` resolves as it does from the bundle.
+    const copy = join(DIST, 'generated/ajv-provider.test.mjs')
+    writeFileSync(copy, rewritten.replace("createRequire(import.meta.url)", `createRequire(${JSON.stringify(source)})`).replace(/^\/\/# sourceMappingURL=.*$/m, ""))
+    try {
+      const { AjvJsonSchemaValidator } = await import(pathToFileURL(copy).href) as { AjvJsonSchemaValidator: new () => { _built?: unknown; getValidator(schema: object): (input: unknown) => { valid: boolean; errorMessage?: string } } }
+      const provider = new AjvJsonSchemaValidator()
+      expect(provider._built).toBeUndefined()
+      const check = provider.getValidator({ type: 'object', properties: { at: { type: 'string', format: 'date-time' } }, required: ['at'] })
+      expect(provider._built).toBeDefined()
+      expect(check({ at: '2026-12-01T10:00:00Z' }).valid).toBe(true)
+      expect(check({ at: 'yesterday' }).valid).toBe(false)
+    } finally {
+      rmSync(copy, { force: true })
+    }
+  })
+
+  test('an SDK whose provider no longer matches fails the build instead of bundling it unchanged', () => {
+    const transform = (lazySdkValidator as { transform(code: string, id: string): string }).transform
+    expect(() => transform('export class AjvJsonSchemaValidator {}', '/x/node_modules/@modelcontextprotocol/sdk/dist/esm/validation/ajv-provider.js'))
+      .toThrow(/changed: cannot make its ajv lazy/)
   })
 })
