@@ -1,4 +1,4 @@
-import { charBoundary, cutPrefixLength } from '@deepseek-ai/dsh-text'
+import { headCut, tailCut } from '@deepseek-ai/dsh-text'
 
 /*
  * Output streams within a byte budget: a long stream shows its head and its tail, cut at line boundaries, with one
@@ -79,32 +79,6 @@ function countLines(bytes: Buffer, start = 0, end = bytes.length): number {
   return countNewlines(bytes, start, end) + (bytes[end - 1] === NEWLINE ? 0 : 1)
 }
 
-/** End of the head within `room` bytes: after the last whole line that fits, else (if `partial`) on a character. */
-function cutHead(bytes: Buffer, room: number, partial: boolean): number {
-  const limit = Math.min(room, bytes.length)
-  if (limit <= 0) return 0
-  const newline = bytes.lastIndexOf(NEWLINE, limit - 1)
-  if (newline >= 0) return newline + 1
-  if (!partial) return 0
-  return charBoundary(bytes, limit)
-}
-
-/**
- * Start of the tail within `room` bytes: the first whole line that fits, else (if `partial`) a character boundary.
- * `startsLine`: byte 0 begins a line (a complete stream); otherwise the first line of `bytes` is not known whole.
- */
-function cutTail(bytes: Buffer, room: number, partial: boolean, startsLine: boolean): number {
-  const total = bytes.length
-  if (room <= 0) return total
-  const earliest = total - room
-  if (earliest <= 0 && startsLine) return 0
-  const newline = bytes.indexOf(NEWLINE, Math.max(earliest - 1, 0))
-  if (newline >= 0 && newline + 1 < total) return newline + 1
-  if (!partial) return total
-  const start = Math.max(earliest, 0)
-  return start + cutPrefixLength(bytes, start)
-}
-
 /**
  * The stream's lines (joined with newlines, without its final newline) in at most `room` bytes: the whole stream
  * when it fits, else head + marker + tail. Half the room goes to the head first, the tail gets the rest, then the
@@ -130,9 +104,9 @@ export function fitStream(source: StreamSource, room: number): { lines: string[]
   }
   const headShare = Math.floor(space / 2)
   // A complete stream's head and tail are views of the same bytes: together they stay under its size, never overlap.
-  const tailStart = cutTail(tail, space - cutHead(head, headShare, headShare > 0), space > headShare, source.complete)
+  const tailStart = tailCut(tail, space - headCut(head, headShare, headShare > 0), space > headShare, source.complete)
   const tailBytes = tail.length - tailStart
-  const headEnd = cutHead(head, space - tailBytes, headShare > 0)
+  const headEnd = headCut(head, space - tailBytes, headShare > 0)
 
   const headWholeLines = countNewlines(head, 0, headEnd)
   const tailAtLineStart = (source.complete && tailStart === 0) || tail[tailStart - 1] === NEWLINE
