@@ -94,7 +94,7 @@ export function recordOverflowMessage(tool: ToolName, maxBytes: number): string 
 }
 
 export function outOfMemoryMessage(tool: ToolName, limitBytes: number): string {
-  return `${tool} search failed: ripgrep ran out of its memory limit (${limitBytes} bytes, rgMaxMemoryBytes). A huge or endless ignore file (.gitignore, .ignore, .rgignore — a FIFO or a link to a device, say) or an enormous line is the usual cause; search a narrower path, or a single file.`
+  return `${tool} search failed: ripgrep used more than its memory limit (${limitBytes} bytes, rgMaxMemoryBytes) and was stopped. A huge or endless ignore file (.gitignore, .ignore, .rgignore — a link to a device, say) or an enormous line is the usual cause; search a narrower path, or a single file.`
 }
 
 /** ripgrep was stopped at the tool's own time budget; what it had found stands. */

@@ -57,9 +57,9 @@ export async function glob(services: SearchServices, args: GlobArgs, exec: ToolE
     graceMs: config.graceMs,
     stderrMaxBytes: config.stderrMaxBytes,
     deadlineMs,
+    memoryLimitBytes: config.rgMaxMemoryBytes > 0 ? config.rgMaxMemoryBytes : undefined,
     onOutput: (chunk) => {
-      // The listing is what glob holds: its bytes are bounded as they come (glob reads no ignore file, so its
-      // ripgrep needs no memory limit of its own).
+      // The listing is what glob holds: its bytes are bounded as they come.
       listed += chunk.length
       if (listed > config.rawOutputMaxBytes) throw new SearchError(globOverflowMessage(config.rawOutputMaxBytes), { code: SearchErrorCode.SEARCH_RAW_OUTPUT_OVERFLOW })
       if (ascii && !isAscii(chunk)) ascii = false

@@ -7,7 +7,7 @@ import { SearchError, SearchErrorCode } from './errors.ts'
 import { type GrepArgs, type GrepValue, pageGrep, savedGrep } from './grep-text.ts'
 import { resolveRoot } from './paths.ts'
 import { GrepCollector, RecordSplitter } from './records.ts'
-import { endRecords, findPrlimit, judgeExit, type MemoryLimit, runRipgrep, searchDeadline } from './ripgrep.ts'
+import { endRecords, judgeExit, runRipgrep, searchDeadline } from './ripgrep.ts'
 import { deliver, isDirectory, type SearchServices, sessionCwd } from './search.ts'
 
 /** `grep`: every line matching `pattern` below `path`, grouped by file in path order, lines ascending. */
@@ -22,8 +22,6 @@ export async function grep(services: SearchServices, args: GrepArgs, exec: ToolE
   const bound = config.rawOutputMaxBytes
   const collector = new GrepCollector(root, config.grepMaxLineBytes)
   const splitter = new RecordSplitter(0x0a, collector.record)
-  const prlimit = config.rgMaxMemoryBytes > 0 ? findPrlimit() : undefined
-  const memoryLimit: MemoryLimit | undefined = prlimit === undefined ? undefined : { prlimit, bytes: config.rgMaxMemoryBytes }
   const deadlineMs = searchDeadline(config.timeoutMs)
   const run = await runRipgrep(services.subprocess, {
     tool: 'grep',
@@ -35,7 +33,7 @@ export async function grep(services: SearchServices, args: GrepArgs, exec: ToolE
     graceMs: config.graceMs,
     stderrMaxBytes: config.stderrMaxBytes,
     deadlineMs,
-    memoryLimit,
+    memoryLimitBytes: config.rgMaxMemoryBytes > 0 ? config.rgMaxMemoryBytes : undefined,
     onOutput: (chunk) => {
       splitter.push(chunk)
       if (collector.heldBytes > bound) throw new SearchError(grepOverflowMessage(bound, collector.total), { code: SearchErrorCode.SEARCH_RAW_OUTPUT_OVERFLOW })
@@ -43,7 +41,7 @@ export async function grep(services: SearchServices, args: GrepArgs, exec: ToolE
     },
   })
   if (!run.stoppedAtDeadline) endRecords('grep', splitter)
-  const outcome = judgeExit('grep', run, collector.total, { pattern: args.pattern, memoryLimit })
+  const outcome = judgeExit('grep', run, collector.total, { pattern: args.pattern })
 
   const value: GrepValue = {
     query: { pattern: args.pattern, path: root.display, ...(args.include === undefined ? {} : { include: args.include }) },

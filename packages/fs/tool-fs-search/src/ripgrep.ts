@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import type { Readable } from 'node:stream'
 import { pathToFileURL } from 'node:url'
@@ -56,15 +56,10 @@ export interface RipgrepRequest {
   readonly stderrMaxBytes: number
   /** After this many ms ripgrep is stopped and the run reports `stoppedAtDeadline`: what was read so far stands. */
   readonly deadlineMs: number
-  /** Runs ripgrep under `prlimit --as=<bytes>`; undefined runs it without a limit. */
-  readonly memoryLimit?: MemoryLimit | undefined
+  /** Most resident bytes ripgrep may use (see watchMemory); undefined watches nothing. */
+  readonly memoryLimitBytes?: number | undefined
   /** Each stdout chunk, in order; may throw MalformedOutput, or a SearchError that stops the search. */
   readonly onOutput: (chunk: Buffer) => void
-}
-
-export interface MemoryLimit {
-  readonly prlimit: string
-  readonly bytes: number
 }
 
 export interface RipgrepRun {
@@ -75,6 +70,9 @@ export interface RipgrepRun {
   readonly stoppedAtDeadline: boolean
 }
 
+/** How often ripgrep's resident memory is read while it runs. */
+export const MEMORY_CHECK_MS = 20
+
 /**
  * Runs ripgrep once through `ctx.subprocess` (no shell, stdin /dev/null, stdout and stderr streamed) and always
  * waits for it to end. Throws SEARCH_ABORTED when the signal aborted, the SearchError that `onOutput` threw (ripgrep
@@ -82,12 +80,12 @@ export interface RipgrepRun {
  * is the caller's to judge.
  */
 export async function runRipgrep(subprocess: SubprocessService, request: RipgrepRequest): Promise<RipgrepRun> {
-  const { tool, binary, signal, memoryLimit } = request
+  const { tool, binary, signal, memoryLimitBytes } = request
   if (signal.aborted) throw aborted(tool)
   let handle
   try {
     handle = await subprocess.spawn({
-      argv: memoryLimit ? [memoryLimit.prlimit, `--as=${memoryLimit.bytes}`, '--', binary, ...request.args] : [binary, ...request.args],
+      argv: [binary, ...request.args],
       cwd: request.cwd,
       stdin: 'ignore',
       stdout: 'pipe',
@@ -101,10 +99,17 @@ export async function runRipgrep(subprocess: SubprocessService, request: Ripgrep
   }
   const stderr = handle.stderr ? keepHeadAndTail(handle.stderr, request.stderrMaxBytes) : Promise.resolve('')
   let stoppedAtDeadline = false
+  let overMemory = false
   const deadline = setTimeout(() => {
     stoppedAtDeadline = true
     handle.terminate()
   }, request.deadlineMs)
+  const watch = memoryLimitBytes === undefined ? undefined : setInterval(() => {
+    if (!overMemory && residentBytes(handle.pid) > memoryLimitBytes) {
+      overMemory = true
+      handle.terminate()
+    }
+  }, MEMORY_CHECK_MS)
   let result: { overflowed: boolean; failure?: unknown }
   try {
     result = handle.stdout
@@ -112,6 +117,7 @@ export async function runRipgrep(subprocess: SubprocessService, request: Ripgrep
       : { overflowed: false, failure: new Error('the subprocess provider gave no stdout pipe') }
   } finally {
     clearTimeout(deadline)
+    clearInterval(watch)
   }
   const { failure } = result
   if (failure !== undefined) {
@@ -121,10 +127,27 @@ export async function runRipgrep(subprocess: SubprocessService, request: Ripgrep
   const exit = await handle.done
   const stderrText = await stderr
   if (signal.aborted) throw aborted(tool)
+  if (overMemory) throw new SearchError(outOfMemoryMessage(tool, memoryLimitBytes as number), { code: SearchErrorCode.SEARCH_FAILED })
   if (failure instanceof SearchError) throw failure
   if (failure instanceof MalformedOutput) throw new SearchError(malformedMessage(tool, failure.message), { code: SearchErrorCode.SEARCH_FAILED, cause: failure })
   if (failure !== undefined) throw new SearchError(malformedMessage(tool, (failure as Error)?.message ?? String(failure)), { code: SearchErrorCode.SEARCH_FAILED, cause: failure })
   return { exit, stderr: stderrText, stoppedAtDeadline: stoppedAtDeadline && exit.exitCode !== 0 && exit.exitCode !== 1 }
+}
+
+const VM_RSS = /^VmRSS:\s+(\d+) kB$/m
+
+/**
+ * The resident memory of a process, from /proc (0 where there is none, or once it is gone). Read every
+ * MEMORY_CHECK_MS instead of an address-space rlimit: Node cannot set one on a child without an extra exec
+ * (`prlimit` cost 2.8 ms a call here), and virtual size counts mappings that are not memory
+ * (docs/decisions/2026-12-01-ripgrep-memory-and-time-bounds.md).
+ */
+function residentBytes(pid: number): number {
+  try {
+    return Number(VM_RSS.exec(readFileSync(`/proc/${pid}/status`, 'latin1'))?.[1] ?? 0) * 1024
+  } catch {
+    return 0
+  }
 }
 
 /**
@@ -200,11 +223,6 @@ function consume(stdout: Readable, onOutput: (chunk: Buffer) => void): Promise<{
 
 // How ripgrep words a pattern it cannot use: a regex it cannot parse or compile, or a glob it cannot parse.
 const PATTERN_ERROR = /^rg: (?:.*\bregex\b|error parsing glob|error building NFA)/m
-// A Rust program whose allocation failed under the address-space limit prints this and aborts.
-const OUT_OF_MEMORY = /^memory allocation of \d+ bytes failed/m
-
-// prlimit could not exec ripgrep (exit 126 or 127): the one launch failure that reaches the tool as an exit.
-const PRLIMIT_EXEC_FAILED = /^prlimit: failed to execute (.*): ([^:\n]+)$/m
 
 /** How a run ended, as far as the tool is concerned. */
 export interface Outcome {
@@ -219,20 +237,11 @@ export interface Outcome {
  * what was found; 2 with results is a partial success whose stderr becomes a note; everything else throws.
  * `pattern` is the model's own, quoted in an invalid-pattern error instead of ripgrep's rewritten form.
  */
-export function judgeExit(tool: ToolName, run: RipgrepRun, found: number, context: { pattern: string; memoryLimit?: MemoryLimit | undefined }): Outcome {
+export function judgeExit(tool: ToolName, run: RipgrepRun, found: number, context: { pattern: string }): Outcome {
   const { exitCode, signal } = run.exit
   if (run.stoppedAtDeadline) return { stopped: true }
-  if (signal !== null) {
-    if (context.memoryLimit && OUT_OF_MEMORY.test(run.stderr)) {
-      throw new SearchError(outOfMemoryMessage(tool, context.memoryLimit.bytes), { code: SearchErrorCode.SEARCH_FAILED })
-    }
-    throw new SearchError(killedMessage(tool, signal), { code: SearchErrorCode.SEARCH_FAILED })
-  }
+  if (signal !== null) throw new SearchError(killedMessage(tool, signal), { code: SearchErrorCode.SEARCH_FAILED })
   if (exitCode === 0 || exitCode === 1) return {}
-  const exec = context.memoryLimit && (exitCode === 126 || exitCode === 127) ? PRLIMIT_EXEC_FAILED.exec(run.stderr) : null
-  if (exec) {
-    throw new SearchError(launchFailedMessage(tool, exec[1] as string, exec[2] as string), { code: SearchErrorCode.SEARCH_FAILED })
-  }
   if (exitCode === 2 && found > 0) return { warning: run.stderr }
   if (exitCode === 2 && PATTERN_ERROR.test(run.stderr)) {
     throw new SearchError(invalidPatternMessage(tool, context.pattern, run.stderr), { code: SearchErrorCode.SEARCH_INVALID_PATTERN })
@@ -251,13 +260,6 @@ export function endRecords(tool: ToolName, splitter: RecordSplitter): void {
   } catch (error) {
     throw new SearchError(malformedMessage(tool, (error as Error)?.message ?? String(error)), { code: SearchErrorCode.SEARCH_FAILED, cause: error })
   }
-}
-
-/** Where util-linux's prlimit is, if anywhere: the memory limit of ripgrep needs it (looked up once). */
-let prlimitPath: string | null | undefined
-export function findPrlimit(): string | undefined {
-  if (prlimitPath === undefined) prlimitPath = ['/usr/bin/prlimit', '/bin/prlimit', '/usr/local/bin/prlimit'].find((path) => existsSync(path)) ?? null
-  return prlimitPath ?? undefined
 }
 
 /** ripgrep's time budget inside the call's: the tool stops it early enough to return what it found. */

@@ -23,14 +23,14 @@ function fifo(path: string): void {
   execFileSync('mkfifo', [path])
 }
 
-test('nothing is spawned at load; each call runs the packaged rg with --no-config first (grep under prlimit), stdin ignored, stdout and stderr piped', async () => {
+test('nothing is spawned at load; each call runs the packaged rg with --no-config first, stdin ignored, stdout and stderr piped', async () => {
   h = await harness({ subprocess: RecordingSubprocess })
   expect(RecordingSubprocess.requests).toEqual([])
   write(h.dir, { 'a.txt': 'x\n' })
   await h.text('grep', { pattern: '-x', include: '*.txt' })
   await h.text('glob', { pattern: '*.txt' })
   const [grep, glob] = RecordingSubprocess.requests as [SpawnRequest, SpawnRequest]
-  expect(grep).toMatchObject({ argv: ['/usr/bin/prlimit', '--as=1073741824', '--', rgPath, '--no-config', '--json', '--no-require-git', '--regexp=-x', '--glob=*.txt', '--', h.dir], cwd: h.dir, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe', graceMs: 3000 })
+  expect(grep).toMatchObject({ argv: [rgPath, '--no-config', '--json', '--no-require-git', '--regexp=-x', '--glob=*.txt', '--', h.dir], cwd: h.dir, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe', graceMs: 3000 })
   expect(glob.argv.slice(0, 5)).toEqual([rgPath, '--no-config', '--files', '--null', '--glob=*.txt'])
   expect(glob).toMatchObject({ cwd: h.dir, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
 })
@@ -144,18 +144,18 @@ test('rg killed by a signal from outside is SEARCH_FAILED naming the signal (fau
   expect((await pending).error).toEqual({ code: 'SEARCH_FAILED', name: 'SearchError', message: 'grep search failed: ripgrep was killed by SIGKILL' })
 })
 
-test('hostile ignore files cannot stall or blow up rg: a .gitignore linked to /dev/zero, or a huge one of ** rules, end within the memory cap', async () => {
+test('hostile ignore files cannot blow up rg: a .gitignore linked to /dev/zero, or a huge one of ** rules, is stopped at the memory cap', async () => {
   h = await harness({ subprocess: RecordingSubprocess, config: { rgMaxMemoryBytes: 128 * 1024 * 1024 } })
   write(h.dir, { 'a.txt': 'x\n' })
   symlinkSync('/dev/zero', join(h.dir, '.gitignore'))
   const zero = await h.call('grep', { pattern: 'x' })
   expect(zero.error?.code).toBe('SEARCH_FAILED')
-  expect(zero.content[0].text).toBe('Error: grep search failed: ripgrep ran out of its memory limit (134217728 bytes, rgMaxMemoryBytes). A huge or endless ignore file (.gitignore, .ignore, .rgignore — a FIFO or a link to a device, say) or an enormous line is the usual cause; search a narrower path, or a single file.')
+  expect(zero.content[0].text).toBe('Error: grep search failed: ripgrep used more than its memory limit (134217728 bytes, rgMaxMemoryBytes) and was stopped. A huge or endless ignore file (.gitignore, .ignore, .rgignore — a link to a device, say) or an enormous line is the usual cause; search a narrower path, or a single file.')
   rmSync(join(h.dir, '.gitignore'))
   writeFileSync(join(h.dir, '.gitignore'), Array.from({ length: 60_000 }, (_, i) => `**/a${i}/**/b${i}/**`).join('\n'))
   const huge = await h.call('grep', { pattern: 'x' })
   expect(huge.error?.code).toBe('SEARCH_FAILED')
-  expect(huge.content[0].text).toContain('ripgrep ran out of its memory limit (134217728 bytes')
+  expect(huge.content[0].text).toContain('ripgrep used more than its memory limit (134217728 bytes')
   expect(RecordingSubprocess.handles.filter((handle) => alive(handle.pid))).toEqual([])
 })
 
@@ -171,8 +171,7 @@ test('a binary that cannot be started is SEARCH_FAILED naming it and the cause (
   h = await harness({ config: { rgPath: join('/nonexistent', 'rg') } })
   const result = await h.call('grep', { pattern: 'x' })
   expect(result.error?.code).toBe('SEARCH_FAILED')
-  // grep runs it through prlimit, which reports the failed exec itself; glob starts it directly.
-  expect(result.content[0].text).toBe('Error: grep search failed: could not start ripgrep (/nonexistent/rg): No such file or directory')
+  expect(result.content[0].text).toMatch(/^Error: grep search failed: could not start ripgrep \(\/nonexistent\/rg\): .*ENOENT/)
   const glob = await h.call('glob', { pattern: '*' })
   expect(glob.content[0].text).toMatch(/^Error: glob search failed: could not start ripgrep \(\/nonexistent\/rg\): .*ENOENT/)
 })
@@ -191,7 +190,7 @@ test('a config rgPath naming the real binary is used as is', async () => {
   h = await harness({ subprocess: RecordingSubprocess, config: { rgPath } })
   write(h.dir, { 'a.txt': 'hit\n' })
   expect(await h.text('grep', { pattern: 'hit' })).toBe('Found 1 match\n\na.txt\nLine 1: hit')
-  expect(RecordingSubprocess.requests[0]?.argv.slice(2, 4)).toEqual(['--', rgPath])
+  expect(RecordingSubprocess.requests[0]?.argv[0]).toBe(rgPath)
 })
 
 /**
