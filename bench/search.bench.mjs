@@ -42,7 +42,7 @@ const VCS = ['.git', '.svn', '.hg', '.bzr', '.jj', '.sl']
 function buildCorpus() {
   const marker = join(tree, '.dsh-corpus.json')
   const wanted = JSON.stringify(PINNED)
-  if (existsSync(marker) && readFileSync(marker, 'utf8') === wanted) return
+  if (existsSync(marker) && readFileSync(marker, 'utf8') === wanted) return unhide()
   rmSync(tree, { recursive: true, force: true })
   mkdirSync(tree, { recursive: true })
   writeFileSync(join(tree, 'package.json'), '{ "name": "dsh-bench-corpus", "private": true }\n')
@@ -54,6 +54,15 @@ function buildCorpus() {
   // node_modules/ and bench/corpus/) does not hide it from grep's default visibility.
   mkdirSync(join(tree, '.git'), { recursive: true })
   writeFileSync(marker, wanted)
+  unhide()
+}
+
+/**
+ * grep runs with --no-require-git, under which ripgrep applies a parent's .gitignore across a nested repository's
+ * root: the workspace's `node_modules/` rule would hide the whole corpus. The tree's own rule re-includes it.
+ */
+function unhide() {
+  writeFileSync(join(tree, '.gitignore'), '!node_modules/\n')
 }
 
 /** The identical rg invocation, spawned bare and read to the end. */
@@ -144,7 +153,7 @@ const globArgv = (pattern, root) => ['--no-config', '--files', '--null', `--glob
 console.log(`\n# load average at start: ${load()} (${cpus().length} CPUs)`)
 console.log('\n# issue 17 rows: tool (in-process, warm) vs bare rg read to the end, paired medians of per-call ratios')
 
-const subtree = join(tree, 'node_modules', '@mui', 'material', 'Button')
+const subtree = join(tree, 'node_modules', '@mui', 'material')
 const grepRows = [
   ['grep broad under a subtree', { pattern: 'React', path: subtree }, 1.10],
   ['grep broad over the whole tree (include *.js)', { pattern: 'function', include: '*.js' }, 1.25],
