@@ -1,13 +1,13 @@
 // glob and grep through the tool (in-process, warm) against the identical ripgrep invocation spawned bare and read
 // to the end — the floor, measured in the same run — on a real tree of more than 50 000 files: the rows of issue 17,
-// each the median of per-call ratios of paired runs (tool and floor back to back, alternating which goes first),
+// each the median of per-call ratios of paired runs (pairedRatios: the floor, then the tool, in every round),
 // with the goal beside it; plus the peak RSS growth of broad greps whose raw output passes rawOutputMaxBytes.
 //
 // The tree: a pinned set of npm packages installed into the git-ignored bench/corpus/tree (once; reused while the
 // pin list is unchanged). Needs `npx tsc -b` first (imports the built packages).
 import { execFileSync, spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { loadavg, cpus } from 'node:os'
+import { cpus } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Context } from 'cordis'
@@ -17,7 +17,7 @@ import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
 import LocalSubprocess from '@deepseek-ai/dsh-subprocess-local'
 import LocalSpillStore from '@deepseek-ai/dsh-spill-local'
 import FsSearch from '@deepseek-ai/dsh-tool-fs-search'
-import { median, mib, peakRssDuring, row, time } from './lib.mjs'
+import { loadAverage, mib, pairedRatios, peakRssDuring, row, summaryRow } from './lib.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const corpus = join(here, 'corpus')
@@ -104,37 +104,18 @@ function countFiles() {
   return out.toString('latin1').split('\0').filter(Boolean).length
 }
 
-/**
- * Paired ratio: `rounds` pairs of (floor, candidate) calls, the order alternating per pair so that neither always
- * runs on a warmer cache; returns the median of the per-pair ratios and the median ms of each side.
- */
-async function paired(candidate, floor, { rounds = 9, warmup = 1 } = {}) {
-  const ratios = []
-  const a = []
-  const b = []
-  for (let round = 0; round < warmup + rounds; round++) {
-    let c, f
-    if (round % 2 === 0) {
-      f = await time(floor)
-      c = await time(candidate)
-    } else {
-      c = await time(candidate)
-      f = await time(floor)
-    }
-    if (round < warmup) continue
-    ratios.push(c / f)
-    a.push(c)
-    b.push(f)
-  }
-  return { ratio: median(ratios), tool: median(a), floor: median(b) }
+/** Tool vs floor as the paired median of per-call ratios (bench/lib.mjs), with the medians of each side. */
+async function paired(candidate, floor, { rounds = 9 } = {}) {
+  const result = await pairedRatios(floor, { tool: candidate }, { rounds, warmup: 1 })
+  return { ratio: result.tool.ratio, tool: result.tool.ms, floor: result.floorMs }
 }
 
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ')
+const load = loadAverage
 
-/** One row of the table: label, tool and floor medians, the paired ratio and its goal. */
-function ratioRow(label, { ratio, tool, floor }, goal) {
-  const met = ratio <= goal ? 'met' : 'NOT met'
-  row(label, `${tool.toFixed(1)} ms vs ${floor.toFixed(1)} ms  ${ratio.toFixed(3)}×  (goal ≤ ${goal.toFixed(2)}×: ${met})`)
+/** One row of the summary table (bench/lib.mjs summaryRow), then the medians behind it. */
+function ratioRow(figure, floor, detail, { ratio, tool, floor: floorMs }, goal) {
+  summaryRow({ figure, value: ratio, goal, floor })
+  row(`  ${detail}`, `tool ${tool.toFixed(1)} ms, floor ${floorMs.toFixed(1)} ms`)
 }
 
 buildCorpus()
@@ -167,7 +148,7 @@ for (const [label, args, goal] of grepRows) {
   const probe = await bare(argv, tree)
   const header = (await spilled.run('grep', args)).content[0].text.split('\n')[0]
   const result = await paired(() => spilled.run('grep', args), () => bare(argv, tree), { rounds: label.includes('whole') ? 5 : 9 })
-  ratioRow(`${label}: ${header}, ${mib(probe.bytes)} raw JSON`, result, goal)
+  ratioRow(label, 'bare rg --json read to end', `${header}, ${mib(probe.bytes)} raw JSON`, result, goal)
 }
 
 const globRows = [
@@ -180,7 +161,7 @@ for (const [label, args, goal] of globRows) {
   const count = (await spilled.run('glob', args)).content[0].text
   const shown = /\[Showing \d+ of (\d+) files/.exec(count)?.[1] ?? String(count.split('\n').length)
   const result = await paired(() => spilled.run('glob', args), () => bare(argv, root), { rounds: 9 })
-  ratioRow(`${label} (${shown} files) vs rg --files --sort=modified`, result, goal)
+  ratioRow(label, 'bare rg --files --sort=modified', `${shown} files`, result, goal)
 }
 
 console.log(`\n# memory: broad greps past rawOutputMaxBytes (20 MB of raw JSON), answered; load average ${load()}`)
@@ -190,7 +171,10 @@ for (const args of [{ pattern: 'function', include: '*.js' }, { pattern: 'jsx' }
   const { result, peakGrowth } = await peakRssDuring(() => spilled.run('grep', args))
   const header = result.content[0].text.split('\n')[0]
   const timing = await paired(() => spilled.run('grep', args), () => bare(argv, tree), { rounds: 3 })
-  row(`grep "${args.pattern}"${args.include ? ` include ${args.include}` : ''}: ${header}, ${mib(probe.bytes)} raw JSON`, `peak RSS growth ${mib(peakGrowth)} (goal < 64 MiB: ${peakGrowth < 64 * 1048576 ? 'met' : 'NOT met'}); ${timing.tool.toFixed(0)} ms vs ${timing.floor.toFixed(0)} ms  ${timing.ratio.toFixed(3)}×`)
+  const what = `grep "${args.pattern}"${args.include ? ` include ${args.include}` : ''} past rawOutputMaxBytes`
+  summaryRow({ figure: `${what}: peak RSS growth`, value: peakGrowth / 1048576, goal: 64, unit: 'MiB' })
+  summaryRow({ figure: `${what}: time`, value: timing.ratio, goal: 1.25, floor: 'bare rg --json read to end' })
+  row(`  ${header}, ${mib(probe.bytes)} raw JSON`, `tool ${timing.tool.toFixed(0)} ms, floor ${timing.floor.toFixed(0)} ms`)
 }
 console.log(`# load average at end: ${load()}`)
 
