@@ -57,9 +57,15 @@ const call: fc.Arbitrary<Call> = fc.oneof(
 )
 
 /** The tools that keep a budget of their own accept `maxResultBytes`; tool-fs-search only once it does. */
-async function budgetConfig(budget: number): Promise<Record<string, Record<string, number>>> {
+async function budgetConfig(budget: number): Promise<Record<string, Record<string, number | string>>> {
   const search = await import('@deepseek-ai/dsh-tool-fs-search') as { Config?: { dict?: Record<string, unknown> } }
-  const config: Record<string, Record<string, number>> = { 'tool-bash': { maxResultBytes: budget }, 'tool-fs': { maxResultBytes: budget } }
+  const config: Record<string, Record<string, number | string>> = {
+    'tool-bash': { maxResultBytes: budget },
+    'tool-fs': { maxResultBytes: budget },
+    // Saved results and full outputs stay in this test's own directory, not the shared temp dir.
+    'spill-local': { root: join(dir, '.saved') },
+    'subprocess-local': { spillDir: join(dir, '.outputs') },
+  }
   if (search.Config?.dict?.maxResultBytes) config['tool-fs-search'] = { maxResultBytes: budget }
   return config
 }
