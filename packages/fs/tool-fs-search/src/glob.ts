@@ -9,7 +9,7 @@ import { type GlobArgs, type GlobValue, renderGlob } from './glob-text.ts'
 import { decodeKey, enclosingVcsDir, fsPath, joinDisplay, pathKey, relativeKey, resolveRoot, sortInPathOrder } from './paths.ts'
 import { MalformedOutput, RecordSplitter } from './records.ts'
 import { endRecords, judgeExit, runRipgrep } from './ripgrep.ts'
-import { isDirectory, keepComplete, type SearchDeps, sessionCwd } from './search.ts'
+import { confineRoot, isDirectory, keepComplete, type SearchDeps, sessionCwd } from './search.ts'
 
 interface Entry {
   /** The path below the root (see pathKey). */
@@ -26,6 +26,7 @@ export async function glob(deps: SearchDeps, args: GlobArgs, exec: ToolExecution
     throw new SearchError('invalid glob pattern: a file name cannot contain a NUL byte', { code: SearchErrorCode.SEARCH_INVALID_PATTERN })
   }
   const root = resolveRoot(sessionCwd(exec), args.path)
+  await confineRoot(deps, 'glob', root, exec)
   if (!(await isDirectory('glob', root))) {
     throw invalidArgs(`glob path must be a directory, but ${showPath(root.display)} is not one: pass the directory that holds it, or read the file with read`)
   }

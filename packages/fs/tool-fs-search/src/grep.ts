@@ -8,13 +8,14 @@ import { type GrepArgs, type GrepValue, renderGrep } from './grep-text.ts'
 import { resolveRoot } from './paths.ts'
 import { GrepCollector, RecordSplitter } from './records.ts'
 import { endRecords, judgeExit, runRipgrep } from './ripgrep.ts'
-import { isDirectory, keepComplete, type SearchDeps, sessionCwd } from './search.ts'
+import { confineRoot, isDirectory, keepComplete, type SearchDeps, sessionCwd } from './search.ts'
 
 /** `grep`: every line matching `pattern` below `path`, grouped by file in path order, lines ascending. */
 export async function grep(deps: SearchDeps, args: GrepArgs, exec: ToolExecution): Promise<ToolOutput<GrepValue>> {
   const { config } = deps
   checkArgs(args)
   const root = resolveRoot(sessionCwd(exec), args.path)
+  await confineRoot(deps, 'grep', root, exec)
   const directory = await isDirectory('grep', root)
 
   const collector = new GrepCollector(root, config.grepMaxLineBytes)

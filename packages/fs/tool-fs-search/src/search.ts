@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises'
 import type { Context } from 'cordis'
 import type {} from '@deepseek-ai/dsh-spill'
+import type {} from '@deepseek-ai/dsh-workspace'
 import type { ToolExecution } from '@deepseek-ai/dsh-tools'
 import { escapeControl, type SearchRoot } from './paths.ts'
 import { missingPathMessage, type SpillOutcome, type ToolName, UNSAVED, unusablePathMessage } from './common-text.ts'
@@ -18,6 +19,11 @@ export interface SearchDeps {
 /** The calling session's directory: relative paths resolve against it, results are shown relative to it. */
 export function sessionCwd(exec: ToolExecution): string {
   return exec.session?.cwd ?? process.cwd()
+}
+
+/** Workspace roots (optional service): a search root that resolves outside every root is refused before rg runs. */
+export async function confineRoot(deps: SearchDeps, tool: ToolName, root: SearchRoot, exec: ToolExecution): Promise<void> {
+  await deps.ctx.get('workspace')?.confine(root.absolute, { cwd: sessionCwd(exec), tool })
 }
 
 /** Whether the root is a directory; a root that is not there is a SEARCH_FAILED naming it. */
