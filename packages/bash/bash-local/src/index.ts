@@ -5,10 +5,10 @@ import {
 } from '@deepseek-ai/dsh-bash'
 import type {} from '@deepseek-ai/dsh-subprocess'
 import { Config } from './config.ts'
-import { CHILD_ENV, LocalBash } from './local.ts'
+import { CHILD_ENV, LocalBash, type Launcher } from './local.ts'
 
 export const name = 'bash-local'
-export { Config, CHILD_ENV }
+export { Config, CHILD_ENV, type Launcher }
 
 /**
  * The local `ctx.bash`: `<shell> -c <command>` through `ctx.subprocess`, each command in its own process group,
@@ -20,9 +20,10 @@ export class LocalBashExecutor extends BashExecutor {
   static readonly Config = Config
   private readonly local: LocalBash
 
-  constructor(ctx: Context, config: Config) {
+  /** `launcher` (for providers built on this one, such as the sandbox): how each command is started. */
+  constructor(ctx: Context, config: Config, launcher?: Launcher) {
     super(ctx)
-    this.local = new LocalBash(ctx, Config(config))
+    this.local = new LocalBash(ctx, Config(config), launcher)
     ctx.effect(() => () => this.local.close(), 'bash-local')
   }
 

@@ -17,6 +17,15 @@ export const CHILD_ENV: Readonly<Record<string, string>> = { NO_COLOR: '1', TERM
 
 type StreamName = 'stdout' | 'stderr'
 
+/**
+ * How a provider built on this executor starts a command: the argv for a spec (may reject, e.g. when a sandbox is
+ * unavailable: the call then rejects with that error and nothing runs), and what to release after disposal.
+ */
+export interface Launcher {
+  argv(spec: BashExecSpec): Promise<readonly string[]>
+  close?(): void | Promise<void>
+}
+
 interface Task {
   readonly id: string
   readonly command: string
@@ -49,7 +58,7 @@ export class LocalBash {
   /** Looked up once: the executor is restarted whenever ctx.subprocess is replaced (it is injected). */
   private readonly subprocess: SubprocessService
 
-  constructor(private readonly ctx: Context, private readonly config: Config) {
+  constructor(private readonly ctx: Context, private readonly config: Config, private readonly launcher?: Launcher) {
     this.subprocess = ctx.subprocess
     this.collect = { maxBytes: config.maxOutputBytes, spill: { maxBytes: config.spillMaxBytes } }
   }
@@ -162,6 +171,7 @@ export class LocalBash {
     const handles = [...this.foreground, ...[...this.tasks.values()].map((task) => task.handle)]
     for (const handle of handles) handle.terminate()
     await Promise.all(handles.map((handle) => Promise.all([handle.done, handle.waitForExit()])))
+    await this.launcher?.close?.()
   }
 
   private require(id: string): Task {
@@ -213,9 +223,10 @@ export class LocalBash {
     const launched = (async () => {
       let handle: SubprocessHandle
       try {
+        // `--`: a command that starts with "-" is a command, never a shell option.
+        const argv = this.launcher ? await this.launcher.argv(spec) : [this.config.shell, '-c', '--', spec.command]
         handle = await this.subprocess.spawn({
-          // `--`: a command that starts with "-" is a command, never a shell option.
-          argv: [this.config.shell, '-c', '--', spec.command],
+          argv,
           cwd: spec.workdir,
           env: spec.env,
           stdin: spec.stdin === undefined ? 'ignore' : { data: spec.stdin },

@@ -1,0 +1,90 @@
+import { realpathSync, statSync } from 'node:fs'
+import { homedir } from 'node:os'
+import { join, resolve, sep } from 'node:path'
+
+/** What one sandboxed command may touch. Every path is absolute and real (bubblewrap mounts on real paths only). */
+export interface SandboxPolicy {
+  /** Bound read-write at their own path (the workspace roots, `writable`). */
+  readonly writable: readonly string[]
+  /** Bound read-only at their own path, after the private /tmp (so a spill directory under the host's /tmp shows). */
+  readonly readOnly: readonly string[]
+  /** Hidden: an empty read-only directory over each `dir`, /dev/null over each `file`. */
+  readonly hidden: readonly HiddenPath[]
+  /** The host directory bound at /tmp: private to the executor, kept between its commands. */
+  readonly tmpDir: string
+  readonly network: 'none' | 'host'
+}
+
+export interface HiddenPath {
+  readonly path: string
+  readonly kind: 'dir' | 'file'
+}
+
+/**
+ * The bubblewrap arguments (without the program and without the command after `--`), in mount order: later
+ * mounts win, so the system is read-only, the private /tmp and the roots are writable on top of it, and the hidden
+ * credential paths are masked last — also inside a writable root. Namespaces: a new user (when possible), PID,
+ * IPC, UTS and cgroup namespace, and a network namespace with only a loopback unless `network` is `host`.
+ */
+export function bwrapArgs(policy: SandboxPolicy, workdir: string): string[] {
+  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--bind', policy.tmpDir, '/tmp']
+  for (const dir of policy.writable) args.push('--bind', dir, dir)
+  for (const dir of policy.readOnly) args.push('--ro-bind', dir, dir)
+  for (const hidden of policy.hidden) {
+    if (hidden.kind === 'dir') args.push('--tmpfs', hidden.path, '--remount-ro', hidden.path)
+    else args.push('--ro-bind', '/dev/null', hidden.path)
+  }
+  // The namespace dies with bwrap, that is with the shell: nothing the command started outlives its call or task.
+  args.push('--unshare-all', '--die-with-parent')
+  if (policy.network === 'host') args.push('--share-net')
+  args.push('--chdir', workdir)
+  return args
+}
+
+/** The default credential locations (`~` is $HOME). */
+export const DEFAULT_DENY_READ: readonly string[] = [
+  '~/.ssh', '~/.aws', '~/.gnupg', '~/.config/gcloud', '~/.docker', '~/.kube', '~/.azure', '~/.config/gh',
+  '~/.netrc', '~/.git-credentials', '~/.npmrc', '~/.pypirc', '~/.password-store',
+]
+
+/** `~` and `~/…` mean $HOME (the host's, as the command would see it); everything else is made absolute. */
+export function expandHome(path: string, home: string = process.env.HOME || homedir()): string {
+  if (path === '~') return home
+  if (path.startsWith('~/')) return join(home, path.slice(2))
+  return resolve(path)
+}
+
+/** The real path of an existing entry and what it is, or undefined when there is nothing there. */
+export function existing(path: string): { real: string; kind: 'dir' | 'file' } | undefined {
+  try {
+    const real = realpathSync(path)
+    const info = statSync(real)
+    return { real, kind: info.isDirectory() ? 'dir' : 'file' }
+  } catch {
+    return undefined
+  }
+}
+
+/** Existing directories among `paths`, as real paths, without duplicates. */
+export function existingDirs(paths: readonly string[]): string[] {
+  const dirs: string[] = []
+  for (const path of paths) {
+    const found = existing(path)
+    if (found?.kind === 'dir' && !dirs.includes(found.real)) dirs.push(found.real)
+  }
+  return dirs
+}
+
+/** Existing entries among `denyRead` (`~` expanded), as real paths: a path that does not exist needs no mask. */
+export function hiddenPaths(denyRead: readonly string[], home?: string): HiddenPath[] {
+  const hidden: HiddenPath[] = []
+  for (const path of denyRead) {
+    const found = existing(expandHome(path, home))
+    if (found && !hidden.some((item) => item.path === found.real)) hidden.push({ path: found.real, kind: found.kind })
+  }
+  return hidden
+}
+
+export function within(path: string, root: string): boolean {
+  return path === root || path.startsWith(root.endsWith(sep) ? root : root + sep)
+}
