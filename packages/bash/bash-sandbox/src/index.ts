@@ -7,7 +7,7 @@ import { Sandbox } from './sandbox.ts'
 export const name = 'bash-sandbox'
 export { Config }
 export { SandboxError, SandboxErrorCode, classify, unavailableError, type Unavailable } from './probe.ts'
-export { bwrapArgs, DEFAULT_DENY_READ, expandHome, hiddenPaths, type HiddenPath, type SandboxPolicy } from './policy.ts'
+export { bwrapArgs, DEFAULT_DENY_READ, expandHome, hiddenPaths, systemHidden, type HiddenPath, type SandboxPolicy } from './policy.ts'
 
 /**
  * `ctx.bash` inside bubblewrap: the local executor (its task table, output collection, timeouts, disposal), with

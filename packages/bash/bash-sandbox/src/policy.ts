@@ -18,6 +18,8 @@ export interface SandboxPolicy {
 export interface HiddenPath {
   readonly path: string
   readonly kind: 'dir' | 'file'
+  /** Files below a hidden directory that stay visible read-only (the resolver config under /run). */
+  readonly keep?: readonly string[]
 }
 
 /**
@@ -31,8 +33,13 @@ export function bwrapArgs(policy: SandboxPolicy, workdir: string): string[] {
   for (const dir of policy.writable) args.push('--bind', dir, dir)
   for (const dir of policy.readOnly) args.push('--ro-bind', dir, dir)
   for (const hidden of policy.hidden) {
-    if (hidden.kind === 'dir') args.push('--tmpfs', hidden.path, '--remount-ro', hidden.path)
-    else args.push('--ro-bind', '/dev/null', hidden.path)
+    if (hidden.kind === 'file') {
+      args.push('--ro-bind', '/dev/null', hidden.path)
+      continue
+    }
+    args.push('--tmpfs', hidden.path)
+    for (const file of hidden.keep ?? []) args.push('--ro-bind', file, file)
+    args.push('--remount-ro', hidden.path)
   }
   // The namespace dies with bwrap, that is with the shell: nothing the command started outlives its call or task.
   args.push('--unshare-all', '--die-with-parent')
@@ -46,6 +53,19 @@ export const DEFAULT_DENY_READ: readonly string[] = [
   '~/.ssh', '~/.aws', '~/.gnupg', '~/.config/gcloud', '~/.docker', '~/.kube', '~/.azure', '~/.config/gh',
   '~/.netrc', '~/.git-credentials', '~/.npmrc', '~/.pypirc', '~/.password-store',
 ]
+
+/**
+ * Hidden whatever the config says: /run holds the host's Unix sockets (docker, dbus, systemd, the user's runtime
+ * dir), which a read-only mount does not stop anyone from connecting to. The resolver config, when /etc/resolv.conf
+ * leads there, stays visible so that `network: "host"` still resolves names.
+ */
+export function systemHidden(): HiddenPath[] {
+  const run = existing('/run')
+  if (run?.kind !== 'dir') return []
+  const resolver = existing('/etc/resolv.conf')
+  const keep = resolver?.kind === 'file' && within(resolver.real, run.real) ? [resolver.real] : []
+  return [{ path: run.real, kind: 'dir', keep }]
+}
 
 /** `~` and `~/…` mean $HOME (the host's, as the command would see it); everything else is made absolute. */
 export function expandHome(path: string, home: string = process.env.HOME || homedir()): string {

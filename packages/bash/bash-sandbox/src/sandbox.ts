@@ -6,7 +6,7 @@ import { BashError, BashErrorCode, type BashExecSpec } from '@deepseek-ai/dsh-ba
 import type { SubprocessService } from '@deepseek-ai/dsh-subprocess'
 import type {} from '@deepseek-ai/dsh-workspace'
 import type { Config } from './config.ts'
-import { bwrapArgs, DEFAULT_DENY_READ, existingDirs, expandHome, hiddenPaths, within, type SandboxPolicy } from './policy.ts'
+import { bwrapArgs, DEFAULT_DENY_READ, existingDirs, expandHome, hiddenPaths, systemHidden, within, type SandboxPolicy } from './policy.ts'
 import { probe, unavailableError, type Unavailable } from './probe.ts'
 
 /**
@@ -42,7 +42,7 @@ export class Sandbox {
     const roots = workspace?.roots(cwd) ?? { writable: [cwd], readOnly: [] }
     const writable = existingDirs([...roots.writable, ...this.config.writable.map((path) => expandHome(path))])
     const readOnly = existingDirs(roots.readOnly).filter((dir) => !writable.includes(dir))
-    return { writable, readOnly, hidden: hiddenPaths([...DEFAULT_DENY_READ, ...this.config.denyRead]), tmpDir: this.privateTmp(), network: this.config.network }
+    return { writable, readOnly, hidden: [...systemHidden(), ...hiddenPaths([...DEFAULT_DENY_READ, ...this.config.denyRead])], tmpDir: this.privateTmp(), network: this.config.network }
   }
 
   /** Removes the private /tmp (what commands left there goes with it). */

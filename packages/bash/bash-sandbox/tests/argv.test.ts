@@ -63,6 +63,9 @@ test('the argv mounts in order: system read-only, private /tmp, roots, read-only
     '--unshare-all', '--die-with-parent', '--chdir', '/w/sub',
   ])
   expect(bwrapArgs({ writable: [], readOnly: [], hidden: [], tmpDir: '/t', network: 'host' }, '/')).toContain('--share-net')
+  // A file kept visible below a hidden directory is bound before the directory becomes read-only.
+  const kept = bwrapArgs({ writable: [], readOnly: [], hidden: [{ path: '/run', kind: 'dir', keep: ['/run/r/resolv.conf'] }], tmpDir: '/t', network: 'host' }, '/').join(' ')
+  expect(kept).toContain('--tmpfs /run --ro-bind /run/r/resolv.conf /run/r/resolv.conf --remount-ro /run')
 })
 
 test('a write inside the root lands; a write outside it fails and leaves the outside file untouched', async () => {

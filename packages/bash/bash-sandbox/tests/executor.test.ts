@@ -142,3 +142,24 @@ test('a workdir under a hidden path is an argument error naming the hidden path'
   expect(result.error?.code).toBe('INVALID_ARGS')
   expect(result.content[0].text).toContain(`is hidden by the sandbox (denyRead: ${f.root}/secrets)`)
 })
+
+test('the host /run (docker, dbus, systemd sockets) is empty inside, and a Unix socket under a hidden path is unreachable', async () => {
+  f = await fixture(({ base }) => {
+    mkdirSync(join(base, 'sockets'))
+    return { workspace: {}, config: { denyRead: [join(base, 'sockets')] } }
+  })
+  const path = join(f.base, 'sockets/agent.sock')
+  const server = createServer((socket) => socket.end('secret agent\n'))
+  await new Promise<void>((resolve) => server.listen(path, resolve))
+  try {
+    const connect = `require('net').connect(${JSON.stringify(path)}).on('data', (d) => process.stdout.write(d)).on('error', (e) => console.log(e.code))`
+    const text = await f.text(`ls -A /run | wc -l; ${JSON.stringify(process.execPath)} -e ${JSON.stringify(connect)}`)
+    const [count, outcome] = text.split('\n')
+    // Empty, but for the resolver's directory when /etc/resolv.conf leads into /run.
+    expect(Number(count)).toBeLessThanOrEqual(1)
+    expect(outcome).toBe('ENOENT')
+    expect(text).not.toContain('secret agent')
+  } finally {
+    await new Promise((resolve) => server.close(resolve))
+  }
+})
