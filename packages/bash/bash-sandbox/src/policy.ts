@@ -42,7 +42,8 @@ export function bwrapArgs(policy: SandboxPolicy, workdir: string): string[] {
     args.push('--remount-ro', hidden.path)
   }
   // The namespace dies with bwrap, that is with the shell: nothing the command started outlives its call or task.
-  args.push('--unshare-all', '--die-with-parent')
+  // No capabilities: bwrap run by root keeps them otherwise, and root inside could unmount a mask or remount / rw.
+  args.push('--unshare-all', '--die-with-parent', '--cap-drop', 'ALL')
   if (policy.network === 'host') args.push('--share-net')
   args.push('--chdir', workdir)
   return args

@@ -163,3 +163,15 @@ test('the host /run (docker, dbus, systemd sockets) is empty inside, and a Unix 
     await new Promise((resolve) => server.close(resolve))
   }
 })
+
+test('no capabilities inside, also when dsh runs as root: a mask cannot be unmounted, / cannot be remounted writable', async () => {
+  f = await fixture(({ base }) => {
+    mkdirSync(join(base, 'masked'))
+    writeFileSync(join(base, 'masked/key'), 'MASKED SECRET\n')
+    return { workspace: {}, config: { denyRead: [join(base, 'masked')] } }
+  })
+  const text = await f.text(`grep CapEff /proc/self/status; umount ${f.base}/masked; cat ${f.base}/masked/key; mount -o remount,bind,rw /; touch /etc/dsh-sandbox-cap`)
+  expect(text).toMatch(/^CapEff:\s+0000000000000000\n/)
+  expect(text).not.toContain('MASKED SECRET')
+  expect(existsSync('/etc/dsh-sandbox-cap')).toBe(false)
+})
