@@ -1,5 +1,5 @@
 import { realpathSync } from 'node:fs'
-import { realpath } from 'node:fs/promises'
+import { readlink, realpath } from 'node:fs/promises'
 import { basename, dirname, join, resolve, sep } from 'node:path'
 import { Context, Service } from 'cordis'
 import Schema from 'schemastery'
@@ -99,10 +99,11 @@ export class Workspace extends Service {
    */
   async confine(path: string, options: ConfineOptions): Promise<string> {
     const absolute = resolve(options.cwd, path)
-    const real = await realPath(absolute)
+    const resolved = await realPath(absolute)
+    const real = resolved ?? absolute
     const { writable, readOnly } = this.roots(options.cwd)
     const all = [...writable, ...readOnly]
-    if (all.some((root) => within(real, root))) return real
+    if (resolved !== undefined && all.some((root) => within(resolved, root))) return resolved
     const lexicallyInside = all.some((root) => within(absolute, root)) || [options.cwd, ...this.state.config.roots].some((root) => within(absolute, resolve(root)))
     throw new WorkspaceError(outsideMessage(options.tool, absolute, real, lexicallyInside, { writable, readOnly }), { code: WorkspaceErrorCode.WORKSPACE_OUTSIDE_ROOTS })
   }
@@ -130,14 +131,24 @@ function realRoot(path: string): string {
   }
 }
 
-/** realpath of the deepest existing ancestor, joined with the components below it. */
-async function realPath(absolute: string): Promise<string> {
+/** Links followed by hand before a path counts as unresolvable (Linux's own limit). */
+const MAX_LINKS = 40
+
+/**
+ * realpath of the deepest existing ancestor, joined with the components below it; a dangling symbolic link on the
+ * way is followed by hand (realpath refuses it, but a file created at its target later would be reached through
+ * it). Undefined when links loop: such a path is refused.
+ */
+async function realPath(absolute: string, links = 0): Promise<string | undefined> {
+  if (links > MAX_LINKS) return undefined
   const rest: string[] = []
   let current = absolute
   for (;;) {
     try {
       return join(await realpath(current), ...rest.reverse())
     } catch {
+      const target = await readlink(current).catch(() => undefined)
+      if (target !== undefined) return realPath(resolve(dirname(current), target, ...rest.reverse()), links + 1)
       const parent = dirname(current)
       if (parent === current) return absolute
       rest.push(basename(current))
