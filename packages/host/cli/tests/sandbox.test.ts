@@ -43,6 +43,16 @@ describe('dsh call --sandbox', () => {
     expect(run.stdout).toContain('Read-only file system')
   })
 
+  test('nothing a call started outlives the command: setsid daemons and background tasks are gone at exit', async () => {
+    const daemon = uniqueSleep()
+    const task = uniqueSleep()
+    const foreground = await dsh(['call', 'bash', bashArgs(`setsid ${daemon.command} > /dev/null 2>&1 & echo left`), '--cwd', work, '--sandbox'])
+    expect(foreground.stdout).toBe('left\n')
+    const background = await dsh(['call', 'bash', JSON.stringify({ command: task.command, description: 'bg', run_in_background: true }), '--cwd', work, '--sandbox'])
+    expect(background.stdout).toMatch(/^started background task bash-1/)
+    await until(() => processesWith(daemon.marker).length === 0 && processesWith(task.marker).length === 0, 'every process is gone')
+  })
+
   test('read, grep and glob refuse a path outside the cwd, with WORKSPACE_OUTSIDE_ROOTS', async () => {
     for (const [tool, args] of [['read', { path: join(outside, 'keep.txt') }], ['grep', { pattern: 'x', path: outside }], ['glob', { pattern: '*', path: outside }]] as const) {
       const run = await dsh(['call', tool, JSON.stringify(args), '--cwd', work, '--sandbox', '--json'])
