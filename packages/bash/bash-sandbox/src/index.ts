@@ -23,7 +23,7 @@ export class SandboxBashExecutor extends LocalBashExecutor {
   constructor(ctx: Context, config: Partial<Config>) {
     const resolved = Config(config)
     const sandbox = new Sandbox(ctx, ctx.subprocess, resolved)
-    super(ctx, resolved, { argv: (spec) => sandbox.argv(spec), close: () => sandbox.close() })
+    super(ctx, resolved, { argv: (spec) => sandbox.argv(spec), wrap: (handle) => sandbox.wrap(handle), close: () => sandbox.close() })
   }
 
   override resolve(request: BashExecRequest): BashExecSpec {

@@ -41,9 +41,11 @@ export function bwrapArgs(policy: SandboxPolicy, workdir: string): string[] {
     for (const file of hidden.keep ?? []) args.push('--ro-bind', file, file)
     args.push('--remount-ro', hidden.path)
   }
-  // The namespace dies with bwrap, that is with the shell: nothing the command started outlives its call or task.
-  // No capabilities: bwrap run by root keeps them otherwise, and root inside could unmount a mask or remount / rw.
-  args.push('--unshare-all', '--die-with-parent', '--cap-drop', 'ALL')
+  // No `--die-with-parent`: the namespace's init (bwrap's pid 1, in the command's process group) outlives the
+  // shell while anything it started runs, so the executor adopts it as a task; stopping that group kills the init,
+  // and with it the whole namespace. No capabilities: bwrap run by root keeps them otherwise, and root inside
+  // could unmount a mask or remount / writable.
+  args.push('--unshare-all', '--cap-drop', 'ALL')
   if (policy.network === 'host') args.push('--share-net')
   args.push('--chdir', workdir)
   return args

@@ -42,6 +42,8 @@ export function classify(bwrapPath: string, spawnError: NodeJS.ErrnoException | 
     return { why: `bubblewrap (${JSON.stringify(bwrapPath)}) cannot be started: ${spawnError.code ?? spawnError.message}`, fix: INSTALL }
   }
   const line = stderr.trim().split('\n').filter(Boolean).pop() ?? 'it exited without saying why'
+  // The wrapper execs bwrap through env(1), which says so when there is none.
+  if (/^env: .*No such file or directory/.test(line)) return { why: `bubblewrap is not installed (no ${JSON.stringify(bwrapPath)} found)`, fix: INSTALL }
   if (/namespace|uid map|gid map|setgroups|Operation not permitted|Permission denied|ENOSPC|No permissions/i.test(line)) {
     return { why: `bubblewrap cannot create the sandbox's namespaces (${line})`, fix: NAMESPACES }
   }
@@ -49,15 +51,15 @@ export function classify(bwrapPath: string, spawnError: NodeJS.ErrnoException | 
 }
 
 /**
- * Starts `bwrap <args> -- <shell> -c true` once through ctx.subprocess: resolves undefined when the sandbox works,
- * else what is wrong. Bounded: a probe that hangs is stopped after `timeoutMs`.
+ * Runs `argv` (a sandboxed `true`) once through ctx.subprocess: resolves undefined when the sandbox works, else what
+ * is wrong. Bounded: a probe that hangs is stopped after `timeoutMs`.
  */
-export async function probe(subprocess: SubprocessService, bwrapPath: string, args: readonly string[], shell: string, timeoutMs = 10_000): Promise<Unavailable | undefined> {
+export async function probe(subprocess: SubprocessService, bwrapPath: string, argv: readonly string[], timeoutMs = 10_000): Promise<Unavailable | undefined> {
   const limit = AbortSignal.timeout(timeoutMs)
   let handle
   try {
     handle = await subprocess.spawn({
-      argv: [bwrapPath, ...args, '--', shell, '-c', 'true'],
+      argv,
       cwd: '/',
       stdin: 'ignore',
       stdout: 'ignore',

@@ -60,7 +60,7 @@ test('the argv mounts in order: system read-only, private /tmp, roots, read-only
     '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--bind', '/t', '/tmp',
     '--bind', '/w', '/w', '--ro-bind', '/r', '/r',
     '--tmpfs', '/h', '--remount-ro', '/h', '--ro-bind', '/dev/null', '/f',
-    '--unshare-all', '--die-with-parent', '--cap-drop', 'ALL', '--chdir', '/w/sub',
+    '--unshare-all', '--cap-drop', 'ALL', '--chdir', '/w/sub',
   ])
   expect(bwrapArgs({ writable: [], readOnly: [], hidden: [], tmpDir: '/t', network: 'host' }, '/')).toContain('--share-net')
   // A file kept visible below a hidden directory is bound before the directory becomes read-only.

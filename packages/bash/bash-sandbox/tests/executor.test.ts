@@ -82,13 +82,27 @@ test('/proc inside shows no host process, so no host environ (and no scrubbed se
   }
 })
 
-test('setsid daemons and double forks do not survive the call', async () => {
+test('setsid daemons and double forks left by a call become a task of the session; killing it kills them all', async () => {
   f = await fixture()
   const daemon = uniqueSleep()
   const forked = uniqueSleep()
   const text = await f.text(`setsid ${daemon.command} > /dev/null 2>&1 & (${forked.command} > /dev/null 2>&1 &); echo started`)
-  expect(text).toBe('started')
-  await until(() => processesWith(daemon.marker).length === 0 && processesWith(forked.marker).length === 0, 'every process of the call is gone')
+  const taskId = /\[background processes still running: task (bash-\d+)\]/.exec(text)?.[1]
+  expect(text.startsWith('started\n'), text).toBe(true)
+  expect(taskId).toBeDefined()
+  expect(processesWith(daemon.marker)).toHaveLength(1)
+  expect(processesWith(forked.marker)).toHaveLength(1)
+  const killed = await f.t.ctx.tools.execute('bash_kill', { task_id: taskId }, { session: { id: 's1', cwd: f.root } })
+  expect(killed.content[0].text).toBe(`killed background task ${taskId}`)
+  await until(() => processesWith(daemon.marker).length === 0 && processesWith(forked.marker).length === 0, 'every process of the namespace is gone')
+})
+
+test('the end of the session kills what its calls left running', async () => {
+  f = await fixture()
+  const daemon = uniqueSleep()
+  expect(await f.text(`setsid ${daemon.command} > /dev/null 2>&1 & echo started`)).toMatch(/^started\n\[background processes still running: task bash-\d+\]/)
+  await f.t.ctx.tools.endSession('s1')
+  await until(() => processesWith(daemon.marker).length === 0, 'the daemon is gone')
 })
 
 test('bash_kill of a background task kills everything in its namespace, setsid daemons included', async () => {

@@ -47,7 +47,7 @@ describe('dsh call --sandbox', () => {
     const daemon = uniqueSleep()
     const task = uniqueSleep()
     const foreground = await dsh(['call', 'bash', bashArgs(`setsid ${daemon.command} > /dev/null 2>&1 & echo left`), '--cwd', work, '--sandbox'])
-    expect(foreground.stdout).toBe('left\n')
+    expect(foreground.stdout).toMatch(/^left\n\[background processes still running: task bash-1\]/)
     const background = await dsh(['call', 'bash', JSON.stringify({ command: task.command, description: 'bg', run_in_background: true }), '--cwd', work, '--sandbox'])
     expect(background.stdout).toMatch(/^started background task bash-1/)
     await until(() => processesWith(daemon.marker).length === 0 && processesWith(task.marker).length === 0, 'every process is gone')
