@@ -161,11 +161,23 @@ function processes(): ProcStat[] {
  * (what the shell left running). Bounded: a few seconds at most, then the executor judges as usual.
  */
 async function initSettled(leader: number): Promise<void> {
+  const all = processes()
+  const init = all.find((stat) => stat.pgrp === leader && stat.pid !== leader && stat.comm === 'bwrap')
+  if (!init) return
   for (let turn = 0; turn < 150; turn++) {
-    const all = processes()
-    const init = all.find((stat) => stat.pgrp === leader && stat.pid !== leader && stat.comm === 'bwrap')
-    if (!init || all.some((stat) => stat.ppid === init.pid)) return
+    const stat = procStat(String(init.pid))
+    if (!stat || stat.state === 'Z' || stat.state === 'X' || stat.pgrp !== leader) return
+    if (hasChildren(init.pid, turn === 0 ? all : undefined)) return
     await new Promise((resolve) => setTimeout(resolve, Math.min(1 + turn, 20)))
+  }
+}
+
+/** Whether `pid` has a live child: its `children` file when the kernel has one, else a scan of /proc. */
+function hasChildren(pid: number, known: readonly ProcStat[] | undefined): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'latin1').trim() !== ''
+  } catch {
+    return (known ?? processes()).some((stat) => stat.ppid === pid)
   }
 }
 
