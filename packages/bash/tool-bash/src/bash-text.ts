@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox'
 import type { BashRunResult, CollectedOutput } from '@deepseek-ai/dsh-bash'
+import { leftoverLines } from './common-text.ts'
 import { layout, type Part, type StreamSource } from './stream-text.ts'
 
 /** The default of `maxResultBytes`: no result text is longer (UTF-8 bytes). */
@@ -61,6 +62,7 @@ function runLayout(result: BashRunResult, budget: number): { text: string; cut: 
   if (result.aborted) parts.push('[aborted]')
   if (result.signal !== null) parts.push(`[killed by signal: ${result.signal}]`)
   else if (result.exitCode !== null && result.exitCode !== 0) parts.push(`[exit code: ${result.exitCode}]`)
+  parts.push(...leftoverLines(result))
   return layout(parts, budget)
 }
 

@@ -1,3 +1,5 @@
+import type { BashRunResult, StrayProcess } from '@deepseek-ai/dsh-bash'
+
 /*
  * Texts the three tools share. Pure functions of their arguments: each exact text is a unit test.
  */
@@ -30,4 +32,23 @@ export function workdirMessage(given: string, reason: string): string {
 export function droppedLine(spillPath: string | undefined): string {
   if (spillPath !== undefined) return `[earlier output was dropped; full output: ${spillPath}]`
   return '[earlier output was dropped; the full output was not kept]'
+}
+
+/** The marker for a foreground command's leftovers that became a background task. */
+export function adoptedLine(taskId: string): string {
+  return `[background processes still running: task ${taskId}]`
+}
+
+/** The marker for processes that left the process group, hold the output and were not stopped (`whose`: command, task). */
+export function leftRunningLine(processes: readonly StrayProcess[], whose: 'command' | 'task'): string {
+  const list = processes.map((p) => (p.command === '' ? `pid ${p.pid}` : `pid ${p.pid} (${p.command})`)).join(', ')
+  return `[still running outside the ${whose}'s process group, not stopped: ${list}]`
+}
+
+/** What a foreground command left behind, as the last lines of its result. */
+export function leftoverLines(result: Pick<BashRunResult, 'adoptedTaskId' | 'leftRunning'>): string[] {
+  const lines: string[] = []
+  if (result.adoptedTaskId !== undefined) lines.push(adoptedLine(result.adoptedTaskId))
+  if (result.leftRunning.length > 0) lines.push(leftRunningLine(result.leftRunning, 'command'))
+  return lines
 }

@@ -68,11 +68,11 @@ async function resolveCwd(dir: string | undefined): Promise<string | { problem: 
 }
 
 /** The composition with `--config` applied, or the exit code of why it could not be built (already reported). */
-async function startHost(command: CommandName, configPath: string | undefined): Promise<DefaultContext | number> {
+async function startHost(command: CommandName, configPath: string | undefined, sandbox = false): Promise<DefaultContext | number> {
   const { createDefaultContext, readConfigFile, DshError, DshErrorCode } = await import('./index.ts')
   try {
     const config = configPath === undefined ? {} : await readConfigFile(configPath)
-    return await createDefaultContext({ config })
+    return await createDefaultContext({ config, sandbox })
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error)
     if (error instanceof DshError && error.code === DshErrorCode.DSH_CONFIG_INVALID) {
@@ -127,7 +127,7 @@ async function runCall(invocation: Of<'call'>): Promise<number> {
     if (typeof parsed === 'string') return usage('call', parsed.replace('the arguments', 'the arguments on stdin'))
     args = parsed
   }
-  const host = await startHost('call', invocation.config)
+  const host = await startHost('call', invocation.config, invocation.sandbox)
   if (typeof host === 'number') return host
   running = true
   let code: number
@@ -187,7 +187,7 @@ async function runPrompt(invocation: Of<'prompt'>): Promise<number> {
 async function runMcp(invocation: Of<'mcp'>): Promise<number> {
   const cwd = invocation.cwd === undefined ? undefined : await resolveCwd(invocation.cwd)
   if (cwd !== undefined && typeof cwd !== 'string') return usage('mcp', cwd.problem)
-  const host = await startHost('mcp', invocation.config)
+  const host = await startHost('mcp', invocation.config, invocation.sandbox)
   if (typeof host === 'number') return host
   try {
     const { serveStdio } = await import('@deepseek-ai/dsh-mcp')
