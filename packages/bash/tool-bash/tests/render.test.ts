@@ -107,8 +107,8 @@ test('bash_kill texts', () => {
 
 test('error texts', () => {
   expect(forbiddenMessage('bash-4')).toBe('task bash-4 belongs to another session')
-  expect(unknownTaskMessage('bash-99')).toBe('unknown task id "bash-99": use an id that bash returned for a command run with run_in_background, such as bash-1')
-  expect(unknownTaskMessage('x\ny')).toBe('unknown task id "x\\ny": use an id that bash returned for a command run with run_in_background, such as bash-1')
+  expect(unknownTaskMessage('bash-99')).toBe('unknown task id "bash-99": this process has no background task with that id. Use an id that bash returned (for run_in_background, or named as still running), or call bash_output without task_id to list this session\'s tasks. Background tasks do not outlive the process that started them: a one-shot `dsh call` stops its tasks when it exits.')
+  expect(unknownTaskMessage('x\ny')).toMatch(/^unknown task id "x\\ny": /)
   expect(abortedMessage()).toBe('bash command aborted: the call was cancelled and the command was killed')
   expect(notStartedMessage()).toBe('bash command not started: the call was cancelled')
   expect(nulMessage()).toBe('command contains a NUL byte, which no shell command can hold')
