@@ -28,8 +28,9 @@ export function waitAbortedMessage(): string {
   return 'bash_output cancelled while waiting: the task was not touched'
 }
 
-export function abortedMessage(): string {
-  return 'bash command aborted: the call was cancelled and the command was killed'
+export function abortedMessage(leftRunning: readonly StrayProcess[] = []): string {
+  const text = 'bash command aborted: the call was cancelled and the command was killed'
+  return leftRunning.length === 0 ? text : `${text} ${leftRunningLine(leftRunning, 'command')}`
 }
 
 export function notStartedMessage(): string {

@@ -181,3 +181,7 @@ test('the task list: one line per task with status, age and a one-line command',
   expect([age(0), age(59_999), age(3_600_000 + 240_000), age(2 * 86_400_000 + 3_600_000)]).toEqual(['0s', '59s', '1h 4m', '2d 1h'])
   expect(oneLine('é'.repeat(121))).toBe(`${'é'.repeat(120)}…`)
 })
+
+test('a cancelled call names the strays it left running', () => {
+  expect(abortedMessage([{ pid: 5, command: 'sleep 30' }])).toBe('bash command aborted: the call was cancelled and the command was killed [still running outside the command\'s process group, not stopped: pid 5 (sleep 30)]')
+})
