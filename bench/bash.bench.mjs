@@ -15,7 +15,7 @@ import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
 import { LocalSubprocess } from '@deepseek-ai/dsh-subprocess-local'
 import { LocalBashExecutor } from '@deepseek-ai/dsh-bash-local'
 import ToolBash from '@deepseek-ai/dsh-tool-bash'
-import { median, mib, peakRssDuring, ratio, row } from './lib.mjs'
+import { median, mib, peakRssDuring, ratio, row, summaryRow } from './lib.mjs'
 
 const GiB = 1073741824
 const root = await mkdtemp(join(tmpdir(), 'dsh-bash-bench-'))
@@ -74,7 +74,8 @@ for (let i = 0; i < CALLS + 30; i++) {
 }
 const ms = Object.fromEntries(Object.entries(samples).map(([name, values]) => [name, median(values)]))
 /** The median over rounds of `name`'s time divided by `base`'s time in the same round. */
-const paired = (name, base) => median(samples[name].map((value, i) => value / samples[base][i])).toFixed(3) + '×'
+const pairedValue = (name, base) => median(samples[name].map((value, i) => value / samples[base][i]))
+const paired = (name, base) => pairedValue(name, base).toFixed(3) + '×'
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' ')
 console.log(`foreground \`true\` (${CALLS} rounds, interleaved, warm; ratio = median of per-round ratios; load average ${load()})`)
 row('  bare child_process.spawn(bash -c true), pipes read', `${ms.bare.toFixed(3)} ms`)
@@ -95,6 +96,8 @@ for (let i = 0; i < 5; i++) {
 }
 console.log(`\n\`sleep 30 & echo started\` in the foreground (5 calls; load average ${load()})`)
 row('  call time, median (drain bound 250 ms)', `${median(leftover).toFixed(0)} ms`)
+summaryRow({ figure: 'foreground `bash` tool call of `true`', value: pairedValue('tool', 'bare'), goal: 1.15, floor: 'bare spawn of bash -c true' })
+summaryRow({ figure: 'foreground `sleep 30 & echo started` (drain bound 250 ms)', value: median(leftover), goal: 400, unit: 'ms' })
 if (process.env.DSH_BENCH_ONLY === 'foreground') {
   await ctx.fiber.dispose()
   await rm(root, { recursive: true, force: true })
