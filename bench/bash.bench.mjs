@@ -120,7 +120,10 @@ const background = await peakRssDuring(async () => {
     // bash_output answers without I/O: yield to the event loop between rounds, or no child output is ever read.
     await new Promise((resolve) => setImmediate(resolve))
     await Promise.all([...pending].map(async (id) => {
-      const text = await call('bash_output', { task_id: id })
+      // Completion notices of other tasks ride on a result after a blank line: not this task's output.
+      const full = await call('bash_output', { task_id: id })
+      const cut = full.indexOf('\n\n')
+      const text = cut === -1 ? full : full.slice(0, cut)
       reads++
       const status = text.slice(text.lastIndexOf('\n[status: ') + 1)
       const body = text.slice(0, text.length - status.length - 1)
