@@ -7,7 +7,7 @@ import { BASH_PROMPT, BASH_PROMPT_ID, BASH_PROMPT_ORDER, BashParameters, bashDes
 import { bashKill } from './bash-kill.ts'
 import { BASH_KILL_DESCRIPTION } from './bash-kill-text.ts'
 import { bashOutput } from './bash-output.ts'
-import { BASH_OUTPUT_DESCRIPTION, TaskIdParameters, type TaskIdArgs } from './bash-output-text.ts'
+import { BASH_OUTPUT_DESCRIPTION, BashOutputParameters, TaskIdParameters, type BashOutputArgs, type TaskIdArgs } from './bash-output-text.ts'
 
 export const name = 'tool-bash'
 export const inject = ['tools', 'systemPrompt', 'bash']
@@ -17,7 +17,7 @@ export const inject = ['tools', 'systemPrompt', 'bash']
 export interface Config {}
 export const Config: Schema<Config> = Schema.object({})
 
-export type { BashArgs, TaskIdArgs }
+export type { BashArgs, BashOutputArgs, TaskIdArgs }
 export { BASH_PROMPT }
 
 /**
@@ -38,10 +38,10 @@ export function apply(ctx: Context): void {
     parameters: BashParameters,
     execute: (args, exec) => bash(executor, args, exec),
   })
-  ctx.tools.register<TaskIdArgs>({
+  ctx.tools.register<BashOutputArgs>({
     name: 'bash_output',
     description: BASH_OUTPUT_DESCRIPTION,
-    parameters: TaskIdParameters,
+    parameters: BashOutputParameters,
     execute: (args, exec) => bashOutput(executor, args, exec),
   })
   ctx.tools.register<TaskIdArgs>({

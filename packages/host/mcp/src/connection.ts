@@ -91,7 +91,8 @@ export async function connect(ctx: Context, transport: Transport, options: McpOp
     offNotice()
     void unbind?.()
     // Providers stop what the session owns (its background tasks) on `tools/session-end`.
-    ctx.tools.endSession(sessionId).then(finish, (error: Error) => {
+    // ctx.tools may already be gone when the context's disposal closed the connection: nothing to end then.
+    Promise.resolve().then(() => ctx.get('tools')?.endSession(sessionId)).then(finish, (error: Error) => {
       log(`could not end the session: ${error.message}`)
       finish()
     })
