@@ -1,0 +1,4 @@
+#!/usr/bin/env node
+// The `dsh` command. A committed plain-JS shim, so that npm can link the bin during `npm ci` (before the
+// `prepare` build has produced dist/): the link never points at a file that does not exist yet.
+import '../dist/bin.js'
