@@ -24,6 +24,8 @@ export function apply(ctx: Context, config: Config): void {
   const deps = { ctx, config, locator: new RipgrepLocator(config.rgPath) }
   ctx.tools.register<GlobArgs>({
     name: 'glob',
+    title: 'Find files by name',
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     description: globDescription(config.globMaxResults),
     parameters: GlobParameters,
     timeoutMs: config.timeoutMs,
@@ -31,6 +33,8 @@ export function apply(ctx: Context, config: Config): void {
   })
   ctx.tools.register<GrepArgs>({
     name: 'grep',
+    title: 'Search file contents',
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     description: grepDescription(config.grepMaxMatches, config.grepMaxLineBytes),
     parameters: GrepParameters,
     timeoutMs: config.timeoutMs,
