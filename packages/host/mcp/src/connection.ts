@@ -17,7 +17,7 @@ export interface McpOptions {
   sessionId?: string
   /** How often a call that the client asked progress for reports that it still runs. Default 3000 ms. */
   progressIntervalMs?: number
-  /** How long to wait for the client's answer to roots/list. Default 10 000 ms. */
+  /** How long the first call waits for the client's answer to roots/list before using `process.cwd()`. Default 1000 ms. */
   rootsTimeoutMs?: number
   /** Host diagnostics (never the protocol stream). Default: ignored. */
   log?: (line: string) => void
@@ -55,7 +55,7 @@ export async function connect(ctx: Context, transport: Transport, options: McpOp
 
   let session: Promise<ToolSession> | undefined
   const resolveSession = () => (session ??= (async () => {
-    const cwd = options.cwd ?? (await rootDirectory(server, options.rootsTimeoutMs ?? 10_000, log)) ?? process.cwd()
+    const cwd = options.cwd ?? (await rootDirectory(server, options.rootsTimeoutMs ?? 1000, log)) ?? process.cwd()
     return { id: sessionId, cwd }
   })())
   // Ask for the roots as soon as the client is ready, so that the first call does not wait for them.

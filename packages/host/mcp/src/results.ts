@@ -4,9 +4,19 @@ import type { ToolResult, ToolSchema } from '@deepseek-ai/dsh-tools'
 /** The `_meta` key under which an error result names its error: `{ name, code }`. */
 export const ERROR_META_KEY = 'dsh/error'
 
-/** A registry schema as MCP lists it: the JSON Schema passes through verbatim as `inputSchema`. */
+/**
+ * A registry schema as MCP lists it: the JSON Schema passes through verbatim as `inputSchema`; `title` and
+ * `annotations` (clients decide on approval from them) when the tool has them. Key order is fixed, so the
+ * listing is byte-stable.
+ */
 export function toMcpTool(schema: ToolSchema): Tool {
-  return { name: schema.name, description: schema.description, inputSchema: schema.parameters as Tool['inputSchema'] }
+  return {
+    name: schema.name,
+    ...(schema.title === undefined ? {} : { title: schema.title }),
+    description: schema.description,
+    inputSchema: schema.parameters as Tool['inputSchema'],
+    ...(schema.annotations === undefined ? {} : { annotations: { ...schema.annotations } }),
+  }
 }
 
 /** The pipeline's result on the wire: the same text; an error result names its error and code in `_meta`. */
