@@ -11,7 +11,7 @@ import {
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js'
 import { createDefaultContext, type DefaultContext } from '../src/index.ts'
-import { BIN, ChildTransport, ensureBuilt, processesWith, uniqueSleep, until, workspace } from './helpers.ts'
+import { BIN, ChildTransport, dsh, ensureBuilt, processesWith, uniqueSleep, until, workspace } from './helpers.ts'
 
 const FILES = {
   'package.json': '{ "name": "fixture" }\n',
@@ -68,11 +68,13 @@ async function expected(tool: string, args: Record<string, unknown>, cwd = ws.di
 }
 
 describe('dsh mcp', () => {
-  test('tools/list gives every tool with its JSON Schema as inputSchema', async () => {
+  test('tools/list gives every tool with its title, JSON Schema as inputSchema, and annotations: what dsh tools --json shows', async () => {
     const client = await server()
     const { tools } = await client.listTools()
-    const local = host.ctx.tools.schemas().map((s) => ({ name: s.name, description: s.description, inputSchema: s.parameters }))
+    const local = host.ctx.tools.schemas().map((s) => ({ name: s.name, title: s.title, description: s.description, inputSchema: s.parameters, annotations: s.annotations }))
     expect(tools).toEqual(JSON.parse(JSON.stringify(local)))
+    const listed = await dsh(['tools', '--json'])
+    expect(tools).toEqual(JSON.parse(listed.stdout))
   })
 
   test('the initialize result\'s instructions are the assembled system prompt', async () => {

@@ -11,8 +11,10 @@ export interface StdioOptions extends McpOptions {
   stdout?: Writable
   /** Longest accepted line (one JSON-RPC message), in bytes. Longer lines get a -32700 error. Default 16 MiB. */
   maxMessageBytes?: number
-  /** Most requests dispatched and not yet answered; further requests wait, unread. Default 256. */
+  /** Most requests dispatched and not yet answered; further requests wait in a queue. Default 32. */
   maxInFlight?: number
+  /** Bytes of queued requests past which stdin is no longer read. Default 4 MiB. */
+  maxQueuedBytes?: number
 }
 
 const MEBIBYTE = 1024 * 1024
@@ -27,7 +29,8 @@ export async function serveStdio(ctx: Context, options: StdioOptions = {}): Prom
   const stdout = options.stdout ?? process.stdout
   const transport = new LineTransport(stdin, stdout, {
     maxMessageBytes: options.maxMessageBytes ?? 16 * MEBIBYTE,
-    maxInFlight: options.maxInFlight ?? 256,
+    maxInFlight: options.maxInFlight ?? 32,
+    maxQueuedBytes: options.maxQueuedBytes ?? 4 * MEBIBYTE,
     log: options.log ?? (() => {}),
   })
   const restoreConsole = stdout === process.stdout ? consoleToStderr() : () => {}
@@ -49,18 +52,21 @@ function consoleToStderr(): () => void {
 interface LineTransportOptions {
   maxMessageBytes: number
   maxInFlight: number
+  maxQueuedBytes: number
   log: (line: string) => void
 }
 
 /**
  * MCP's stdio framing (one JSON-RPC message per line), with what the SDK's transport lacks:
- * - a line that is not JSON gets a JSON-RPC parse error (-32700, id null) on stdout, one that is JSON but not a
+ * - a line that is not JSON gets a JSON-RPC parse error (-32700, without an id) on stdout, one that is JSON but not a
  *   JSON-RPC message an invalid-request error (-32600); blank lines are skipped; an over-long line is dropped
  *   up to its newline and answered with -32700, so a client without newlines cannot grow the buffer;
- * - backpressure: while stdout is congested (a write returned false, until 'drain') or `maxInFlight` requests
- *   are unanswered, no further request is dispatched and stdin is not read, so a client that sends requests but
- *   never reads the answers blocks in its own write instead of growing the server. Notifications and responses
- *   already read are still dispatched (a cancellation or a roots/list answer must not wait behind requests).
+ * - backpressure: while stdout is congested (a write returned false, until 'drain') no request is dispatched and
+ *   stdin is not read, so a client that sends requests but never reads the answers blocks in its own write
+ *   instead of growing the server. At most `maxInFlight` requests run at once (the answers one congested write
+ *   can leave in memory); later ones queue, and stdin is read on while the queue holds under `maxQueuedBytes`,
+ *   so a cancellation or a roots/list answer still gets through behind them (notifications and responses are
+ *   never queued).
  */
 export class LineTransport implements Transport {
   onclose?: () => void
@@ -72,7 +78,8 @@ export class LineTransport implements Transport {
   /** Dropping an over-long line until its newline. */
   private discarding = false
   /** Requests read and parsed, waiting for room (in-flight slots, an uncongested stdout). */
-  private readonly waiting: JSONRPCRequest[] = []
+  private readonly waiting: { request: JSONRPCRequest; bytes: number }[] = []
+  private waitingBytes = 0
   private readonly inFlight = new Set<RequestId>()
   private congested = false
   private closed = false
@@ -113,6 +120,7 @@ export class LineTransport implements Transport {
     this.stdin.pause()
     this.chunks = []
     this.waiting.length = 0
+    this.waitingBytes = 0
     this.onclose?.()
   }
 
@@ -142,7 +150,7 @@ export class LineTransport implements Transport {
     this.chunks = []
     this.bufferedBytes = 0
     if (line.length > this.options.maxMessageBytes) return this.tooLong()
-    this.parse(line.toString('utf8').replace(/\r$/, ''))
+    this.parse(line.toString('utf8').replace(/\r$/, ''), line.length)
   }
 
   /** A part of a line whose newline has not arrived yet. */
@@ -162,17 +170,17 @@ export class LineTransport implements Transport {
 
   private tooLong(): void {
     this.options.log(`a message on stdin is longer than ${this.options.maxMessageBytes} bytes; dropped`)
-    this.reject(null, ErrorCode.ParseError, `Parse error: message longer than ${this.options.maxMessageBytes} bytes`)
+    this.reject(undefined, ErrorCode.ParseError, `Parse error: message longer than ${this.options.maxMessageBytes} bytes`)
   }
 
-  private parse(line: string): void {
+  private parse(line: string, bytes: number): void {
     if (line.trim() === '') return
     let value: unknown
     try {
       value = JSON.parse(line)
     } catch (error) {
       this.options.log(`stdin line is not JSON (${(error as Error).message})`)
-      return this.reject(null, ErrorCode.ParseError, `Parse error: ${(error as Error).message}`)
+      return this.reject(undefined, ErrorCode.ParseError, `Parse error: ${(error as Error).message}`)
     }
     const parsed = JSONRPCMessageSchema.safeParse(value)
     if (!parsed.success) {
@@ -182,7 +190,8 @@ export class LineTransport implements Transport {
     }
     const message = parsed.data
     if ('method' in message && 'id' in message) {
-      this.waiting.push(message as JSONRPCRequest)
+      this.waiting.push({ request: message as JSONRPCRequest, bytes })
+      this.waitingBytes += bytes
       return
     }
     if ('method' in message && message.method === 'notifications/cancelled') {
@@ -193,20 +202,22 @@ export class LineTransport implements Transport {
     this.onmessage?.(message)
   }
 
-  private reject(id: RequestId | null, code: number, message: string): void {
-    // `id: null` is what JSON-RPC 2.0 prescribes when the request's id could not be read.
-    this.write({ jsonrpc: '2.0', id, error: { code, message } } as unknown as JSONRPCMessage)
+  private reject(id: RequestId | undefined, code: number, message: string): void {
+    // Without a readable id the answer has none: MCP's schema makes the id of an error optional for this (plain
+    // JSON-RPC 2.0 would send `id: null`, which MCP SDK clients refuse as a malformed message).
+    this.write({ jsonrpc: '2.0', ...(id === undefined ? {} : { id }), error: { code, message } })
   }
 
   /** Dispatches waiting requests while there is room, and reads stdin only then. */
   private flow(): void {
     while (!this.closed && !this.congested && this.inFlight.size < this.options.maxInFlight && this.waiting.length > 0) {
-      const request = this.waiting.shift()!
+      const { request, bytes } = this.waiting.shift()!
+      this.waitingBytes -= bytes
       this.inFlight.add(request.id)
       this.onmessage?.(request)
     }
     if (this.closed) return
-    if (this.congested || this.waiting.length > 0) this.stdin.pause()
+    if (this.congested || this.waitingBytes > this.options.maxQueuedBytes) this.stdin.pause()
     else this.stdin.resume()
   }
 
@@ -226,9 +237,9 @@ export class LineTransport implements Transport {
   }
 }
 
-/** The id of something that looks like a request, for an error answer; null when it has none usable. */
-function idOf(value: unknown): RequestId | null {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return null
+/** The id of something that looks like a request, for an error answer; undefined when it has none usable. */
+function idOf(value: unknown): RequestId | undefined {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined
   const id = (value as { id?: unknown }).id
-  return typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id)) ? id : null
+  return typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id)) ? id : undefined
 }
