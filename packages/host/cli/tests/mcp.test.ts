@@ -10,6 +10,7 @@ import {
   LoggingMessageNotificationSchema,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js'
+import { instructionsPreamble } from '@deepseek-ai/dsh-mcp'
 import { createDefaultContext, type DefaultContext } from '../src/index.ts'
 import { BIN, ChildTransport, dsh, ensureBuilt, processesWith, uniqueSleep, until, workspace } from './helpers.ts'
 
@@ -77,9 +78,12 @@ describe('dsh mcp', () => {
     expect(tools).toEqual(JSON.parse(listed.stdout))
   })
 
-  test('the initialize result\'s instructions are the assembled system prompt', async () => {
+  test('the initialize result\'s instructions are the preamble naming this server\'s tools, then the assembled system prompt (dsh prompt)', async () => {
     const client = await server()
-    expect(client.getInstructions()).toBe(host.ctx.systemPrompt.assemble())
+    const names = host.ctx.tools.list().map((tool) => tool.name)
+    expect(client.getInstructions()).toBe(`${instructionsPreamble('dsh', names)}\n\n${host.ctx.systemPrompt.assemble()}`)
+    expect(client.getInstructions()).toMatch(/^These instructions are about the tools of the MCP server dsh: bash, bash_kill, bash_output, glob, grep, read\. /)
+    expect(client.getInstructions()!.endsWith(`\n\n${(await dsh(['prompt'])).stdout.trimEnd()}`)).toBe(true)
     expect(client.getServerVersion()?.name).toBe('dsh')
   })
 

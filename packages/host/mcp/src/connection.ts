@@ -4,7 +4,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { CallToolRequestSchema, ListToolsRequestSchema, type ProgressToken } from '@modelcontextprotocol/sdk/types.js'
 import type { ToolSession } from '@deepseek-ai/dsh-tools'
 import type {} from '@deepseek-ai/dsh-system-prompt'
-import { progressMessage, toCallToolResult, toMcpTool } from './results.ts'
+import { instructionsPreamble, progressMessage, toCallToolResult, toMcpTool } from './results.ts'
 import { rootDirectory } from './session.ts'
 import { onTaskDone, stopSessionTasks } from './tasks.ts'
 
@@ -46,8 +46,12 @@ export async function connect(ctx: Context, transport: Transport, options: McpOp
   const sessionId = options.sessionId ?? `mcp-${process.pid}-${++connections}`
   const log = options.log ?? (() => {})
   const progressIntervalMs = options.progressIntervalMs ?? 3000
-  const instructions = ctx.get('systemPrompt')?.assemble()
-  const server = new Server(options.serverInfo ?? { name: 'dsh', version: '0.0.0' }, {
+  const serverInfo = options.serverInfo ?? { name: 'dsh', version: '0.0.0' }
+  const prompt = ctx.get('systemPrompt')?.assemble()
+  const instructions = prompt
+    ? `${instructionsPreamble(serverInfo.name, ctx.tools.list().map((tool) => tool.name))}\n\n${prompt}`
+    : undefined
+  const server = new Server(serverInfo, {
     capabilities: { tools: {}, logging: {} },
     ...(instructions ? { instructions } : {}),
   })

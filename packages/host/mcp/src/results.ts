@@ -26,6 +26,17 @@ export function toCallToolResult(result: ToolResult): CallToolResult {
   return wire
 }
 
+/**
+ * The first paragraph of the `instructions`: clients list a server's tools under prefixed names
+ * (`mcp__dsh__read`, `mcp_dsh_read`) beside their own Read/Bash/Grep, so the prompt's bare tool names are tied to
+ * this server's tools once, here.
+ */
+export function instructionsPreamble(server: string, tools: readonly string[]): string {
+  return `These instructions are about the tools of the MCP server ${server}: ${tools.join(', ')}. Your client may list them`
+    + ` under longer names (such as mcp__${server}__${tools[0] ?? 'read'}); wherever a tool is named below, this server's tool`
+    + ' of that name is meant, not a similar tool of the client.'
+}
+
 /** The text of a progress notification for a call still running. */
 export function progressMessage(tool: string, elapsedMs: number): string {
   return `${tool} still running after ${Math.round(elapsedMs / 1000)}s`

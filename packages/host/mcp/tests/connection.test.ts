@@ -16,7 +16,7 @@ import {
 import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
 import { HarnessError } from '@deepseek-ai/dsh-tools'
 import SystemPromptService from '@deepseek-ai/dsh-system-prompt'
-import { connect, ERROR_META_KEY, type McpConnection, type McpOptions } from '../src/index.ts'
+import { connect, ERROR_META_KEY, instructionsPreamble, type McpConnection, type McpOptions } from '../src/index.ts'
 
 /** Test-only tools: each exposes one behaviour of the host. */
 interface Probe {
@@ -133,12 +133,16 @@ describe('mcp connection', () => {
     await client.close()
   })
 
-  test('the initialize result carries the assembled system prompt as instructions', async () => {
+  test('the initialize result\'s instructions tie the tool names to this server, then carry the assembled system prompt', async () => {
     t = await createTestContext()
     await fixture(t)
-    const { client } = await pair(t)
-    expect(client.getInstructions()).toBe('First section.\n\nSecond section.')
-    expect(client.getInstructions()).toBe(t.ctx.systemPrompt.assemble())
+    const { client } = await pair(t, { serverInfo: { name: 'dsh', version: '1.0.0' } })
+    expect(client.getInstructions()).toBe(
+      'These instructions are about the tools of the MCP server dsh: echo, fail, gate, wait_for_abort, where. Your client may'
+      + ' list them under longer names (such as mcp__dsh__echo); wherever a tool is named below, this server\'s tool of that'
+      + ' name is meant, not a similar tool of the client.'
+      + '\n\nFirst section.\n\nSecond section.')
+    expect(client.getInstructions()).toBe(`${instructionsPreamble('dsh', ['echo', 'fail', 'gate', 'wait_for_abort', 'where'])}\n\n${t.ctx.systemPrompt.assemble()}`)
     await client.close()
   })
 
