@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { createDefaultContext } from '@deepseek-ai/dsh'
 import { connect, serveStdio } from '@deepseek-ai/dsh-mcp'
-import { median, row } from './lib.mjs'
+import { median, row, summaryRow } from './lib.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const host = await createDefaultContext()
@@ -76,5 +76,6 @@ for (const [label, params] of CASES) {
   row('SDK StdioServerTransport (floor), median', us(median(old)))
   row('dsh LineTransport, median', us(median(mine)))
   row('median of per-call ratios LineTransport / SDK', `${median(ratios).toFixed(3)}×`)
+  summaryRow({ figure: `stdio framing: ${label}`, value: median(ratios), goal: 1.1, floor: 'SDK StdioServerTransport' })
 }
 await host.dispose()
