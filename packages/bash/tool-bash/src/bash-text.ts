@@ -6,7 +6,7 @@ export const BASH_PROMPT_ID = 'tool:bash'
 export const BASH_PROMPT_ORDER = 105
 
 export const BASH_PROMPT = [
-  'Use the bash tool to run shell commands: builds, tests, git, package managers. To read, find or search files, use read, glob and grep instead of cat, find, ls or grep in bash.',
+  'Use this server\'s bash tool to run shell commands: builds, tests, git, package managers. To read, find or search files, its read, glob and grep tools do better than cat, find, ls or grep run through bash.',
   'Each bash call runs in a fresh non-interactive shell (no terminal, empty stdin) in the working directory or in workdir: cd and variables do not carry over to the next call, and commands that wait for input fail at once (git never prompts for credentials; editors and apt ask nothing).',
   'A failing command is not a tool error. Always read the markers on the last lines of the result: "[exit code: N]" means the command exited with status N (no marker means status 0); "[timed out after Nms]" and "[killed by signal: SIG]" mean it did not finish.',
   'For servers, watchers and other long-running commands, set run_in_background: bash returns a task id (bash-N) at once; wait for a line with bash_output wait_for (no need to poll or sleep), read the new output with bash_output and stop the task with bash_kill.',

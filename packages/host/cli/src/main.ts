@@ -153,7 +153,14 @@ async function runTools(invocation: Of<'tools'>): Promise<number> {
   try {
     const schemas = host.ctx.tools.schemas()
     if (invocation.json) {
-      const list = schemas.map(({ name, description, parameters }) => ({ name, description, inputSchema: parameters }))
+      // The same objects MCP's tools/list carries (name, title, description, inputSchema, annotations).
+      const list = schemas.map(({ name, title, description, parameters, annotations }) => ({
+        name,
+        ...(title === undefined ? {} : { title }),
+        description,
+        inputSchema: parameters,
+        ...(annotations === undefined ? {} : { annotations }),
+      }))
       await write(process.stdout, `${JSON.stringify(list, null, 2)}\n`)
     } else {
       const width = Math.max(0, ...schemas.map((s) => s.name.length))
