@@ -2,6 +2,7 @@ import type { ChildProcess } from 'node:child_process'
 import type { Readable, Writable } from 'node:stream'
 import type { CollectOptions, ExitStatus, OutputDisposition, SpawnRequest, SubprocessHandle } from '@deepseek-ai/dsh-subprocess'
 import { Collector } from './collect.ts'
+import type { SpillFile } from './output-dir.ts'
 import { GroupWatch, signalGroup } from './group.ts'
 
 /** Longest pause between two checks of whether a group is gone, in ms (the first check is immediate). */
@@ -12,8 +13,8 @@ const ignore = () => {}
 const isCollect = (mode: OutputDisposition): mode is CollectOptions => typeof mode === 'object'
 
 export interface HandleHooks {
-  /** Where a spill file for `stream` may go (throws when none can be made). */
-  spillPath(pid: number, stream: 'stdout' | 'stderr'): string
+  /** Creates the spill file for `stream` (throws when none can be made). */
+  spillFile(pid: number, stream: 'stdout' | 'stderr'): SpillFile
   /** The whole group is gone: the provider stops tracking it. */
   gone(handle: LocalHandle): void
 }
@@ -63,7 +64,7 @@ export class LocalHandle implements SubprocessHandle {
       const stream = child[name]
       if (!stream) continue
       if (isCollect(mode)) {
-        const collector = new Collector(mode, () => hooks.spillPath(pid, name))
+        const collector = new Collector(mode, () => hooks.spillFile(pid, name))
         collector.attach(stream)
         this.collected[name] = collector
         finished.push(collector.finished)
