@@ -1,4 +1,5 @@
-import { open, unlink, type FileHandle } from 'node:fs/promises'
+import { constants } from 'node:fs'
+import { lstat, open, unlink, type FileHandle } from 'node:fs/promises'
 import { tmpdir, userInfo } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { Context } from 'cordis'
@@ -47,19 +48,39 @@ function errno(error: unknown): string | undefined {
   return error instanceof PrivateDirError ? error.errno : (error as NodeJS.ErrnoException | undefined)?.code
 }
 
+/** The root's stamp of its last pruning (a name no session directory can have: those never start with a dot). */
+export const PRUNE_STAMP = '.last-prune'
+/** Start-ups within this time of the last pruning do not prune again (a `dsh call` per tool call would rescan). */
+export const PRUNE_INTERVAL_MS = 3_600_000
+
+export interface PruneSpillRootOptions {
+  /** Skip when the root was pruned less than this many ms ago (its `.last-prune` stamp); default 0: always. */
+  unlessWithinMs?: number
+  signal?: AbortSignal
+}
+
 /**
  * Removes saved results under `root` last modified before `before` (and session directories left empty), never
- * anything of another user, never through a symlink. A missing or unusable root prunes nothing.
+ * anything of another user, never through a symlink. A missing or unusable root prunes nothing; a root pruned
+ * within `unlessWithinMs` is left alone. Stamps the root before pruning.
  */
-export async function pruneSpillRoot(root: string, before: number, signal?: AbortSignal): Promise<PruneCount> {
+export async function pruneSpillRoot(root: string, before: number, options: PruneSpillRootOptions = {}): Promise<PruneCount> {
+  const none = { files: 0, directories: 0, bytes: 0 }
   let dir: Dir
   try {
     dir = openPrivateDir(root, { create: false, writable: 'refuse', tighten: false })
   } catch {
-    return { files: 0, directories: 0, bytes: 0 }
+    return none
   }
   try {
-    return await prune(dir, signal ? { before, signal } : { before })
+    const stamp = dir.at(PRUNE_STAMP)
+    const last = await lstat(stamp).then((info) => (info.isFile() ? info.mtimeMs : 0), () => 0)
+    if (options.unlessWithinMs && Date.now() - last < options.unlessWithinMs) return none
+    const handle = await open(stamp, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o600)
+    await handle.close()
+    return await prune(dir, options.signal ? { before, signal: options.signal } : { before })
+  } catch {
+    return none
   } finally {
     dir.close()
   }
@@ -69,8 +90,8 @@ export async function pruneSpillRoot(root: string, before: number, signal?: Abor
  * `ctx.spillStore` on local files: `<root>/<session>/<call id>-<name>`, directories 0700, files 0600, created
  * exclusively. Every save walks root → session → file through descriptors (`@deepseek-ai/dsh-private-dir`): no
  * symlink is followed, each directory must be this user's, and nothing is cached, so a directory a temp cleaner
- * removed is made again on the next save. Files are kept after the process exits; at start-up, those older than
- * `pruneAfterDays` are removed.
+ * removed is made again on the next save. Files are kept after the process exits; at start-up (at most once an
+ * hour per root), those older than `pruneAfterDays` are removed.
  */
 export class LocalSpillStore extends SpillStore {
   static Config = Config
@@ -84,7 +105,7 @@ export class LocalSpillStore extends SpillStore {
       // In the background: start-up does not wait for it; disposal stops it between two entries and awaits it.
       ctx.effect(() => {
         const controller = new AbortController()
-        const done = pruneSpillRoot(this.root, Date.now() - days * DAY_MS, controller.signal)
+        const done = pruneSpillRoot(this.root, Date.now() - days * DAY_MS, { unlessWithinMs: PRUNE_INTERVAL_MS, signal: controller.signal })
         return async () => {
           controller.abort()
           await done

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import fc from 'fast-check'
 import { createTestContext, OTHER_UIDS, runAs, until, type TestContext } from '@deepseek-ai/dsh-testing'
 import { SpillError, type SaveTextRequest } from '@deepseek-ai/dsh-spill'
-import LocalSpillStore, { Config, pruneSpillRoot, RETRIEVAL_HINT, sessionDirName, spillFileName } from '@deepseek-ai/dsh-spill-local'
+import LocalSpillStore, { Config, PRUNE_INTERVAL_MS, PRUNE_STAMP, pruneSpillRoot, RETRIEVAL_HINT, sessionDirName, spillFileName } from '@deepseek-ai/dsh-spill-local'
 
 let t: TestContext
 let dir: string
@@ -372,7 +372,7 @@ describe('pruning at start-up', () => {
     await load()
     await until(() => !existsSync(join(root, 'old-session')), 'the old session is pruned')
     await until(() => !existsSync(join(root, 'live', 'old.txt')), 'the old file is pruned')
-    expect((await readdir(root)).sort()).toEqual(['link', 'live'])
+    expect((await readdir(root)).sort()).toEqual(['.last-prune', 'link', 'live'])
     expect((await readdir(join(root, 'live'))).sort()).toEqual(['new.txt', 'theirs.txt'])
     expect(await readdir(elsewhere)).toEqual(['ancient.txt'])
   })
@@ -401,5 +401,18 @@ describe('pruning at start-up', () => {
     expect(await pruneSpillRoot(root, Date.now() - 7 * DAY)).toEqual({ files: 2, directories: 1, bytes: 6 })
     expect(await pruneSpillRoot(join(dir, 'missing'), Date.now())).toEqual({ files: 0, directories: 0, bytes: 0 })
     expect(existsSync(join(dir, 'missing'))).toBe(false)
+  })
+
+  test('a root pruned within the hour is not pruned again at start-up (one dsh call per tool call must not rescan)', async () => {
+    await aged(root)
+    expect((await pruneSpillRoot(root, Date.now() - 7 * DAY, { unlessWithinMs: PRUNE_INTERVAL_MS })).files).toBe(2)
+    expect((await lstat(join(root, PRUNE_STAMP))).mode & 0o777).toBe(0o600)
+    await writeFile(join(root, 'live', 'old-again.txt'), 'old')
+    await pinned(join(root, 'live', 'old-again.txt'), 9 * DAY)
+    expect(await pruneSpillRoot(root, Date.now() - 7 * DAY, { unlessWithinMs: PRUNE_INTERVAL_MS })).toEqual({ files: 0, directories: 0, bytes: 0 })
+    expect(existsSync(join(root, 'live', 'old-again.txt'))).toBe(true)
+    // An hour later (the stamp aged by hand), it is due again.
+    await pinned(join(root, PRUNE_STAMP), PRUNE_INTERVAL_MS + 60_000)
+    expect((await pruneSpillRoot(root, Date.now() - 7 * DAY, { unlessWithinMs: PRUNE_INTERVAL_MS })).files).toBe(1)
   })
 })
