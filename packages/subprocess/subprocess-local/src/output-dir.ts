@@ -1,8 +1,8 @@
-import { lstatSync, openSync, fstatSync } from 'node:fs'
+import { openSync } from 'node:fs'
 import { rmdir } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { CREATE_FILE_FLAGS, makePrivateTempDir, openSharedDir, prune, type Dir, type PruneCount } from '@deepseek-ai/dsh-private-dir'
+import { CREATE_FILE_FLAGS, makePrivateTempDir, openPrivateDir, openSharedDir, prune, type Dir, type PruneCount } from '@deepseek-ai/dsh-private-dir'
 
 /** A spill file just created for one stream: its path (shown to the model) and the open descriptor to write. */
 export interface SpillFile {
@@ -16,12 +16,14 @@ const OURS = /^dsh-subprocess-[A-Za-z0-9]{6}$/
 
 /**
  * The provider's private output directory `<parent>/dsh-subprocess-XXXXXX` and the spill files in it. The
- * directory is made on the first spill (mkdtemp, then checked: a real 0700 directory of this user) and kept open;
- * files are created through its descriptor, exclusively, 0600, never through a symlink. When a temp cleaner
- * removed it, a fresh one is made the same way — never the old name, which someone else may have taken since.
+ * directory is made on the first spill (mkdtemp, then checked: a real 0700 directory of this user). For each file
+ * it is opened and checked again (never through a symlink, still this user's, the very inode that was checked) and
+ * the file is created through that descriptor, exclusively, 0600. When a temp cleaner removed it, or its name now
+ * leads elsewhere, a fresh one is made the same way — never the old name, which someone else may have taken since.
+ * No descriptor is held between two files.
  */
 export class OutputDir {
-  private dir: Dir | undefined
+  private path: string | undefined
   private files = 0
   private readonly parent: string
 
@@ -32,30 +34,43 @@ export class OutputDir {
   /** Creates the spill file of `stream` of process `pid`; throws when none can be made. */
   createFile(pid: number, stream: string): SpillFile {
     for (let attempt = 0; ; attempt++) {
-      const dir = this.dir ??= makePrivateTempDir(this.parent, PREFIX)
+      const dir = this.open()
       const name = `${++this.files}-${pid}-${stream}.log`
       try {
         return { path: join(dir.path, name), fd: openSync(dir.at(name), CREATE_FILE_FLAGS, 0o600) }
       } catch (error) {
+        // Removed between its check and the create: once more, in a fresh directory.
         if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || attempt > 0) throw error
-        this.dir = undefined
+        this.path = undefined
+      } finally {
         dir.close()
       }
     }
   }
 
-  /** Closes the directory and removes it if no spill file was kept in it: kept files outlive the provider. */
+  /** Removes the directory if no spill file was kept in it (kept files outlive the provider), and if it is ours still. */
   async close(): Promise<void> {
-    const dir = this.dir
-    if (!dir) return
-    this.dir = undefined
+    const path = this.path
+    this.path = undefined
+    if (!path) return
     try {
-      // Only if its name still leads to our directory (a cleaner may have removed it, someone else taken the name).
-      const at = lstatSync(dir.path)
-      const ours = fstatSync(dir.fd)
-      if (at.dev === ours.dev && at.ino === ours.ino) await rmdir(dir.path).catch(() => {})
-    } catch { /* gone already */ }
-    dir.close()
+      openPrivateDir(path, { create: false, tighten: false }).close()
+    } catch {
+      return
+    }
+    await rmdir(path).catch(() => {})
+  }
+
+  /** Our directory, checked; a fresh one when there is none yet or ours is gone or no longer leads to ours. */
+  private open(): Dir {
+    if (this.path) {
+      try {
+        return openPrivateDir(this.path, { create: false })
+      } catch { /* removed by a cleaner, or replaced: never reuse the name */ }
+    }
+    const dir = makePrivateTempDir(this.parent, PREFIX)
+    this.path = dir.path
+    return dir
   }
 }
 
