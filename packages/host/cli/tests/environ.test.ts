@@ -1,4 +1,6 @@
-import { execFile } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, expect, test } from 'vitest'
@@ -52,4 +54,25 @@ test('a command run by dsh cannot read the scrubbed credentials back from its pa
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...SECRETS, ...PLAIN },
   })
   expect(stdout).toBe('H14_VISIBLE=plain_h14value\nDSH_H14_SETTING=dsh_h14value\nppid-is-dsh: 1\nown: unset\n')
+})
+
+test('dsh mcp has forgotten them by the time it answers: /proc/<pid>/environ of the server shows none', async () => {
+  const child = spawn(process.execPath, [BIN, 'mcp', '--cwd', ws.dir], { env: { PATH: process.env.PATH, HOME: process.env.HOME, ...SECRETS, ...PLAIN }, stdio: ['pipe', 'pipe', 'pipe'] })
+  try {
+    const answered = new Promise<string>((done) => {
+      let out = ''
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+        out += chunk
+        if (out.includes('\n')) done(out)
+      })
+    })
+    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } })}\n`)
+    expect(JSON.parse(await answered)).toMatchObject({ id: 1, result: { serverInfo: { name: 'dsh' } } })
+    const environ = readFileSync(`/proc/${child.pid}/environ`, 'latin1')
+    for (const value of Object.values(SECRETS)) expect(environ).not.toContain(value)
+    expect(environ).toContain('H14_VISIBLE=plain_h14value')
+  } finally {
+    child.stdin.end()
+    await once(child, 'close')
+  }
 })
