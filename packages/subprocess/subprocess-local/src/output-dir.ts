@@ -88,6 +88,9 @@ export async function pruneOutputDirs(parent: string | undefined, before: number
   }
   try {
     return await prune(shared, { before, match: (name) => OURS.test(name), ...(signal ? { signal } : {}) })
+  } catch {
+    // Best effort, and never a rejection: nobody awaits the start-up pruning until disposal.
+    return { files: 0, directories: 0, bytes: 0 }
   } finally {
     shared.close()
   }
