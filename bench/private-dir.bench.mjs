@@ -9,7 +9,7 @@ import { performance } from 'node:perf_hooks'
 import { Context } from 'cordis'
 import { CREATE_FILE_FLAGS, openPrivateDir, prune } from '@deepseek-ai/dsh-private-dir'
 import LocalSpillStore, { pruneSpillRoot } from '@deepseek-ai/dsh-spill-local'
-import { median, row } from './lib.mjs'
+import { median, row, summaryRow } from './lib.mjs'
 
 const base = mkdtempSync(join(tmpdir(), 'dsh-private-dir-bench-'))
 const DAY = 86_400_000
@@ -46,6 +46,7 @@ for (const size of [2_000, 100_000]) {
   const request = (i) => ({ owner: { sessionId: 'bench' }, source: { toolName: 'bench', callId: `c${i}` }, suggestedName: 'out.txt', content })
   const r = await paired(600, (i) => store.saveText(request(i)), (i) => writeFile(join(floorDir, `${size}-${i}.txt`), content, { flag: 'wx', mode: 0o600 }))
   row(`spill save ${size} B vs bare writeFile(wx) (600 pairs)`, `${r.a.toFixed(3)} ms vs ${r.b.toFixed(3)} ms: ${r.ratio.toFixed(3)}×`)
+  if (size === 2_000) summaryRow({ figure: 'spill save, 2 000 B (descriptor walk every save)', value: r.ratio, goal: 2.5, floor: 'bare writeFile(wx)' })
 }
 await ctx.dispose?.()
 
@@ -63,6 +64,7 @@ await ctx.dispose?.()
     },
     () => closeSync(openSync(join(path, `b${k}.log`), 'wx', 0o600)))
   row('create a spill file: checked + anchored vs by path (5000 pairs)', `${(r.a * 1000).toFixed(1)} µs vs ${(r.b * 1000).toFixed(1)} µs: ${r.ratio.toFixed(3)}×`)
+  summaryRow({ figure: 'subprocess spill file, checked and anchored', value: r.ratio, goal: 2.0, floor: 'bare open(wx)' })
 }
 
 // 3. Start-up pruning of a root of 1000 sessions × 3 files: scan only (all recent), and removing all (all old),
@@ -101,6 +103,7 @@ async function walk(dir) {
     walks.push(performance.now() - t)
   }
   row('prune 1000 sessions × 3 recent files (scan only), median of 5', `${median(scans).toFixed(1)} ms vs bare walk ${median(walks).toFixed(1)} ms: ${(median(scans) / median(walks)).toFixed(3)}×`)
+  summaryRow({ figure: 'prune scan, 1000 sessions × 3 recent files', value: median(scans) / median(walks), goal: 2.0, floor: 'bare readdir + lstat walk' })
   const removals = []
   for (let round = 0; round < 5; round++) {
     const root = join(base, `old-${round}`)
