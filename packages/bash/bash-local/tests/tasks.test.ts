@@ -28,7 +28,7 @@ test('start returns a running task with the next id: bash-1, bash-2, …', async
   f = await fixture()
   const first = await start('sleep 100', 'session-a')
   const second = await start('true')
-  expect(first).toEqual({ id: 'bash-1', command: 'sleep 100', workdir: f.dir, owner: 'session-a', status: { state: 'running' } })
+  expect(first).toEqual({ id: 'bash-1', command: 'sleep 100', workdir: f.dir, owner: 'session-a', status: { state: 'running' }, startedAt: expect.any(Number), leftRunning: [] })
   expect(second.id).toBe('bash-2')
   expect(f.t.ctx.bash.list().map((task) => task.id)).toEqual(['bash-1', 'bash-2'])
   expect(f.t.ctx.bash.get('bash-1')).toEqual(first)
@@ -81,7 +81,9 @@ test('a read that lost bytes from the tail is lossy and points at the spill file
   expect(read.stdout.lossy).toBe(true)
   expect(Buffer.byteLength(read.stdout.text)).toBeLessThanOrEqual(100)
   expect(readFileSync(read.stdout.spillPath!, 'utf8')).toBe(Array.from({ length: 5000 }, (_, i) => `${i + 1}\n`).join(''))
-  expect(f.t.ctx.bash.readOutput(task.id).stdout).toEqual({ text: '', lossy: false, spillPath: read.stdout.spillPath })
+  // Read to the end: the task is dropped from memory, its spill file kept.
+  expect(f.t.ctx.bash.readOutput(task.id).stdout).toEqual({ text: '', lossy: false })
+  expect(readFileSync(read.stdout.spillPath!, 'utf8').endsWith('4999\n5000\n')).toBe(true)
 })
 
 test('a lossy read whose spill passed its cap has no file to point at', async () => {
@@ -146,8 +148,8 @@ test('the done event fires once per task with the owner, the status and the noti
   await f.t.ctx.bash.kill(b.id)
   await doneEvent(b.id)
   expect(f.events).toEqual([
-    { taskId: 'bash-1', owner: 'session-a', status: { state: 'completed', exitCode: 2 }, notice: 'background task bash-1 finished [status: completed, exit code: 2]. Read its output with bash_output.' },
-    { taskId: 'bash-2', owner: undefined, status: { state: 'killed', signal: 'SIGTERM' }, notice: 'background task bash-2 finished [status: killed by SIGTERM]. Read its output with bash_output.' },
+    { taskId: 'bash-1', owner: 'session-a', status: { state: 'completed', exitCode: 2 }, notice: 'background task bash-1 finished [status: completed, exit code: 2]. Read its output with bash_output.', requested: false },
+    { taskId: 'bash-2', owner: undefined, status: { state: 'killed', signal: 'SIGTERM' }, notice: 'background task bash-2 finished [status: killed by SIGTERM]. Read its output with bash_output.', requested: true },
   ])
 })
 

@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox'
 import type { BashRunResult, CollectedOutput } from '@deepseek-ai/dsh-bash'
-import { truncatedLine } from './common-text.ts'
+import { leftoverLines, truncatedLine } from './common-text.ts'
 
 export const BASH_PROMPT_ID = 'tool:bash'
 export const BASH_PROMPT_ORDER = 105
@@ -55,6 +55,7 @@ export function renderRun(result: BashRunResult): string {
   if (result.aborted) lines.push('[aborted]')
   if (result.signal !== null) lines.push(`[killed by signal: ${result.signal}]`)
   else if (result.exitCode !== null && result.exitCode !== 0) lines.push(`[exit code: ${result.exitCode}]`)
+  lines.push(...leftoverLines(result))
   return lines.join('\n')
 }
 

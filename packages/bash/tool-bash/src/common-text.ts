@@ -1,4 +1,4 @@
-import type { CollectedOutput } from '@deepseek-ai/dsh-bash'
+import type { BashRunResult, CollectedOutput, StrayProcess } from '@deepseek-ai/dsh-bash'
 
 /*
  * Texts the three tools share. Pure functions of their arguments: each exact text is a unit test.
@@ -44,4 +44,23 @@ export function droppedLine(spillPath: string | undefined): string {
 export function appendLine(text: string, piece: string): string {
   if (text === '' || text.endsWith('\n')) return text + piece
   return `${text}\n${piece}`
+}
+
+/** The marker for a foreground command's leftovers that became a background task. */
+export function adoptedLine(taskId: string): string {
+  return `[background processes still running: task ${taskId}]`
+}
+
+/** The marker for processes that left the process group, hold the output and were not stopped (`whose`: command, task). */
+export function leftRunningLine(processes: readonly StrayProcess[], whose: 'command' | 'task'): string {
+  const list = processes.map((p) => (p.command === '' ? `pid ${p.pid}` : `pid ${p.pid} (${p.command})`)).join(', ')
+  return `[still running outside the ${whose}'s process group, not stopped: ${list}]`
+}
+
+/** What a foreground command left behind, as the last lines of its result. */
+export function leftoverLines(result: Pick<BashRunResult, 'adoptedTaskId' | 'leftRunning'>): string[] {
+  const lines: string[] = []
+  if (result.adoptedTaskId !== undefined) lines.push(adoptedLine(result.adoptedTaskId))
+  if (result.leftRunning.length > 0) lines.push(leftRunningLine(result.leftRunning, 'command'))
+  return lines
 }

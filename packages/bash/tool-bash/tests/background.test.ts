@@ -47,7 +47,8 @@ test('bash_kill: "killed background task", then "had already finished"; the stat
   expect(await h.text('bash_output', { task_id: 'bash-1' })).toBe('(no new output)\n[status: killed by SIGTERM]')
   await h.text('bash', background('exit 0'))
   await h.done('bash-2')
-  expect(await h.text('bash_kill', { task_id: 'bash-2' })).toBe('task bash-2 had already finished')
+  // The task ended by itself: its completion notice rides on the session's next result, this one.
+  expect(await h.text('bash_kill', { task_id: 'bash-2' })).toBe('task bash-2 had already finished\n\nbackground task bash-2 finished [status: completed, exit code: 0]. Read its output with bash_output.')
 })
 
 test('another session\'s task is BASH_TASK_FORBIDDEN for bash_output and bash_kill, and stays untouched', async () => {
@@ -87,7 +88,7 @@ test('a finished task sends a completion notice for its owner', async () => {
   await h.text('bash', background('exit 2'), { session: 'session-9' })
   expect(await h.done('bash-1')).toEqual({
     taskId: 'bash-1', owner: 'session-9', status: { state: 'completed', exitCode: 2 },
-    notice: 'background task bash-1 finished [status: completed, exit code: 2]. Read its output with bash_output.',
+    notice: 'background task bash-1 finished [status: completed, exit code: 2]. Read its output with bash_output.', requested: false,
   })
 })
 

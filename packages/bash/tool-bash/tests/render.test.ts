@@ -8,7 +8,7 @@ import { abortedMessage, forbiddenMessage, notStartedMessage, unknownTaskMessage
 
 const out = (text: string, more: Partial<CollectedOutput> = {}): CollectedOutput => ({ text, truncated: false, totalBytes: Buffer.byteLength(text), ...more })
 const run = (more: Partial<BashRunResult> = {}): BashRunResult => ({
-  exitCode: 0, signal: null, timedOut: false, aborted: false, timeoutMs: 120_000, stdout: out(''), stderr: out(''), ...more,
+  exitCode: 0, signal: null, timedOut: false, aborted: false, timeoutMs: 120_000, stdout: out(''), stderr: out(''), adoptedTaskId: undefined, leftRunning: [], ...more,
 })
 
 test('stdout alone is shown as printed, without its final newline', () => {

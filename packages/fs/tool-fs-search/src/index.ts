@@ -27,6 +27,7 @@ export function apply(ctx: Context, config: Config): void {
     config,
     get subprocess() { return ctx.subprocess },
     spillStore: () => ctx.get('spillStore'),
+    workspace: () => ctx.get('workspace'),
     locator: new RipgrepLocator(config.rgPath),
   }
   ctx.tools.register<GlobArgs>({

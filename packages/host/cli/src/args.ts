@@ -6,19 +6,19 @@ export type CommandName = (typeof COMMANDS)[number]
 export type Invocation =
   | { kind: 'help'; command: CommandName | undefined }
   | { kind: 'version' }
-  | { kind: 'call'; tool: string; args: Record<string, unknown> | 'stdin'; cwd?: string; json: boolean; config?: string }
+  | { kind: 'call'; tool: string; args: Record<string, unknown> | 'stdin'; cwd?: string; json: boolean; config?: string; sandbox: boolean }
   | { kind: 'tools'; json: boolean; config?: string }
   | { kind: 'prompt'; config?: string }
-  | { kind: 'mcp'; cwd?: string; config?: string }
+  | { kind: 'mcp'; cwd?: string; config?: string; sandbox: boolean }
   /** Exit 2: `message` says what is wrong; the caller adds the command's usage line. */
   | { kind: 'usage'; command: CommandName | undefined; message: string }
 
 type FlagKind = 'value' | 'boolean'
 const FLAGS: Record<CommandName, Record<string, FlagKind>> = {
-  call: { cwd: 'value', json: 'boolean', config: 'value' },
+  call: { cwd: 'value', json: 'boolean', config: 'value', sandbox: 'boolean' },
   tools: { json: 'boolean', config: 'value' },
   prompt: { config: 'value' },
-  mcp: { cwd: 'value', config: 'value' },
+  mcp: { cwd: 'value', config: 'value', sandbox: 'boolean' },
 }
 
 const POSITIONALS: Record<CommandName, number> = { call: 2, tools: 0, prompt: 0, mcp: 0 }
@@ -88,20 +88,21 @@ export function parseArgs(argv: readonly string[]): Invocation {
     return typeof v === 'string' ? { [name]: v } : {}
   }
   const json = flags.get('json') === true
+  const sandbox = flags.get('sandbox') === true
   switch (command) {
     case 'tools':
       return { kind: 'tools', json, ...value('config') }
     case 'prompt':
       return { kind: 'prompt', ...value('config') }
     case 'mcp':
-      return { kind: 'mcp', ...value('cwd'), ...value('config') }
+      return { kind: 'mcp', ...value('cwd'), ...value('config'), sandbox }
     case 'call': {
       const [tool, text] = positionals
       if (tool === undefined) return { kind: 'usage', command, message: 'missing the tool name' }
-      if (text === '-') return { kind: 'call', tool, args: 'stdin', json, ...value('cwd'), ...value('config') }
+      if (text === '-') return { kind: 'call', tool, args: 'stdin', json, ...value('cwd'), ...value('config'), sandbox }
       const args = text === undefined ? {} : parseToolArgs(text)
       if (typeof args === 'string') return { kind: 'usage', command, message: args }
-      return { kind: 'call', tool, args, json, ...value('cwd'), ...value('config') }
+      return { kind: 'call', tool, args, json, ...value('cwd'), ...value('config'), sandbox }
     }
   }
 }

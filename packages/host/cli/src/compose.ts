@@ -18,6 +18,14 @@ interface Entry {
   /** Short name: the `--config` key, and the name used in every message. */
   key: ConfigKey | 'system-prompt'
   load(): Promise<PluginModule>
+  /** Loaded only in this mode (default: always). */
+  only?: (mode: Mode) => boolean
+}
+
+/** Which optional parts run: the bash sandbox (in place of bash-local) and the workspace roots. */
+interface Mode {
+  sandbox: boolean
+  roots: boolean
 }
 
 /**
@@ -30,8 +38,10 @@ const ENTRIES: readonly Entry[] = [
   { key: 'timeout-policy', load: () => module(import('@deepseek-ai/dsh-timeout-policy')) },
   { key: 'subprocess-local', load: () => module(import('@deepseek-ai/dsh-subprocess-local')) },
   { key: 'spill-local', load: () => module(import('@deepseek-ai/dsh-spill-local')) },
-  { key: 'bash-local', load: () => module(import('@deepseek-ai/dsh-bash-local')) },
+  { key: 'bash-local', load: () => module(import('@deepseek-ai/dsh-bash-local')), only: (mode) => !mode.sandbox },
+  { key: 'bash-sandbox', load: () => module(import('@deepseek-ai/dsh-bash-sandbox')), only: (mode) => mode.sandbox },
   { key: 'spill-policy', load: () => module(import('@deepseek-ai/dsh-spill-policy')) },
+  { key: 'workspace', load: () => module(import('@deepseek-ai/dsh-workspace')), only: (mode) => mode.roots },
   { key: 'tool-bash', load: () => module(import('@deepseek-ai/dsh-tool-bash')) },
   { key: 'tool-fs', load: () => module(import('@deepseek-ai/dsh-tool-fs')) },
   { key: 'tool-fs-search', load: () => module(import('@deepseek-ai/dsh-tool-fs-search')) },
@@ -44,6 +54,11 @@ export interface DefaultContextOptions {
   log?: (line: string) => void
   /** How long every plugin together may take to become active. Default 10 000 ms. */
   startTimeoutMs?: number
+  /**
+   * Confinement (`--sandbox`): bash-sandbox replaces bash-local and the workspace roots are on. A `bash-sandbox`
+   * section in the config turns it on too; a `workspace` section turns on the roots alone.
+   */
+  sandbox?: boolean
 }
 
 export interface DefaultContext {
@@ -102,8 +117,11 @@ function formatMessage(message: Message): string {
  * arrives, throws DSH_PLUGIN_FAILED naming it (and everything already started is disposed).
  */
 export async function createDefaultContext(options: DefaultContextOptions = {}): Promise<DefaultContext> {
-  const loaded = await loadModules()
-  const config = validateConfig(options.config ?? {}, schemaMap(loaded))
+  const all = await loadModules()
+  const raw = options.config ?? {}
+  const mode = modeOf(raw, options.sandbox ?? false)
+  const config = validateConfig(confinedConfig(raw, mode, await spillRootOf(raw)), schemaMap(all))
+  const loaded = all.filter((item) => ENTRIES.find((entry) => entry.key === item.key)?.only?.(mode) ?? true)
   const log = options.log ?? stderrLine
   const ctx = new Context()
   ctx.logger.exporter({
@@ -131,6 +149,43 @@ export async function createDefaultContext(options: DefaultContextOptions = {}):
     throw error
   }
   return { ctx, plugins: started.map((item) => item.key), dispose }
+}
+
+function section(raw: unknown, key: ConfigKey): Record<string, unknown> | undefined {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return undefined
+  const value = (raw as Record<string, unknown>)[key]
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? value as Record<string, unknown> : undefined
+}
+
+function modeOf(raw: unknown, sandboxFlag: boolean): Mode {
+  const sandbox = sandboxFlag || section(raw, 'bash-sandbox') !== undefined
+  return { sandbox, roots: sandbox || section(raw, 'workspace') !== undefined }
+}
+
+/** The spill store's directory: the configured root, else spill-local's default. */
+async function spillRootOf(raw: unknown): Promise<string> {
+  const root = section(raw, 'spill-local')?.root
+  if (typeof root === 'string') return root
+  const { defaultRoot } = await import('@deepseek-ai/dsh-spill-local')
+  return defaultRoot()
+}
+
+/**
+ * The config with confinement applied (docs/decisions/2026-12-01-confinement.md): the sandbox takes the bash-local
+ * settings too (one config serves both modes), and with roots on, the spill directory is a read-only root and
+ * the subprocess spill files go there as well, so every saved output can be paged with read, and cat-ed in bash.
+ */
+function confinedConfig(raw: unknown, mode: Mode, spillRoot: string): unknown {
+  if (!mode.roots || raw === null || typeof raw !== 'object' || Array.isArray(raw)) return raw
+  const result: Record<string, unknown> = { ...raw as Record<string, unknown> }
+  if (mode.sandbox) result['bash-sandbox'] = { ...section(raw, 'bash-local'), ...section(raw, 'bash-sandbox') }
+  const workspace = section(raw, 'workspace') ?? {}
+  // A readOnly that is not a list is left as it is, for the validation to name it.
+  const readOnly = workspace.readOnly === undefined ? [spillRoot] : Array.isArray(workspace.readOnly) ? [...workspace.readOnly, spillRoot] : workspace.readOnly
+  result.workspace = { ...workspace, readOnly }
+  const subprocess = section(raw, 'subprocess-local') ?? {}
+  if (subprocess.spillDir === undefined) result['subprocess-local'] = { ...subprocess, spillDir: spillRoot }
+  return result
 }
 
 // FiberState is a const enum in Cordis' declarations, which isolatedModules cannot read: mirror the values.

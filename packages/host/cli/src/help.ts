@@ -3,11 +3,14 @@ import type { CommandName } from './args.ts'
 /** Every text the command prints about itself (the results it prints are the tools'). */
 
 export const USAGE: Record<CommandName, string> = {
-  call: 'dsh call <tool> [<json-args>] [--cwd DIR] [--json] [--config FILE]',
+  call: 'dsh call <tool> [<json-args>] [--cwd DIR] [--json] [--sandbox] [--config FILE]',
   tools: 'dsh tools [--json] [--config FILE]',
   prompt: 'dsh prompt [--config FILE]',
-  mcp: 'dsh mcp [--cwd DIR] [--config FILE]',
+  mcp: 'dsh mcp [--cwd DIR] [--sandbox] [--config FILE]',
 }
+
+const SANDBOX_LINE = '  --sandbox      run bash inside bubblewrap (read-only system, only the workspace roots writable, no network)\n'
+  + '                 and confine glob, grep and read to the workspace roots'
 
 const CONFIG_LINE = '  --config FILE  per-plugin settings: a JSON object keyed by plugin short name (see the README)'
 
@@ -42,6 +45,7 @@ word; "-" reads it from stdin; omitted means {}.
 
   --cwd DIR      directory that relative paths resolve against (default: the current directory)
   --json         print {"text", "isError", "error"} as one JSON line instead of the text
+${SANDBOX_LINE}
 ${CONFIG_LINE}
 
 Examples:
@@ -73,6 +77,7 @@ MCP client as the command "dsh" with the arguments ["mcp"]. Diagnostics go to st
 every process it started, when stdin closes or on SIGTERM.
 
   --cwd DIR      session directory (default: the client's first file:// root, else the current directory)
+${SANDBOX_LINE}
 ${CONFIG_LINE}
 `,
 }

@@ -68,11 +68,11 @@ async function resolveCwd(dir: string | undefined): Promise<string | { problem: 
 }
 
 /** The composition with `--config` applied, or the exit code of why it could not be built (already reported). */
-async function startHost(command: CommandName, configPath: string | undefined): Promise<DefaultContext | number> {
+async function startHost(command: CommandName, configPath: string | undefined, sandbox = false): Promise<DefaultContext | number> {
   const { createDefaultContext, readConfigFile, DshError, DshErrorCode } = await import('./index.ts')
   try {
     const config = configPath === undefined ? {} : await readConfigFile(configPath)
-    const host = await createDefaultContext({ config })
+    const host = await createDefaultContext({ config, sandbox })
     // The tools never need credentials, and a command could read them back from /proc/$PPID/environ.
     const { forgetCredentials } = await import('./environ.ts')
     forgetCredentials()
@@ -131,7 +131,7 @@ async function runCall(invocation: Of<'call'>): Promise<number> {
     if (typeof parsed === 'string') return usage('call', parsed.replace('the arguments', 'the arguments on stdin'))
     args = parsed
   }
-  const host = await startHost('call', invocation.config)
+  const host = await startHost('call', invocation.config, invocation.sandbox)
   if (typeof host === 'number') return host
   running = true
   let code: number
@@ -191,7 +191,7 @@ async function runPrompt(invocation: Of<'prompt'>): Promise<number> {
 async function runMcp(invocation: Of<'mcp'>): Promise<number> {
   const cwd = invocation.cwd === undefined ? undefined : await resolveCwd(invocation.cwd)
   if (cwd !== undefined && typeof cwd !== 'string') return usage('mcp', cwd.problem)
-  const host = await startHost('mcp', invocation.config)
+  const host = await startHost('mcp', invocation.config, invocation.sandbox)
   if (typeof host === 'number') return host
   try {
     const { serveStdio } = await import('@deepseek-ai/dsh-mcp')

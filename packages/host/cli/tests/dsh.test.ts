@@ -45,7 +45,7 @@ describe('dsh --help and --version', () => {
       expect(run, args.join(' ')).toMatchObject({ code: 0, stderr: '' })
       expect(run.stdout).toMatch(/Usage/)
     }
-    expect((await dsh(['call', '--help'])).stdout).toMatch(/^Usage: dsh call <tool> \[<json-args>\] \[--cwd DIR\] \[--json\] \[--config FILE\]\n/)
+    expect((await dsh(['call', '--help'])).stdout).toMatch(/^Usage: dsh call <tool> \[<json-args>\] \[--cwd DIR\] \[--json\] \[--sandbox\] \[--config FILE\]\n/)
     expect((await dsh(['mcp', '--version'])).stdout).toBe(version.stdout)
   })
 })
@@ -114,7 +114,7 @@ describe('dsh call', () => {
     const run = await dsh(['call', 'grep', '{pattern:TODO}'])
     expect(run.code).toBe(2)
     expect(run.stdout).toBe('')
-    expect(run.stderr).toMatch(/^dsh: the arguments are not valid JSON \(.*\): pass one JSON object as one shell word, e\.g\. dsh call grep '\{"pattern":"TODO"\}'\nUsage: dsh call <tool> \[<json-args>\] \[--cwd DIR\] \[--json\] \[--config FILE\]\nRun "dsh call --help" for details\.\n$/)
+    expect(run.stderr).toMatch(/^dsh: the arguments are not valid JSON \(.*\): pass one JSON object as one shell word, e\.g\. dsh call grep '\{"pattern":"TODO"\}'\nUsage: dsh call <tool> \[<json-args>\] \[--cwd DIR\] \[--json\] \[--sandbox\] \[--config FILE\]\nRun "dsh call --help" for details\.\n$/)
     const array = await dsh(['call', 'grep', '["TODO"]'])
     expect(array.code).toBe(2)
     expect(array.stderr).toMatch(/^dsh: the arguments must be a JSON object, got an array/)
@@ -127,7 +127,7 @@ describe('dsh call', () => {
       expect(run.stdout).toBe('')
       expect(run.stderr).toMatch(/^dsh: .+\nUsage: .+\nRun "dsh( \w+)? --help" for details\.\n$/)
     }
-    expect((await dsh(['call', 'glob', '--verbose'])).stderr).toMatch(/^dsh: unknown flag --verbose for "dsh call" \(flags: --cwd, --json, --config, --help\)\n/)
+    expect((await dsh(['call', 'glob', '--verbose'])).stderr).toMatch(/^dsh: unknown flag --verbose for "dsh call" \(flags: --cwd, --json, --config, --sandbox, --help\)\n/)
   })
 
   test('a reader that goes away early (EPIPE) is not an error: dsh cleans up and exits with the call\'s code', async () => {

@@ -6,7 +6,6 @@ import type { ToolSession } from '@deepseek-ai/dsh-tools'
 import type {} from '@deepseek-ai/dsh-system-prompt'
 import { progressMessage, toCallToolResult, toMcpTool } from './results.ts'
 import { rootDirectory } from './session.ts'
-import { onTaskDone, stopSessionTasks } from './tasks.ts'
 
 export interface McpOptions {
   /** Reported to the client in the initialize result. Default `{ name: 'dsh', version: '0.0.0' }`. */
@@ -75,9 +74,11 @@ export async function connect(ctx: Context, transport: Transport, options: McpOp
     }
   })
 
-  const offTaskDone = onTaskDone(ctx, sessionId, (notice) => {
-    server.sendLoggingMessage({ level: 'info', logger: 'dsh', data: notice })
-      .catch((error: Error) => log(`could not send a task notice: ${error.message}`))
+  // Session notices (a background task finished) travel on the generic channel of ctx.tools: no seam's package here.
+  const offNotice = ctx.on('tools/session-notice', (notice) => {
+    if (notice.sessionId !== sessionId) return
+    server.sendLoggingMessage({ level: 'info', logger: 'dsh', data: notice.text })
+      .catch((error: Error) => log(`could not send a session notice: ${error.message}`))
   })
 
   let finish!: () => void
@@ -87,10 +88,11 @@ export async function connect(ctx: Context, transport: Transport, options: McpOp
   server.onclose = () => {
     if (ended) return
     ended = true
-    offTaskDone()
+    offNotice()
     void unbind?.()
-    stopSessionTasks(ctx, sessionId).then(finish, (error: Error) => {
-      log(`could not stop the session's tasks: ${error.message}`)
+    // Providers stop what the session owns (its background tasks) on `tools/session-end`.
+    ctx.tools.endSession(sessionId).then(finish, (error: Error) => {
+      log(`could not end the session: ${error.message}`)
       finish()
     })
   }

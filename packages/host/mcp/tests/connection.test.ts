@@ -13,7 +13,7 @@ import {
   type JSONRPCMessage,
   type LoggingMessageNotification,
 } from '@modelcontextprotocol/sdk/types.js'
-import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
+import { createTestContext, until, type TestContext } from '@deepseek-ai/dsh-testing'
 import { HarnessError } from '@deepseek-ai/dsh-tools'
 import SystemPromptService from '@deepseek-ai/dsh-system-prompt'
 import { connect, ERROR_META_KEY, type McpConnection, type McpOptions } from '../src/index.ts'
@@ -217,7 +217,7 @@ describe('mcp connection', () => {
     await client.close()
   })
 
-  test('a finished background task is announced to the session that owns it, as an info log message', async () => {
+  test('a session notice (a finished background task) reaches the session it names, as an info log message', async () => {
     t = await createTestContext()
     await fixture(t)
     const a = await pair(t)
@@ -231,9 +231,8 @@ describe('mcp connection', () => {
         announced()
       })
     }
-    // The bash executor emits this event (declared by @deepseek-ai/dsh-bash); emitted directly here.
-    const emit = t.ctx.emit as unknown as (name: string, event: unknown) => void
-    emit.call(t.ctx, 'bash/task-done', { taskId: 'bash-1', owner: b.connection.sessionId, status: 'completed', notice: 'background task bash-1 finished [status: completed, exit code: 0]. Read its output with bash_output.' })
+    // A provider (the bash task table) notifies through the generic session channel; done directly here.
+    t.ctx.tools.notify({ sessionId: b.connection.sessionId, text: 'background task bash-1 finished [status: completed, exit code: 0]. Read its output with bash_output.', key: 'bash-1' })
     await done
     // A round trip on each connection: any stray notice would have arrived before the answer.
     await Promise.all([call(a.client, 'echo', { text: 'x' }), call(b.client, 'echo', { text: 'x' })])
@@ -302,6 +301,32 @@ describe('mcp connection', () => {
     await connection.closed
     await probe.aborted
     expect(await pending).toBeInstanceOf(Error)
+  })
+
+  test('closing a connection ends its own session (tools/session-end, awaited before closed resolves) and no other', async () => {
+    t = await createTestContext()
+    await fixture(t)
+    const a = await pair(t)
+    const b = await pair(t)
+    const ended: string[] = []
+    let release!: () => void
+    const held = new Promise<void>((resolve) => { release = resolve })
+    t.ctx.on('tools/session-end', async (sessionId) => {
+      ended.push(sessionId)
+      await held
+    })
+    let closed = false
+    void a.connection.closed.then(() => { closed = true })
+    await a.client.close()
+    await until(() => ended.length === 1, 'the session-end listener ran')
+    expect(ended).toEqual([a.connection.sessionId])
+    expect(closed).toBe(false)
+    release()
+    await a.connection.closed
+    expect(ended).toEqual([a.connection.sessionId])
+    await b.client.close()
+    await b.connection.closed
+    expect(ended).toEqual([a.connection.sessionId, b.connection.sessionId])
   })
 
   test('disposing the context closes the connection', async () => {
