@@ -72,7 +72,11 @@ async function startHost(command: CommandName, configPath: string | undefined, s
   const { createDefaultContext, readConfigFile, DshError, DshErrorCode } = await import('./index.ts')
   try {
     const config = configPath === undefined ? {} : await readConfigFile(configPath)
-    return await createDefaultContext({ config, sandbox })
+    const host = await createDefaultContext({ config, sandbox })
+    // The tools never need credentials, and a command could read them back from /proc/$PPID/environ.
+    const { forgetCredentials } = await import('./environ.ts')
+    forgetCredentials()
+    return host
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error)
     if (error instanceof DshError && error.code === DshErrorCode.DSH_CONFIG_INVALID) {
