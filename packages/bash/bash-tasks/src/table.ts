@@ -11,7 +11,7 @@ type StreamName = 'stdout' | 'stderr'
 const STREAMS: readonly StreamName[] = ['stdout', 'stderr']
 
 export interface TaskTableOptions {
-  /** Finished tasks whose output is held until read; past this, the oldest one's output is dropped. Default 50. */
+  /** Finished tasks whose output is held until read; past this, the oldest one's output is dropped. Default 100. */
   maxFinishedTasks?: number
   /** Dropped tasks that still answer `get` (their final status); past this, the oldest become unknown. Default 1000. */
   maxForgottenTasks?: number
@@ -67,7 +67,7 @@ export class TaskTable {
   private closed = false
 
   constructor(private readonly ctx: Context, options: TaskTableOptions = {}) {
-    this.maxFinished = options.maxFinishedTasks ?? 50
+    this.maxFinished = options.maxFinishedTasks ?? 100
     this.maxForgotten = options.maxForgottenTasks ?? 1000
   }
 

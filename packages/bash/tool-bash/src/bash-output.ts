@@ -1,17 +1,46 @@
-import type { BashExecutor, BashTaskRead } from '@deepseek-ai/dsh-bash'
-import type { ToolExecution, ToolOutput } from '@deepseek-ai/dsh-tools'
+import type { BashExecutor, BashTask, BashTaskRead, BashWaitOutcome } from '@deepseek-ai/dsh-bash'
+import { CoreErrorCode, HarnessError, invalidArgs, type ToolExecution, type ToolOutput } from '@deepseek-ai/dsh-tools'
 import type { ResultLimits } from './bash.ts'
-import { renderRead, unkeptReadCuts, type TaskIdArgs } from './bash-output-text.ts'
+import { renderList, renderRead, unkeptReadCuts, WAIT_DEFAULT_MS, WAIT_MAX_MS, waitLine, type BashOutputArgs } from './bash-output-text.ts'
+import { waitAbortedMessage, waitArgsMessage, waitPatternMessage } from './common-text.ts'
 import { ownTask } from './tasks.ts'
 
-/** `bash_output`: what the task printed since the last read, and its status, within the result budget. */
-export async function bashOutput(executor: BashExecutor, args: TaskIdArgs, exec: ToolExecution, limits: ResultLimits): Promise<ToolOutput<BashTaskRead>> {
-  ownTask(executor, args.task_id, exec)
-  let read = executor.readOutput(args.task_id)
+export type BashOutputValue = BashTaskRead & { wait?: BashWaitOutcome } | { tasks: BashTask[] }
+
+/**
+ * `bash_output`: what the task printed since the last read, and its status — after waiting, when asked, for a match
+ * in new output, the end or a timeout; without a task id, the session's tasks. Within the result budget.
+ */
+export async function bashOutput(executor: BashExecutor, args: BashOutputArgs, exec: ToolExecution, limits: ResultLimits): Promise<ToolOutput<BashOutputValue>> {
+  const id = args.task_id
+  if (id === undefined) {
+    if (args.wait_for !== undefined || args.timeout_ms !== undefined) throw invalidArgs(waitArgsMessage())
+    const session = exec.session?.id
+    const tasks = executor.list().filter((task) => executor.ownerOf(task.id) === session)
+    return { text: renderList(tasks, Date.now()), value: { tasks } }
+  }
+  let pattern: RegExp | undefined
+  if (args.wait_for !== undefined) {
+    try {
+      pattern = new RegExp(args.wait_for, 'm')
+    } catch (error) {
+      throw invalidArgs(waitPatternMessage(args.wait_for, (error as Error).message), error)
+    }
+  }
+  ownTask(executor, id, exec)
+  let outcome: BashWaitOutcome | undefined
+  const timeoutMs = Math.min(args.timeout_ms ?? WAIT_DEFAULT_MS, WAIT_MAX_MS)
+  if (pattern !== undefined || args.timeout_ms !== undefined) {
+    outcome = await executor.waitFor(id, { ...(pattern ? { pattern } : {}), timeoutMs, signal: exec.signal })
+    if (outcome === 'aborted') throw new HarnessError(waitAbortedMessage(), { code: CoreErrorCode.ABORTED })
+  }
+  let read = executor.readOutput(id)
+  const wait = waitLine(outcome, pattern ? 'pattern' : 'end', timeoutMs)
   // An increment too long to show whole, of a stream no file holds: keep it, or its middle is gone for good.
-  for (const name of unkeptReadCuts(read, limits.maxResultBytes)) {
-    const spillPath = await limits.keep(exec, `${args.task_id}-${name}.txt`, read[name].text)
+  for (const name of unkeptReadCuts(read, limits.maxResultBytes, wait)) {
+    const spillPath = await limits.keep(exec, `${id}-${name}.txt`, read[name].text)
     if (spillPath !== undefined) read = { ...read, [name]: { ...read[name], spillPath } }
   }
-  return { text: renderRead(read, limits.maxResultBytes), value: read }
+  const text = renderRead(read, limits.maxResultBytes, wait)
+  return { text, value: outcome === undefined ? read : { ...read, wait: outcome } }
 }

@@ -9,11 +9,28 @@ export function forbiddenMessage(taskId: string): string {
 }
 
 export function unknownTaskMessage(taskId: string): string {
-  return `unknown task id ${JSON.stringify(taskId)}: use an id that bash returned for a command run with run_in_background, such as bash-1`
+  return [
+    `unknown task id ${JSON.stringify(taskId)}: this process has no background task with that id.`,
+    'Use an id that bash returned (for run_in_background, or named as still running), or call bash_output without task_id to list this session\'s tasks.',
+    'Background tasks do not outlive the process that started them: a one-shot `dsh call` stops its tasks when it exits.',
+  ].join(' ')
 }
 
-export function abortedMessage(): string {
-  return 'bash command aborted: the call was cancelled and the command was killed'
+export function waitArgsMessage(): string {
+  return 'wait_for and timeout_ms need a task_id: pass the id of the task to wait for (bash_output without any argument lists the tasks)'
+}
+
+export function waitPatternMessage(pattern: string, reason: string): string {
+  return `invalid wait_for ${JSON.stringify(pattern)}: ${reason}; pass a JavaScript regular expression, e.g. "Listening on|ready"`
+}
+
+export function waitAbortedMessage(): string {
+  return 'bash_output cancelled while waiting: the task was not touched'
+}
+
+export function abortedMessage(leftRunning: readonly StrayProcess[] = []): string {
+  const text = 'bash command aborted: the call was cancelled and the command was killed'
+  return leftRunning.length === 0 ? text : `${text} ${leftRunningLine(leftRunning, 'command')}`
 }
 
 export function notStartedMessage(): string {

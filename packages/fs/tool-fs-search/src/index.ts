@@ -32,6 +32,8 @@ export function apply(ctx: Context, config: Config): void {
   }
   ctx.tools.register<GlobArgs>({
     name: 'glob',
+    title: 'Find files by name',
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     description: globDescription({ maxResults: config.globMaxResults, maxResultBytes: config.maxResultBytes }),
     parameters: GlobParameters,
     timeoutMs: config.timeoutMs,
@@ -39,6 +41,8 @@ export function apply(ctx: Context, config: Config): void {
   })
   ctx.tools.register<GrepArgs>({
     name: 'grep',
+    title: 'Search file contents',
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     description: grepDescription({ maxMatches: config.grepMaxMatches, maxLineBytes: config.grepMaxLineBytes, maxResultBytes: config.maxResultBytes }),
     parameters: GrepParameters,
     timeoutMs: config.timeoutMs,

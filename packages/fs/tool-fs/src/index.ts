@@ -36,6 +36,8 @@ export function apply(ctx: Context, config: Config): void {
   ctx.systemPrompt.register({ id: READ_PROMPT_ID, order: READ_PROMPT_ORDER, text: readPrompt(caps) })
   ctx.tools.register<ReadArgs>({
     name: 'read',
+    title: 'Read a file',
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     description: readDescription(caps),
     parameters: readParameters(caps),
     async execute(args, exec) {

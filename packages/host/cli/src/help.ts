@@ -59,7 +59,8 @@ ${EXIT_CODES}
   tools: `Usage: ${USAGE.tools}
 
 Lists the registered tools, one per line with the first line of its description; with --json, an array of
-{"name", "description", "inputSchema"} (the JSON Schema the model sees).
+{"name", "title", "description", "inputSchema", "annotations"}: what MCP's tools/list carries (inputSchema is
+the JSON Schema the model sees, annotations the approval hints clients act on).
 
   --json         print JSON
 ${CONFIG_LINE}

@@ -72,7 +72,11 @@ async function startHost(command: CommandName, configPath: string | undefined, s
   const { createDefaultContext, readConfigFile, DshError, DshErrorCode } = await import('./index.ts')
   try {
     const config = configPath === undefined ? {} : await readConfigFile(configPath)
-    return await createDefaultContext({ config, sandbox })
+    const host = await createDefaultContext({ config, sandbox })
+    // The tools never need credentials, and a command could read them back from /proc/$PPID/environ.
+    const { forgetCredentials } = await import('./environ.ts')
+    forgetCredentials()
+    return host
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error)
     if (error instanceof DshError && error.code === DshErrorCode.DSH_CONFIG_INVALID) {
@@ -153,7 +157,14 @@ async function runTools(invocation: Of<'tools'>): Promise<number> {
   try {
     const schemas = host.ctx.tools.schemas()
     if (invocation.json) {
-      const list = schemas.map(({ name, description, parameters }) => ({ name, description, inputSchema: parameters }))
+      // The same objects MCP's tools/list carries (name, title, description, inputSchema, annotations).
+      const list = schemas.map(({ name, title, description, parameters, annotations }) => ({
+        name,
+        ...(title === undefined ? {} : { title }),
+        description,
+        inputSchema: parameters,
+        ...(annotations === undefined ? {} : { annotations }),
+      }))
       await write(process.stdout, `${JSON.stringify(list, null, 2)}\n`)
     } else {
       const width = Math.max(0, ...schemas.map((s) => s.name.length))

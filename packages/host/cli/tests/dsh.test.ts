@@ -185,12 +185,27 @@ describe('dsh call', () => {
 })
 
 describe('dsh tools and dsh prompt', () => {
-  test('tools --json lists every tool with its JSON Schema as inputSchema', async () => {
+  test('tools --json lists every tool with its title, JSON Schema as inputSchema, and annotations', async () => {
     const run = await dsh(['tools', '--json'])
     expect(run.code).toBe(0)
     // Through JSON, as the schemas travel (TypeBox keeps symbol-keyed metadata on them in-process).
-    const expected = host.ctx.tools.schemas().map((s) => ({ name: s.name, description: s.description, inputSchema: s.parameters }))
+    const expected = host.ctx.tools.schemas().map((s) => ({ name: s.name, title: s.title, description: s.description, inputSchema: s.parameters, annotations: s.annotations }))
     expect(JSON.parse(run.stdout)).toEqual(JSON.parse(JSON.stringify(expected)))
+  })
+
+  test('every tool has a title and the approval hints of DESIGN §11 (read-only search and reads; destructive bash and bash_kill)', async () => {
+    const run = await dsh(['tools', '--json'])
+    const tools = JSON.parse(run.stdout) as { name: string; title?: string; annotations?: unknown }[]
+    const readOnly = { readOnlyHint: true, destructiveHint: false, openWorldHint: false }
+    expect(Object.fromEntries(tools.map((tool) => [tool.name, tool.annotations]))).toEqual({
+      bash: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+      bash_kill: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+      bash_output: { ...readOnly, idempotentHint: false },
+      glob: { ...readOnly, idempotentHint: true },
+      grep: { ...readOnly, idempotentHint: true },
+      read: { ...readOnly, idempotentHint: true },
+    })
+    for (const tool of tools) expect(tool.title, tool.name).toMatch(/^[A-Z][a-z]+( [a-z]+)+$/)
   })
 
   test('tools prints one line per tool, in name order', async () => {

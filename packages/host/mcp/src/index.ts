@@ -1,3 +1,3 @@
 export { connect, type McpConnection, type McpOptions } from './connection.ts'
-export { ERROR_META_KEY, progressMessage, toCallToolResult, toMcpTool } from './results.ts'
-export { serveStdio, type StdioOptions } from './stdio.ts'
+export { ERROR_META_KEY, instructionsPreamble, progressMessage, toCallToolResult, toMcpTool } from './results.ts'
+export { LineTransport, serveStdio, type StdioOptions } from './stdio.ts'

@@ -2,6 +2,7 @@ import type { ChildProcess } from 'node:child_process'
 import type { Readable, Writable } from 'node:stream'
 import type { CollectOptions, ExitStatus, OutputDisposition, OutputHolder, SpawnRequest, SubprocessHandle } from '@deepseek-ai/dsh-subprocess'
 import { Collector } from './collect.ts'
+import type { SpillFile } from './output-dir.ts'
 import { GroupWatch, signalGroup } from './group.ts'
 import { endOf, holdersOf, likelyPeer, ourEnd } from './holders.ts'
 
@@ -13,8 +14,8 @@ const ignore = () => {}
 const isCollect = (mode: OutputDisposition): mode is CollectOptions => typeof mode === 'object'
 
 export interface HandleHooks {
-  /** Where a spill file for `stream` may go (throws when none can be made). */
-  spillPath(pid: number, stream: 'stdout' | 'stderr'): string
+  /** Creates the spill file for `stream` (throws when none can be made). */
+  spillFile(pid: number, stream: 'stdout' | 'stderr'): SpillFile
   /** The whole group is gone: the provider stops tracking it. */
   gone(handle: LocalHandle): void
 }
@@ -69,7 +70,7 @@ export class LocalHandle implements SubprocessHandle {
       const stream = child[name]
       if (!stream) continue
       if (isCollect(mode)) {
-        const collector = new Collector(mode, () => hooks.spillPath(pid, name))
+        const collector = new Collector(mode, () => hooks.spillFile(pid, name))
         collector.attach(stream)
         this.sources.push(stream)
         const end = endOf(pid, name === 'stdout' ? 1 : 2)
