@@ -101,7 +101,7 @@ async function readTool(config) {
   }
 }
 // Default caps stop the page at 51 200 bytes of rows; with the byte cap raised the window is sed's exactly.
-const viaTool = await readTool({ maxBytes: 4 * 1024 * 1024 })
+const viaTool = await readTool({ maxBytes: 4 * 1024 * 1024, maxResultBytes: 4 * 1024 * 1024 + 4096 })
 const viaToolDefault = await readTool({})
 const viaSed = () => run(['sed', '-n', `${OFFSET},${OFFSET + LIMIT - 1}p`, corpus])
 const viaSedQuit = () => run(['sed', '-n', `${OFFSET},${OFFSET + LIMIT - 1}p;${OFFSET + LIMIT - 1}q`, corpus])
@@ -115,7 +115,7 @@ const defaultRows = strip(defaultText)
 if (defaultRows.join('\n') !== sedLines.slice(0, defaultRows.length).join('\n')) throw new Error('read (default caps) and sed disagree')
 const windowEnd = (await run(['sh', '-c', `head -n ${OFFSET + LIMIT - 1} '${corpus}' | wc -c`])).trim()
 row('window', `lines ${OFFSET}-${OFFSET + LIMIT - 1} (${mib(Buffer.byteLength(sedLines.join('\n')))}), ending at byte ${windowEnd} (${(Number(windowEnd) / statSync(corpus).size * 100).toFixed(1)}% of the file)`)
-row('tool rows = sed lines', `${sedLines.length} (maxBytes 4 MiB); default caps: first ${defaultRows.length}, then`)
+row('tool rows = sed lines', `${sedLines.length} (maxBytes and maxResultBytes 4 MiB); default caps: first ${defaultRows.length}, then`)
 row('', defaultText.slice(defaultText.lastIndexOf('\n\n') + 2))
 
 const times = await sideBySide({

@@ -46,7 +46,8 @@ export class LocalBash {
 
   constructor(ctx: Context, private readonly config: Config, private readonly launcher?: Launcher) {
     this.subprocess = ctx.subprocess
-    this.collect = { maxBytes: config.maxOutputBytes, spill: { maxBytes: config.spillMaxBytes } }
+    // A head as large as the tail: a long log keeps its first lines (the command's start, the first error) too.
+    this.collect = { maxBytes: config.maxOutputBytes, headBytes: config.maxOutputBytes, spill: { maxBytes: config.spillMaxBytes } }
   }
 
   resolve(request: BashExecRequest): BashExecSpec {
@@ -175,11 +176,11 @@ export class LocalBash {
 
 /** A stream as the foreground result shows it, and the offset where an adopted task's reads continue. */
 function shown(stream: CollectedStream | undefined): { output: CollectedOutput; next: number } {
-  if (!stream) return { output: { text: '', truncated: false, totalBytes: 0 }, next: 0 }
+  if (!stream) return { output: { text: '', truncated: false, totalBytes: 0, totalLines: 0 }, next: 0 }
   const { text, nextOffset } = stream.readFrom(0)
-  const { truncated, totalBytes, spillPath } = stream
-  const output = truncated && spillPath !== undefined ? { text, truncated, totalBytes, spillPath } : { text, truncated, totalBytes }
-  return { output, next: nextOffset }
+  const { truncated, totalBytes, totalLines, spillPath } = stream
+  const output: CollectedOutput = truncated ? { text, truncated, head: stream.readHead().text, totalBytes, totalLines } : { text, truncated, totalBytes, totalLines }
+  return { output: spillPath === undefined ? output : { ...output, spillPath }, next: nextOffset }
 }
 
 /** One synchronous stat: cheaper than a thread-pool round trip on every command, and it cannot block for long. */

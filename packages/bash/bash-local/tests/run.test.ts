@@ -12,8 +12,8 @@ test('a command that succeeds: stdout, empty stderr, exit 0, neither timed out n
   const result = await f.run('echo hello; echo world')
   expect(result).toEqual({
     exitCode: 0, signal: null, timedOut: false, aborted: false, timeoutMs: 120_000,
-    stdout: { text: 'hello\nworld\n', truncated: false, totalBytes: 12 },
-    stderr: { text: '', truncated: false, totalBytes: 0 },
+    stdout: { text: 'hello\nworld\n', truncated: false, totalBytes: 12, totalLines: 2 },
+    stderr: { text: '', truncated: false, totalBytes: 0, totalLines: 0 },
     adoptedTaskId: undefined, leftRunning: [],
   })
 })
@@ -103,16 +103,16 @@ test('a stream over maxOutputBytes keeps its tail; the spill file holds the comp
   expect(readFileSync(result.stderr.spillPath!, 'utf8')).toBe(Array.from({ length: 3000 }, (_, i) => `${i + 1}\n`).join(''))
 })
 
-test('a stream over the spill cap keeps its tail and no file, and says how many bytes it had', async () => {
+test('a stream over the spill cap keeps its head and tail and no file, and says how many bytes and lines it had', async () => {
   f = await fixture({ maxOutputBytes: 100, spillMaxBytes: 5000 })
-  const result = await f.run('head -c 20000 /dev/zero | tr "\\0" a')
-  expect(result.stdout).toEqual({ text: 'a'.repeat(100), truncated: true, totalBytes: 20000 })
+  const result = await f.run('head -c 20000 /dev/zero | tr "\\0" a; seq 1 3')
+  expect(result.stdout).toEqual({ text: `${'a'.repeat(94)}1\n2\n3\n`, head: 'a'.repeat(100), truncated: true, totalBytes: 20006, totalLines: 3 })
 })
 
 test('a short stream has no spill file', async () => {
   f = await fixture({ maxOutputBytes: 100 })
   const result = await f.run('printf %100s x')
-  expect(result.stdout).toEqual({ text: `${' '.repeat(99)}x`, truncated: false, totalBytes: 100 })
+  expect(result.stdout).toEqual({ text: `${' '.repeat(99)}x`, truncated: false, totalBytes: 100, totalLines: 1 })
 })
 
 test('a workdir that does not exist is rejected before anything runs', async () => {
@@ -171,7 +171,8 @@ test('a command that starts with "-" is run as a command, never read as a shell 
 test('output that is not UTF-8 is shown with U+FFFD; the bytes themselves are kept in the spill file', async () => {
   f = await fixture({ maxOutputBytes: 4 })
   const result = await f.run("printf 'a\\377b\\376c'")
-  expect(result.stdout.text).toBe('\uFFFDb\uFFFDc')
+  // 5 bytes: the 4-byte head and the 4-byte tail hold them all, and the tail's overflow started the file.
+  expect(result.stdout).toMatchObject({ text: 'a\uFFFDb\uFFFDc', truncated: false })
   expect(readFileSync(result.stdout.spillPath!)).toEqual(Buffer.from([0x61, 0xff, 0x62, 0xfe, 0x63]))
 })
 

@@ -45,13 +45,17 @@ export interface BashExecSpec {
 
 /** One output stream of a finished foreground command. */
 export interface CollectedOutput {
-  /** The stream's text, or its last part when `truncated`. */
+  /** The stream's text, or its last part (the kept tail) when `truncated`. */
   readonly text: string
-  /** True when the command wrote more than the kept tail: `text` starts somewhere in the middle. */
+  /** True when the command wrote more than was kept: `text` starts somewhere in the middle. */
   readonly truncated: boolean
+  /** When `truncated`, the kept first part of the stream, if the provider keeps one (it may end mid-line). */
+  readonly head?: string
   /** Bytes the command wrote to the stream. */
   readonly totalBytes: number
-  /** A file holding the complete stream, when one was kept (only ever set when `truncated`). */
+  /** Lines of the whole stream (newlines, plus one for a last line without one), when the provider counts them. */
+  readonly totalLines?: number
+  /** A file holding the complete stream, when one was kept (a provider may keep one for a stream it holds whole). */
   readonly spillPath?: string
 }
 

@@ -1,6 +1,8 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { statusLine, type BashTask, type BashTaskRead, type BashWaitOutcome, type OutputIncrement } from '@deepseek-ai/dsh-bash'
-import { appendLine, droppedLine } from './common-text.ts'
+import { droppedLine } from './common-text.ts'
+import { DEFAULT_MAX_RESULT_BYTES, type StreamName } from './bash-text.ts'
+import { layout, type Part, type StreamSource } from './stream-text.ts'
 
 /** `timeout_ms` of a wait: default and maximum (larger values are lowered to it). */
 export const WAIT_DEFAULT_MS = 30_000
@@ -25,11 +27,9 @@ export const BashOutputParameters = Type.Object({
 }, { additionalProperties: false })
 export type BashOutputArgs = Static<typeof BashOutputParameters>
 
-function increment(text: string, part: OutputIncrement): string {
-  let out = text
-  if (part.lossy) out = appendLine(out, `${droppedLine(part.spillPath)}\n`)
-  if (part.text !== '') out = appendLine(out, part.text)
-  return out
+/** An increment for the renderer: whole text, counted (not numbered) lines in a cut marker. */
+function readSource(name: StreamName, part: OutputIncrement): StreamSource<StreamName> {
+  return { name, head: part.text, tail: part.text, complete: true, totalBytes: Buffer.byteLength(part.text), totalLines: undefined, spillPath: part.spillPath, numbered: false }
 }
 
 /** How a wait ended, as the line before the status; none for a plain read, or a wait for the end that saw it. */
@@ -46,13 +46,35 @@ export function waitLine(outcome: BashWaitOutcome | undefined, waitedFor: 'patte
   }
 }
 
-/** New output as printed (stdout, then a `[stderr]` section), then how a wait ended, then the status on its own line. */
-export function renderRead(read: BashTaskRead, wait?: string): string {
-  let text = increment('', read.stdout)
-  if (read.stderr.text !== '' || read.stderr.lossy) text = increment(appendLine(text, '[stderr]\n'), read.stderr)
-  if (text === '') text = '(no new output)'
-  if (wait !== undefined) text = appendLine(text, wait)
-  return appendLine(text, statusLine(read.status))
+function readLayout(read: BashTaskRead, budget: number, wait: string | undefined): { text: string; cut: StreamName[] } {
+  const parts: Part<StreamName>[] = []
+  const increment = (name: StreamName) => {
+    const part = read[name]
+    if (part.lossy) parts.push(droppedLine(part.spillPath))
+    if (part.text !== '') parts.push(readSource(name, part))
+  }
+  increment('stdout')
+  if (read.stderr.text !== '' || read.stderr.lossy) {
+    parts.push('[stderr]')
+    increment('stderr')
+  }
+  if (parts.length === 0) parts.push('(no new output)')
+  if (wait !== undefined) parts.push(wait)
+  parts.push(statusLine(read.status))
+  return layout(parts, budget)
+}
+
+/**
+ * New output as printed (stdout, then a `[stderr]` section), then how a wait ended (`wait`, see waitLine), then the
+ * status on its own line; at most `budget` bytes, a long increment showing head + cut marker + tail.
+ */
+export function renderRead(read: BashTaskRead, budget: number = DEFAULT_MAX_RESULT_BYTES, wait?: string): string {
+  return readLayout(read, budget, wait).text
+}
+
+/** Increments the render would cut while no file holds their stream: worth saving first. */
+export function unkeptReadCuts(read: BashTaskRead, budget: number = DEFAULT_MAX_RESULT_BYTES, wait?: string): StreamName[] {
+  return readLayout(read, budget, wait).cut.filter((name) => read[name].spillPath === undefined)
 }
 
 /** `12s`, `3m 5s`, `2h 4m`, `3d 1h`. */

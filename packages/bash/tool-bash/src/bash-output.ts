@@ -1,6 +1,7 @@
 import type { BashExecutor, BashTask, BashTaskRead, BashWaitOutcome } from '@deepseek-ai/dsh-bash'
 import { CoreErrorCode, HarnessError, invalidArgs, type ToolExecution, type ToolOutput } from '@deepseek-ai/dsh-tools'
-import { renderList, renderRead, WAIT_DEFAULT_MS, WAIT_MAX_MS, waitLine, type BashOutputArgs } from './bash-output-text.ts'
+import type { ResultLimits } from './bash.ts'
+import { renderList, renderRead, unkeptReadCuts, WAIT_DEFAULT_MS, WAIT_MAX_MS, waitLine, type BashOutputArgs } from './bash-output-text.ts'
 import { waitAbortedMessage, waitArgsMessage, waitPatternMessage } from './common-text.ts'
 import { ownTask } from './tasks.ts'
 
@@ -8,9 +9,9 @@ export type BashOutputValue = BashTaskRead & { wait?: BashWaitOutcome } | { task
 
 /**
  * `bash_output`: what the task printed since the last read, and its status — after waiting, when asked, for a match
- * in new output, the end or a timeout; without a task id, the session's tasks.
+ * in new output, the end or a timeout; without a task id, the session's tasks. Within the result budget.
  */
-export async function bashOutput(executor: BashExecutor, args: BashOutputArgs, exec: ToolExecution): Promise<ToolOutput<BashOutputValue>> {
+export async function bashOutput(executor: BashExecutor, args: BashOutputArgs, exec: ToolExecution, limits: ResultLimits): Promise<ToolOutput<BashOutputValue>> {
   const id = args.task_id
   if (id === undefined) {
     if (args.wait_for !== undefined || args.timeout_ms !== undefined) throw invalidArgs(waitArgsMessage())
@@ -33,7 +34,13 @@ export async function bashOutput(executor: BashExecutor, args: BashOutputArgs, e
     outcome = await executor.waitFor(id, { ...(pattern ? { pattern } : {}), timeoutMs, signal: exec.signal })
     if (outcome === 'aborted') throw new HarnessError(waitAbortedMessage(), { code: CoreErrorCode.ABORTED })
   }
-  const read = executor.readOutput(id)
-  const text = renderRead(read, waitLine(outcome, pattern ? 'pattern' : 'end', timeoutMs))
+  let read = executor.readOutput(id)
+  const wait = waitLine(outcome, pattern ? 'pattern' : 'end', timeoutMs)
+  // An increment too long to show whole, of a stream no file holds: keep it, or its middle is gone for good.
+  for (const name of unkeptReadCuts(read, limits.maxResultBytes, wait)) {
+    const spillPath = await limits.keep(exec, `${id}-${name}.txt`, read[name].text)
+    if (spillPath !== undefined) read = { ...read, [name]: { ...read[name], spillPath } }
+  }
+  const text = renderRead(read, limits.maxResultBytes, wait)
   return { text, value: outcome === undefined ? read : { ...read, wait: outcome } }
 }

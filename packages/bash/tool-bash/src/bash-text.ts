@@ -1,6 +1,10 @@
 import { type Static, Type } from '@sinclair/typebox'
 import type { BashRunResult, CollectedOutput } from '@deepseek-ai/dsh-bash'
-import { leftoverLines, truncatedLine } from './common-text.ts'
+import { leftoverLines } from './common-text.ts'
+import { layout, type Part, type StreamSource } from './stream-text.ts'
+
+/** The default of `maxResultBytes`: no result text is longer (UTF-8 bytes). */
+export const DEFAULT_MAX_RESULT_BYTES = 30_000
 
 export const BASH_PROMPT_ID = 'tool:bash'
 export const BASH_PROMPT_ORDER = 105
@@ -21,7 +25,7 @@ export interface TimeoutBounds {
 export function bashDescription(bounds: TimeoutBounds): string {
   return [
     'Run a shell command with `bash -c` and return its output.',
-    'The result is stdout, then a "[stderr]" section when stderr is not empty, or "(no output)"; a long stream keeps only its end, followed by a line naming a file with the complete output.',
+    'The result is stdout, then a "[stderr]" section when stderr is not empty, or "(no output)"; a long stream shows its first and last lines with one line between them saying what was left out and naming a file with the complete output.',
     'Markers on their own lines: "[exit code: N]" for a non-zero exit, "[timed out after Nms]", "[killed by signal: SIG]". A non-zero exit or a timeout is a normal result, not an error: read the markers.',
     `Foreground commands time out after timeoutMs (default ${bounds.defaultMs}, at most ${bounds.maxMs}; larger values are lowered to it).`,
     'With run_in_background the command starts as a background task without a timeout and the result is its id, e.g. "started background task bash-1"; follow it with bash_output and stop it with bash_kill.',
@@ -38,27 +42,43 @@ export const BashParameters = Type.Object({
 }, { additionalProperties: false })
 export type BashArgs = Static<typeof BashParameters>
 
-/** Whether a stream has anything to show (a cut stream always has, if only the notice). */
+/** Whether a stream has anything to show (a cut stream always has, if only the marker). */
 const shows = (output: CollectedOutput) => output.text !== '' || output.truncated
 
-/** A stream as printed, without its final newline (the next line break comes from the join), then the cut notice. */
-function streamLines(output: CollectedOutput): string[] {
-  const text = output.text.endsWith('\n') ? output.text.slice(0, -1) : output.text
-  return output.truncated ? [text, truncatedLine(output)] : [text]
+export type StreamName = 'stdout' | 'stderr'
+
+/** A command's stream for the renderer: whole while nothing was dropped, else the kept head and tail. */
+export function runSource(name: StreamName, output: CollectedOutput): StreamSource<StreamName> {
+  const common = { name, totalBytes: output.totalBytes, spillPath: output.spillPath, numbered: true }
+  return output.truncated
+    ? { ...common, head: output.head ?? '', tail: output.text, complete: false, totalLines: output.totalLines }
+    : { ...common, head: output.text, tail: output.text, complete: true, totalLines: undefined }
 }
 
-/** The model-facing text of a foreground command: its output, then the markers, one per line. */
-export function renderRun(result: BashRunResult): string {
-  const lines: string[] = []
-  if (shows(result.stdout)) lines.push(...streamLines(result.stdout))
-  if (shows(result.stderr)) lines.push('[stderr]', ...streamLines(result.stderr))
-  if (lines.length === 0) lines.push('(no output)')
-  if (result.timedOut) lines.push(`[timed out after ${result.timeoutMs}ms]`)
-  if (result.aborted) lines.push('[aborted]')
-  if (result.signal !== null) lines.push(`[killed by signal: ${result.signal}]`)
-  else if (result.exitCode !== null && result.exitCode !== 0) lines.push(`[exit code: ${result.exitCode}]`)
-  lines.push(...leftoverLines(result))
-  return lines.join('\n')
+function runLayout(result: BashRunResult, budget: number): { text: string; cut: StreamName[] } {
+  const parts: Part<StreamName>[] = []
+  if (shows(result.stdout)) parts.push(runSource('stdout', result.stdout))
+  if (shows(result.stderr)) parts.push('[stderr]', runSource('stderr', result.stderr))
+  if (parts.length === 0) parts.push('(no output)')
+  if (result.timedOut) parts.push(`[timed out after ${result.timeoutMs}ms]`)
+  if (result.aborted) parts.push('[aborted]')
+  if (result.signal !== null) parts.push(`[killed by signal: ${result.signal}]`)
+  else if (result.exitCode !== null && result.exitCode !== 0) parts.push(`[exit code: ${result.exitCode}]`)
+  parts.push(...leftoverLines(result))
+  return layout(parts, budget)
+}
+
+/**
+ * The model-facing text of a foreground command, at most `budget` bytes: its output (stdout, then a `[stderr]`
+ * section), then the markers, one per line. A stream too long for its share shows head + cut marker + tail.
+ */
+export function renderRun(result: BashRunResult, budget: number = DEFAULT_MAX_RESULT_BYTES): string {
+  return runLayout(result, budget).text
+}
+
+/** Streams the render would cut although they are whole in memory and no file holds them: worth saving first. */
+export function unkeptCuts(result: BashRunResult, budget: number = DEFAULT_MAX_RESULT_BYTES): StreamName[] {
+  return runLayout(result, budget).cut.filter((name) => !result[name].truncated && result[name].spillPath === undefined)
 }
 
 export function renderStarted(taskId: string): string {

@@ -1,14 +1,21 @@
 import { resolve } from 'node:path'
 import { BashError, BashErrorCode, type BashExecutor, type BashRunResult, type BashTask } from '@deepseek-ai/dsh-bash'
 import { CoreErrorCode, HarnessError, invalidArgs, type ToolExecution, type ToolOutput } from '@deepseek-ai/dsh-tools'
-import { renderRun, renderStarted, type BashArgs } from './bash-text.ts'
+import { renderRun, renderStarted, unkeptCuts, type BashArgs } from './bash-text.ts'
 import { abortedMessage, notStartedMessage, nulMessage, workdirMessage } from './common-text.ts'
+import type { Keep } from './keep.ts'
+
+/** What a bash call needs besides its executor: the result budget and a way to keep output it cannot show whole. */
+export interface ResultLimits {
+  readonly maxResultBytes: number
+  readonly keep: Keep
+}
 
 /**
  * `bash`: a foreground command (the call lasts as long as it runs, its signal kills it) or a background task
  * (the call returns its id at once). A non-zero exit or a timeout is a result, not an error.
  */
-export async function bash(executor: BashExecutor, args: BashArgs, exec: ToolExecution): Promise<ToolOutput<BashRunResult | BashTask>> {
+export async function bash(executor: BashExecutor, args: BashArgs, exec: ToolExecution, limits: ResultLimits): Promise<ToolOutput<BashRunResult | BashTask>> {
   if (args.command.includes('\0')) throw invalidArgs(nulMessage())
   if (args.workdir?.includes('\0')) throw invalidArgs(workdirMessage(args.workdir, 'a path cannot contain a NUL byte'))
   const cwd = exec.session?.cwd ?? process.cwd()
@@ -24,12 +31,22 @@ export async function bash(executor: BashExecutor, args: BashArgs, exec: ToolExe
       return { text: renderStarted(task.id), value: task }
     }
     const spec = executor.resolve({ ...request, signal: exec.signal, ...(args.timeoutMs === undefined ? {} : { timeoutMs: args.timeoutMs }) })
-    const result = await executor.run(spec)
+    const result = await keepWhole(await executor.run(spec), exec, limits)
     if (result.aborted) throw new HarnessError(abortedMessage(result.leftRunning), { code: CoreErrorCode.ABORTED })
-    return { text: renderRun(result), value: result }
+    return { text: renderRun(result, limits.maxResultBytes), value: result }
   } catch (error) {
     throw explain(error, args)
   }
+}
+
+/** A stream the result must cut but that no file holds yet is saved first, so the cut marker can name it. */
+async function keepWhole(result: BashRunResult, exec: ToolExecution, limits: ResultLimits): Promise<BashRunResult> {
+  let kept = result
+  for (const name of unkeptCuts(result, limits.maxResultBytes)) {
+    const spillPath = await limits.keep(exec, `bash-${name}.txt`, result[name].text)
+    if (spillPath !== undefined) kept = { ...kept, [name]: { ...kept[name], spillPath } }
+  }
+  return kept
 }
 
 /** Executor rejections in the model's terms: its own workdir is an argument error, a cancelled start an abort. */

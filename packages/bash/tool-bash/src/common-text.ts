@@ -1,4 +1,4 @@
-import type { BashRunResult, CollectedOutput, StrayProcess } from '@deepseek-ai/dsh-bash'
+import type { BashRunResult, StrayProcess } from '@deepseek-ai/dsh-bash'
 
 /*
  * Texts the three tools share. Pure functions of their arguments: each exact text is a unit test.
@@ -45,22 +45,10 @@ export function workdirMessage(given: string, reason: string): string {
   return `invalid workdir ${JSON.stringify(given)}: ${reason}; pass an existing directory, absolute or relative to the working directory`
 }
 
-/** The line after a cut stream: where the complete output is, or that it was not kept. */
-export function truncatedLine(output: Pick<CollectedOutput, 'totalBytes' | 'spillPath'>): string {
-  if (output.spillPath !== undefined) return `[output truncated; full output: ${output.spillPath}]`
-  return `[output truncated; the full output (${output.totalBytes} bytes) was not kept: redirect it to a file to keep it]`
-}
-
 /** The line before an increment whose start was lost. */
 export function droppedLine(spillPath: string | undefined): string {
   if (spillPath !== undefined) return `[earlier output was dropped; full output: ${spillPath}]`
   return '[earlier output was dropped; the full output was not kept]'
-}
-
-/** Appends `piece` on a new line (a newline is added only if `text` does not end with one). */
-export function appendLine(text: string, piece: string): string {
-  if (text === '' || text.endsWith('\n')) return text + piece
-  return `${text}\n${piece}`
 }
 
 /** The marker for a foreground command's leftovers that became a background task. */

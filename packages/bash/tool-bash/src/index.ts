@@ -3,19 +3,24 @@ import Schema from 'schemastery'
 import type {} from '@deepseek-ai/dsh-bash'
 import type {} from '@deepseek-ai/dsh-system-prompt'
 import { bash } from './bash.ts'
-import { BASH_PROMPT, BASH_PROMPT_ID, BASH_PROMPT_ORDER, BashParameters, bashDescription, type BashArgs } from './bash-text.ts'
+import { BASH_PROMPT, BASH_PROMPT_ID, BASH_PROMPT_ORDER, BashParameters, bashDescription, DEFAULT_MAX_RESULT_BYTES, type BashArgs } from './bash-text.ts'
 import { bashKill } from './bash-kill.ts'
 import { BASH_KILL_DESCRIPTION } from './bash-kill-text.ts'
 import { bashOutput } from './bash-output.ts'
 import { BASH_OUTPUT_DESCRIPTION, BashOutputParameters, TaskIdParameters, type BashOutputArgs, type TaskIdArgs } from './bash-output-text.ts'
+import { spillKeeper } from './keep.ts'
 
 export const name = 'tool-bash'
 export const inject = ['tools', 'systemPrompt', 'bash']
 
-/** No options: limits (timeouts, output tails) belong to the executor, e.g. `bash-local`. */
-// eslint-disable-next-line @typescript-eslint/no-empty-interface
-export interface Config {}
-export const Config: Schema<Config> = Schema.object({})
+/** The result budget; the other limits (timeouts, output kept in memory) belong to the executor, e.g. `bash-local`. */
+export interface Config {
+  maxResultBytes: number
+}
+export const Config: Schema<Partial<Config>, Config> = Schema.object({
+  maxResultBytes: Schema.natural().min(1024).default(DEFAULT_MAX_RESULT_BYTES)
+    .description('Longest result text of bash and bash_output, in UTF-8 bytes; a longer stream shows its head and tail around one line saying what was left out.'),
+})
 
 export type { BashArgs, BashOutputArgs, TaskIdArgs }
 export { BASH_PROMPT }
@@ -24,7 +29,8 @@ export { BASH_PROMPT }
  * Registers `bash`, `bash_output` and `bash_kill` over whichever `ctx.bash` is loaded, and the `tool:bash` prompt
  * section. bash declares no `timeoutMs`: it owns its timeout, which the executor enforces.
  */
-export function apply(ctx: Context): void {
+export function apply(ctx: Context, config: Config): void {
+  const limits = { maxResultBytes: config.maxResultBytes, keep: spillKeeper(ctx) }
   // Looked up once: this plugin is restarted whenever ctx.bash is replaced (it is injected).
   const executor = ctx.bash
   // The description states the executor's own bounds: ask it for the default and for what a huge request becomes.
@@ -39,7 +45,7 @@ export function apply(ctx: Context): void {
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
     description: bashDescription(bounds),
     parameters: BashParameters,
-    execute: (args, exec) => bash(executor, args, exec),
+    execute: (args, exec) => bash(executor, args, exec, limits),
   })
   ctx.tools.register<BashOutputArgs>({
     name: 'bash_output',
@@ -48,7 +54,7 @@ export function apply(ctx: Context): void {
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     description: BASH_OUTPUT_DESCRIPTION,
     parameters: BashOutputParameters,
-    execute: (args, exec) => bashOutput(executor, args, exec),
+    execute: (args, exec) => bashOutput(executor, args, exec, limits),
   })
   ctx.tools.register<TaskIdArgs>({
     name: 'bash_kill',

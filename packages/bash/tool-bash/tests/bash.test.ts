@@ -41,21 +41,71 @@ test('a signal kill of the shell is a marker', async () => {
   expect(await h.text('bash', run('kill -KILL $$'))).toBe('(no output)\n[killed by signal: SIGKILL]')
 })
 
-test('a cut stream ends with a line naming a file that holds the complete output', async () => {
-  h = await harness({ maxOutputBytes: 1000 })
-  const text = await h.text('bash', run('seq 1 100000'))
+const seqText = (n: number) => Array.from({ length: n }, (_, i) => `${i + 1}\n`).join('')
+const MARKER = /^\[output cut: lines (\d+)-(\d+) of (\d+) \((\d+) bytes\) left out; full output: (\/.+)\]$/
+
+/** Checks one cut stream block against the full text: head, one marker, tail, all exact. */
+function checkCut(lines: string[], full: string) {
+  const at = lines.findIndex((line) => line.startsWith('[output cut: '))
+  const match = MARKER.exec(lines[at]!)
+  expect(match).not.toBeNull()
+  const [, first, last, total, bytes, path] = match!
+  const all = full.replace(/\n$/, '').split('\n')
+  expect(Number(total)).toBe(all.length)
+  expect(lines.slice(0, at)).toEqual(all.slice(0, Number(first) - 1))
+  expect(lines.slice(at + 1)).toEqual(all.slice(Number(last)))
+  const shown = [...lines.slice(0, at), ...lines.slice(at + 1)].reduce((sum, line) => sum + Buffer.byteLength(line) + 1, 0)
+  expect(Number(bytes)).toBe(Buffer.byteLength(full) - shown)
+  expect(readFileSync(path!, 'utf8')).toBe(full)
+}
+
+test('a 400 000-line stream shows whole head lines, one marker naming what was left out and the file, then whole tail lines', async () => {
+  h = await harness()
+  const text = await h.text('bash', run('seq 1 400000'))
+  expect(Buffer.byteLength(text)).toBeLessThanOrEqual(30_000)
   const lines = text.split('\n')
-  const notice = lines.at(-1)!
-  expect(notice).toMatch(/^\[output truncated; full output: \/.+\]$/)
-  expect(lines.at(-2)).toBe('100000')
-  const path = notice.slice('[output truncated; full output: '.length, -1)
-  expect(readFileSync(path, 'utf8')).toBe(Array.from({ length: 100000 }, (_, i) => `${i + 1}\n`).join(''))
+  expect(lines[0]).toBe('1')
+  expect(lines.at(-1)).toBe('400000')
+  expect(lines.filter((line) => line.startsWith('[output cut: '))).toHaveLength(1)
+  checkCut(lines, seqText(400_000))
+})
+
+test('seq 1 200000; seq 1 200000 >&2: both streams cut at line boundaries fit the budget together', async () => {
+  h = await harness()
+  const result = await h.call('bash', run('seq 1 200000; seq 1 200000 >&2; exit 2'))
+  const text = result.content[0].text
+  expect(result.isError).toBe(false)
+  expect(Buffer.byteLength(text)).toBeLessThanOrEqual(30_000)
+  const lines = text.split('\n')
+  expect(lines.at(-1)).toBe('[exit code: 2]')
+  const stderrAt = lines.indexOf('[stderr]')
+  checkCut(lines.slice(0, stderrAt), seqText(200_000))
+  checkCut(lines.slice(stderrAt + 1, -1), seqText(200_000))
+  // The streams share the budget evenly.
+  const share = (part: string[]) => Buffer.byteLength(part.join('\n'))
+  expect(Math.abs(share(lines.slice(0, stderrAt)) - share(lines.slice(stderrAt + 1, -1)))).toBeLessThan(100)
+})
+
+test('a stream held whole in memory but longer than the budget is kept through the spill store, and the marker names that file', async () => {
+  h = await harness({}, { spillStore: true, tool: { maxResultBytes: 2000 } })
+  const text = await h.text('bash', run('seq 1 2000')) // 8893 bytes: within the 64 000-byte tail, so no file of the executor
+  expect(Buffer.byteLength(text)).toBeLessThanOrEqual(2000)
+  const lines = text.split('\n')
+  checkCut(lines, seqText(2000))
+  expect(MARKER.exec(lines.find((line) => line.startsWith('[output cut: '))!)![5]!.startsWith(`${join(h.dir, '.saved', 'session-1')}/`)).toBe(true)
+})
+
+test('without a spill store, a cut stream that no file holds says the full output was not kept', async () => {
+  h = await harness({}, { tool: { maxResultBytes: 2000 } })
+  const text = await h.text('bash', run('seq 1 2000'))
+  expect(Buffer.byteLength(text)).toBeLessThanOrEqual(2000)
+  expect(text).toMatch(/\n\[output cut: lines \d+-\d+ of 2000 \(\d+ bytes\) left out; the full output \(8893 bytes\) was not kept: redirect it to a file to keep it\]\n/)
 })
 
 test('a cut stream whose complete copy passed the spill cap says it was not kept', async () => {
   h = await harness({ maxOutputBytes: 10, spillMaxBytes: 1000 })
   expect(await h.text('bash', run('head -c 5000 /dev/zero | tr "\\0" x; echo err >&2; exit 1')))
-    .toBe('xxxxxxxxxx\n[output truncated; the full output (5000 bytes) was not kept: redirect it to a file to keep it]\n[stderr]\nerr\n[exit code: 1]')
+    .toBe('xxxxxxxxxx\n[output cut: line 1 of 1 (4980 bytes) left out; the full output (5000 bytes) was not kept: redirect it to a file to keep it]\nxxxxxxxxxx\n[stderr]\nerr\n[exit code: 1]')
 })
 
 test('the command runs in the session cwd; workdir is relative to it', async () => {
@@ -138,7 +188,7 @@ test('the result value carries the facts for library callers', async () => {
   const result = await h.call('bash', run('printf abc; exit 4'))
   expect(result.value).toEqual({
     exitCode: 4, signal: null, timedOut: false, aborted: false, timeoutMs: 120_000,
-    stdout: { text: 'abc', truncated: false, totalBytes: 3 }, stderr: { text: '', truncated: false, totalBytes: 0 },
+    stdout: { text: 'abc', truncated: false, totalBytes: 3, totalLines: 1 }, stderr: { text: '', truncated: false, totalBytes: 0, totalLines: 0 },
     adoptedTaskId: undefined, leftRunning: [],
   })
 })

@@ -10,7 +10,8 @@ import LocalSubprocess, { processRuns } from '@deepseek-ai/dsh-subprocess-local'
 import LocalBashExecutor, { type Config as LocalConfig } from '@deepseek-ai/dsh-bash-local'
 import type { BashTaskDoneEvent } from '@deepseek-ai/dsh-bash'
 import type { ToolResult } from '@deepseek-ai/dsh-tools'
-import ToolBash from '../src/index.ts'
+import LocalSpillStore from '@deepseek-ai/dsh-spill-local'
+import ToolBash, { type Config as ToolConfig } from '../src/index.ts'
 
 export { LocalBashExecutor, processRuns, ToolBash }
 
@@ -36,15 +37,23 @@ export interface Harness extends TestContext {
   cleanup(): Promise<void>
 }
 
+export interface HarnessOptions {
+  /** The bash tools' own config. */
+  tool?: Partial<ToolConfig>
+  /** Load the local spill store (root inside the temp dir), through which the tools keep output they cut. */
+  spillStore?: boolean
+}
+
 /** Prompt service, the real local subprocess provider and executor, the bash tools, a temp dir as session cwd. */
-export async function harness(config: Partial<LocalConfig> = {}): Promise<Harness> {
+export async function harness(config: Partial<LocalConfig> = {}, options: HarnessOptions = {}): Promise<Harness> {
   const t = await createTestContext()
   const dir = await mkdtemp(join(tmpdir(), 'dsh-tool-bash-'))
   await t.ctx.plugin(SystemPromptService)
   await t.active(t.ctx.plugin(LocalSubprocess, { spillDir: join(dir, '.spill') }))
   const executor = t.ctx.plugin(LocalBashExecutor, { graceMs: 200, ...config })
   await t.active(executor)
-  const tool = t.ctx.plugin(ToolBash)
+  if (options.spillStore) await t.active(t.ctx.plugin(LocalSpillStore, { root: join(dir, '.saved') }))
+  const tool = t.ctx.plugin(ToolBash, options.tool ?? {})
   await t.active(tool)
   const events: BashTaskDoneEvent[] = []
   t.ctx.on('bash/task-done', (event) => { events.push(event) })

@@ -10,7 +10,8 @@ test('the default export is the plugin: name, inject, Config, apply', () => {
   expect(ToolBash.inject).toEqual(['tools', 'systemPrompt', 'bash'])
   expect(ToolBash.Config).toBe(Config)
   expect(typeof ToolBash.apply).toBe('function')
-  expect(Config({})).toEqual({})
+  expect(Config({})).toEqual({ maxResultBytes: 30_000 })
+  expect(() => Config({ maxResultBytes: 1023 })).toThrow()
 })
 
 test('registers bash, bash_output and bash_kill without a time budget (bash owns its timeout)', async () => {

@@ -46,20 +46,37 @@ test('a timed-out command that exited by itself on SIGTERM shows its exit code, 
   expect(renderRun(run({ exitCode: 143, timedOut: true, timeoutMs: 10 }))).toBe('(no output)\n[timed out after 10ms]\n[exit code: 143]')
 })
 
-test('a cut stream is followed by a line naming the file with the complete output', () => {
-  const stdout = out('…tail\n', { truncated: true, totalBytes: 200_000, spillPath: '/tmp/s/1-42-stdout.log' })
-  expect(renderRun(run({ stdout }))).toBe('…tail\n[output truncated; full output: /tmp/s/1-42-stdout.log]')
-  const stderr = out('err tail', { truncated: true, totalBytes: 90_000, spillPath: '/tmp/s/2-42-stderr.log' })
+test('a cut stream shows head, one marker line naming what was left out and the file, then tail', () => {
+  const text = Array.from({ length: 100 }, (_, i) => `${i + 1}`).join('\n') + '\n'
+  const stdout = out(text, { spillPath: '/tmp/s/1-42-stdout.log' })
+  expect(renderRun(run({ stdout }), 291)).toBe(text.slice(0, -1)) // 291 bytes without the final newline: fits exactly
+  expect(renderRun(run({ stdout, exitCode: 1 }), 120)).toBe([
+    '1', '2',
+    '[output cut: lines 3-98 of 100 (281 bytes) left out; full output: /tmp/s/1-42-stdout.log]',
+    '99', '100',
+    '[exit code: 1]',
+  ].join('\n'))
+})
+
+test('a stream dropped in the middle shows the kept head and tail, with line numbers of the whole stream', () => {
+  const stdout = out('99998\n99999\n100000\n', { truncated: true, head: '1\n2\n3\n4', totalBytes: 588_895, totalLines: 100_000, spillPath: '/tmp/s/1-42-stdout.log' })
+  const stderr = out('err tail\n', { truncated: true, head: 'err head\n', totalBytes: 90_000, totalLines: 9000, spillPath: '/tmp/s/2-42-stderr.log' })
   expect(renderRun(run({ stdout, stderr, exitCode: 1 }))).toBe([
-    '…tail', '[output truncated; full output: /tmp/s/1-42-stdout.log]',
-    '[stderr]', 'err tail', '[output truncated; full output: /tmp/s/2-42-stderr.log]',
+    '1', '2', '3',
+    '[output cut: lines 4-99998 of 100000 (588876 bytes) left out; full output: /tmp/s/1-42-stdout.log]',
+    '99999', '100000',
+    '[stderr]',
+    'err head',
+    // The kept tail's first line may have begun before it: it is not shown as a whole line, and counts as left out.
+    '[output cut: lines 2-9000 of 9000 (89982 bytes) left out; full output: /tmp/s/2-42-stderr.log]',
+    'err tail',
     '[exit code: 1]',
   ].join('\n'))
 })
 
 test('a cut stream whose complete copy was not kept says so and how to keep it', () => {
-  const stdout = out('000\n', { truncated: true, totalBytes: 1_073_741_824 })
-  expect(renderRun(run({ stdout }))).toBe('000\n[output truncated; the full output (1073741824 bytes) was not kept: redirect it to a file to keep it]')
+  const stdout = out('000\n', { truncated: true, head: '', totalBytes: 1_073_741_824, totalLines: 1 })
+  expect(renderRun(run({ stdout }))).toBe('[output cut: line 1 of 1 (1073741820 bytes) left out; the full output (1073741824 bytes) was not kept: redirect it to a file to keep it]\n000')
 })
 
 test('an aborted run says so (the tool itself reports an abort as an ABORTED error)', () => {
@@ -119,8 +136,10 @@ test('error texts', () => {
 test('renderRun: the output comes first, verbatim, and the markers are the last lines, in order (property, seeded)', () => {
   const stream = fc.record({ text: fc.string({ unit: 'grapheme', maxLength: 80 }), truncated: fc.boolean() })
   fc.assert(fc.property(stream, stream, fc.integer({ min: 0, max: 255 }), fc.option(fc.constantFrom('SIGTERM', 'SIGKILL')), fc.boolean(), (o, e, code, signal, timedOut) => {
+    const collected = (s: { text: string; truncated: boolean }, spillPath: string) =>
+      out(s.text, s.truncated ? { truncated: true, head: '', totalBytes: Buffer.byteLength(s.text) + 100, spillPath } : { spillPath })
     const result = run({
-      stdout: out(o.text, { truncated: o.truncated, spillPath: '/s/out' }), stderr: out(e.text, { truncated: e.truncated, spillPath: '/s/err' }),
+      stdout: collected(o, '/s/out'), stderr: collected(e, '/s/err'),
       exitCode: signal ? null : code, signal, timedOut, timeoutMs: 7,
     })
     const text = renderRun(result)
@@ -132,7 +151,8 @@ test('renderRun: the output comes first, verbatim, and the markers are the last 
     expect(lines.slice(lines.length - expectedMarkers.length)).toEqual(expectedMarkers)
     const body = lines.slice(0, lines.length - expectedMarkers.length).join('\n')
     const shown = o.text !== '' || o.truncated
-    if (shown) expect(body.startsWith(o.text.replace(/\n$/, ''))).toBe(true)
+    if (shown && !o.truncated) expect(body.startsWith(o.text.replace(/\n$/, ''))).toBe(true)
+    if (o.truncated) expect(body.startsWith('[output cut: ')).toBe(true)
     if (!shown && e.text === '' && !e.truncated) expect(body).toBe('(no output)')
     expect(body.includes('[stderr]')).toBe(e.text !== '' || e.truncated || o.text.includes('[stderr]'))
   }), { seed: 105, numRuns: 500 })
@@ -163,7 +183,7 @@ test('bash_kill names the strays it could not stop, only when it killed', () => 
 
 test('wait lines say how a wait ended; none for a plain read or a wait for the end that saw it', () => {
   const read: BashTaskRead = { stdout: { text: 'READY\n', lossy: false }, stderr: { text: '', lossy: false }, status: { state: 'running' } }
-  expect(renderRead(read, waitLine('matched', 'pattern', 30_000))).toBe('READY\n[wait_for matched]\n[status: running]')
+  expect(renderRead(read, 30_000, waitLine('matched', 'pattern', 30_000))).toBe('READY\n[wait_for matched]\n[status: running]')
   expect(waitLine('timeout', 'pattern', 300)).toBe('[no match for wait_for within 300ms]')
   expect(waitLine('timeout', 'end', 300)).toBe('[still running after waiting 300ms]')
   expect(waitLine('ended', 'pattern', 300)).toBe('[the task ended without a match for wait_for]')

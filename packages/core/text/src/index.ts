@@ -145,3 +145,5 @@ export function escapeControl(text: string, options: EscapeOptions): string {
   if (!ANY_CONTROL.test(text)) return text
   return text.replace(options.keepTab ? CONTROL_BUT_TAB : CONTROL, escapeOne)
 }
+
+export { headCut, tailCut } from './lines.ts'

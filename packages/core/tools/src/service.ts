@@ -135,11 +135,13 @@ export class ToolsService extends Service {
       signal: callerSignal,
     }
     const denial = await this.preExecute(call)
-    call.result = denial !== undefined
+    const result = denial !== undefined
       ? errorResult(new HarnessError(`tool call denied: ${denial}`, { code: CoreErrorCode.TOOL_DENIED }))
       : await this.run(call)
+    // Notices join the result before post-execute, so the listeners (the spill policy's budget) see the final text.
+    call.result = call.session ? this.withNotices(result, call.session.id) : result
     await this.postExecute(call as ToolCall & { result: ToolResult })
-    return call.session ? this.withNotices(call.result, call.session.id) : call.result
+    return call.result
   }
 
   /** Appends the session's undelivered notices to its result, once. */

@@ -53,6 +53,18 @@ describe('session notices', () => {
     expect(lines.slice(3)).toEqual(Array.from({ length: 20 }, (_, i) => `n${i + 4}`))
   })
 
+  test('notices are appended before post-execute, so its listeners see (and may bound) the final text', async () => {
+    const seen: string[] = []
+    t.ctx.on('tools/post-execute', (call) => {
+      seen.push(call.result.content[0].text)
+      call.result = { ...call.result, content: [{ type: 'text', text: call.result.content[0].text.toUpperCase() }] }
+    })
+    t.ctx.tools.notify({ sessionId: 's1', text: 'task bash-1 finished' })
+    expect(await text('echo', s1)).toBe('OK\n\nTASK BASH-1 FINISHED')
+    expect(seen).toEqual(['ok\n\ntask bash-1 finished'])
+    expect(await text('echo', s1)).toBe('OK')
+  })
+
   test('endSession drops undelivered notices and awaits every session-end listener', async () => {
     const ended: string[] = []
     t.ctx.on('tools/session-end', async (id) => {

@@ -5,13 +5,13 @@ import type {} from '@deepseek-ai/dsh-system-prompt'
 import { invalidArgs } from '@deepseek-ai/dsh-tools'
 import type {} from '@deepseek-ai/dsh-workspace'
 import { readPage } from './read.ts'
-import { messages, readDescription, readParameters, readPrompt, READ_PROMPT_ID, READ_PROMPT_ORDER, render, type ReadArgs } from './text.ts'
+import { capsWithin, messages, readDescription, readParameters, readPrompt, READ_PROMPT_ID, READ_PROMPT_ORDER, render, type ReadArgs } from './text.ts'
 
 export { FsError, FsErrorCode } from './errors.ts'
-export { cutChars, readPage, type ReadRequest } from './read.ts'
+export { readPage, type ReadRequest } from './read.ts'
 export {
-  messages, readDescription, readParameters, readPrompt, READ_PROMPT_ID, READ_PROMPT_ORDER, render, renderFooter, renderRow,
-  TRUNCATED_MARK, type ReadArgs, type ReadCaps, type ReadEnd, type ReadPage, type ReadRow,
+  capsWithin, messages, MAX_QUOTED_PATH_BYTES, quotePath, readDescription, readParameters, readPrompt, READ_PROMPT_ID, READ_PROMPT_ORDER,
+  render, renderFooter, renderRow, TRUNCATED_MARK, type ReadArgs, type ReadCaps, type ReadEnd, type ReadPage, type ReadRow,
 } from './text.ts'
 
 export const name = 'tool-fs'
@@ -21,16 +21,18 @@ export interface Config {
   maxLines: number
   maxBytes: number
   maxLineChars: number
+  maxResultBytes: number
 }
 
 export const Config: Schema<Partial<Config>, Config> = Schema.object({
   maxLines: Schema.natural().min(1).default(2000).description('Default and maximum lines per read.'),
   maxBytes: Schema.natural().min(256).default(51200).description('Most bytes of rows per read (each row with its newline).'),
   maxLineChars: Schema.natural().min(1).default(2000).description('Longer lines are cut to this many characters and marked "(line truncated)".'),
+  maxResultBytes: Schema.natural().min(1024).default(30000).description('Longest result text in UTF-8 bytes, footer included; the page stops before it and the footer says where to continue.'),
 })
 
 export function apply(ctx: Context, config: Config): void {
-  const caps = { maxLines: config.maxLines, maxBytes: config.maxBytes, maxLineChars: config.maxLineChars }
+  const caps = capsWithin(config)
   ctx.systemPrompt.register({ id: READ_PROMPT_ID, order: READ_PROMPT_ORDER, text: readPrompt(caps) })
   ctx.tools.register<ReadArgs>({
     name: 'read',

@@ -1,6 +1,8 @@
 import { constants, type Stats } from 'node:fs'
 import { open, stat, type FileHandle } from 'node:fs/promises'
 import { isUtf8 } from 'node:buffer'
+import { getSystemErrorMap } from 'node:util'
+import { charBoundary, clip, completeLength, cutChars } from '@deepseek-ai/dsh-text'
 import { FsError, FsErrorCode } from './errors.ts'
 import { messages, renderRow, type ReadCaps, type ReadPage, type ReadRow } from './text.ts'
 
@@ -55,7 +57,15 @@ function refuseIrregular(path: string, info: Stats): void {
 function fsFailure(path: string, error: unknown): FsError {
   const code = (error as NodeJS.ErrnoException | undefined)?.code
   if (code === 'ENOENT' || code === 'ENOTDIR') return new FsError(messages.notFound(path), { code: FsErrorCode.FS_NOT_FOUND, cause: error })
-  return new FsError(messages.readFailed(path, error instanceof Error ? error.message : String(error)), { code: FsErrorCode.FS_READ_FAILED, cause: error })
+  return new FsError(messages.readFailed(path, reason(error)), { code: FsErrorCode.FS_READ_FAILED, cause: error })
+}
+
+/** `EACCES (permission denied)`: the system error without the path Node repeats in its message (it is named once). */
+function reason(error: unknown): string {
+  const errno = (error as NodeJS.ErrnoException | undefined)?.errno
+  const known = typeof errno === 'number' ? getSystemErrorMap().get(errno) : undefined
+  if (known) return `${known[0]} (${known[1]})`
+  return clip(error instanceof Error ? error.message : String(error), 300)
 }
 
 async function scan(handle: FileHandle, request: ReadRequest, caps: ReadCaps): Promise<ReadPage> {
@@ -89,7 +99,7 @@ async function scan(handle: FileHandle, request: ReadRequest, caps: ReadCaps): P
   /** Turns the gathered line into a row; false when the byte cap stops the page before it. */
   const finishLine = (terminated: boolean): boolean => {
     let end = keptBytes
-    if (overflow) end = completeCharacters(kept, end)
+    if (overflow) end = completeLength(kept, end)
     else if (terminated && end > 0 && kept[end - 1] === CR) end--
     const bytes = kept.subarray(0, end)
     if (!isUtf8(bytes)) throw new FsError(messages.invalidUtf8(path, line), { code: FsErrorCode.FS_NOT_TEXT })
@@ -149,33 +159,10 @@ async function scan(handle: FileHandle, request: ReadRequest, caps: ReadCaps): P
   return { offset, rows, end: { kind: 'eof', totalLines } }
 }
 
-/** The length of `bytes[0, end)` without a trailing incomplete UTF-8 sequence (the cut of an overlong line). */
-function completeCharacters(bytes: Buffer, end: number): number {
-  let lead = end - 1
-  while (lead > 0 && end - lead < 4 && (bytes[lead]! & 0xc0) === 0x80) lead--
-  if (lead < 0) return end
-  const byte = bytes[lead]!
-  const length = byte < 0x80 ? 1 : byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1
-  return lead + length > end ? lead : end
-}
-
-/** The first `max` characters (code points) of `text`: never half a surrogate pair. */
-export function cutChars(text: string, max: number): { text: string; truncated: boolean } {
-  if (text.length <= max) return { text, truncated: false }
-  let index = 0
-  for (let count = 0; count < max && index < text.length; count++) {
-    const unit = text.charCodeAt(index)
-    index += unit >= 0xd800 && unit <= 0xdbff && index + 1 < text.length ? 2 : 1
-  }
-  return index >= text.length ? { text, truncated: false } : { text: text.slice(0, index), truncated: true }
-}
-
 /** A row cut on a character boundary so that it, its marker and its newline fit in `maxBytes`. */
 function fitRow(row: ReadRow, maxBytes: number): ReadRow {
   const room = maxBytes - Buffer.byteLength(renderRow({ ...row, text: '', truncated: true })) - 1
   const bytes = Buffer.from(row.text, 'utf8')
   if (room >= bytes.length) return row
-  let end = Math.max(0, room)
-  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--
-  return { line: row.line, text: bytes.toString('utf8', 0, end), truncated: true }
+  return { line: row.line, text: bytes.toString('utf8', 0, charBoundary(bytes, Math.max(0, room))), truncated: true }
 }

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { clip, escapeControl, TRUNCATED_MARK } from '@deepseek-ai/dsh-text'
 
 /*
  * Everything the model reads from the read tool: prompt, description, schema, rows, footers, error messages.
@@ -8,8 +9,10 @@ import { Type, type Static } from '@sinclair/typebox'
 export interface ReadCaps {
   /** Default and maximum lines per call. */
   readonly maxLines: number
-  /** Most bytes of rows (each row with its newline) per call. */
+  /** Most bytes of rows (each row with its newline) per call: what is left of the limit once the footer has room. */
   readonly maxBytes: number
+  /** The byte limit the texts state: no result is longer (rows, blank line and footer together). */
+  readonly limitBytes: number
   /** Longer lines are cut to this many characters (code points). */
   readonly maxLineChars: number
 }
@@ -20,7 +23,7 @@ export const READ_PROMPT_ORDER = 100
 export function readPrompt(caps: ReadCaps): string {
   return [
     'To look at a text file, use this server\'s read tool rather than shell commands such as cat, head, tail or sed.',
-    `It shows up to ${caps.maxLines} lines (at most ${caps.maxBytes} bytes) per call as "N: <line>" rows, N being the line number in the file — the same numbers grep reports, so pass offset near a match to read around it.`,
+    `It shows up to ${caps.maxLines} lines (at most ${caps.limitBytes} bytes) per call as "N: <line>" rows, N being the line number in the file — the same numbers grep reports, so pass offset near a match to read around it.`,
     'The last line of the result says whether the file ended or which offset to continue with; a large file is read in pages, never all at once.',
     `Lines longer than ${caps.maxLineChars} characters are cut and marked "(line truncated)". A file that a result said it was saved to can be paged the same way.`,
   ].join('\n')
@@ -29,7 +32,7 @@ export function readPrompt(caps: ReadCaps): string {
 export function readDescription(caps: ReadCaps): string {
   return [
     'Read a UTF-8 text file as numbered rows "N: <line>" (1-based line numbers, matching grep).',
-    `Reads up to ${caps.maxLines} lines and ${caps.maxBytes} bytes per call from offset; a footer says whether the file ended or gives the offset to continue with.`,
+    `Reads up to ${caps.maxLines} lines and ${caps.limitBytes} bytes per call from offset; a footer says whether the file ended or gives the offset to continue with.`,
     `Lines over ${caps.maxLineChars} characters are cut. Directories, binary and non-UTF-8 files are refused with an error.`,
   ].join(' ')
 }
@@ -63,7 +66,7 @@ export interface ReadPage {
   readonly end: ReadEnd
 }
 
-export const TRUNCATED_MARK = ' (line truncated)'
+export { TRUNCATED_MARK }
 
 /** One row as shown, without its newline. */
 export function renderRow(row: ReadRow): string {
@@ -78,8 +81,19 @@ export function renderFooter(page: ReadPage, caps: ReadCaps): string {
   }
   const next = (rows.at(-1)?.line ?? page.offset - 1) + 1
   return end.kind === 'bytes'
-    ? `[more lines follow; this read stopped at its ${caps.maxBytes}-byte limit: continue with offset=${next}]`
+    ? `[more lines follow; this read stopped at its ${caps.limitBytes}-byte limit: continue with offset=${next}]`
     : `[more lines follow: continue with offset=${next}]`
+}
+
+/**
+ * The caps for a result limit: the rows get what is left once the widest footer (the byte-cap one, at the largest
+ * offset a call can reach) and the blank line before it have room, so rows + footer never pass `limitBytes`.
+ */
+export function capsWithin(limits: { maxLines: number; maxBytes: number; maxLineChars: number; maxResultBytes: number }): ReadCaps {
+  const limitBytes = Math.min(limits.maxBytes, limits.maxResultBytes)
+  const widest = renderFooter({ offset: Number.MAX_SAFE_INTEGER, rows: [], end: { kind: 'bytes' } }, { maxLines: limits.maxLines, maxBytes: limitBytes, limitBytes, maxLineChars: limits.maxLineChars })
+  const rows = Math.min(limits.maxBytes, limits.maxResultBytes - Buffer.byteLength(widest) - 2)
+  return { maxLines: limits.maxLines, maxBytes: rows, limitBytes, maxLineChars: limits.maxLineChars }
 }
 
 /** The whole result: the rows, a blank line, the footer (just the footer when there are no rows). */
@@ -88,14 +102,22 @@ export function render(page: ReadPage, caps: ReadCaps): string {
   return page.rows.length ? `${page.rows.map(renderRow).join('\n')}\n\n${footer}` : footer
 }
 
+/** Longest piece of a path an error quotes: a huge `path` argument is named once, in part, never whole. */
+export const MAX_QUOTED_PATH_BYTES = 300
+
+/** A path as an error names it: one line (control characters escaped), at most MAX_QUOTED_PATH_BYTES. */
+export function quotePath(path: string): string {
+  return clip(escapeControl(path, { keepTab: false }), MAX_QUOTED_PATH_BYTES)
+}
+
 export const messages = {
-  notFound: (path: string) => `file not found: ${path}`,
+  notFound: (path: string) => `file not found: ${quotePath(path)}`,
   offsetPastEnd: (path: string, offset: number, totalLines: number) =>
-    `offset ${offset} is past the end of ${path}: ${totalLines === 0 ? 'the file is empty' : `the file has ${totalLines} ${totalLines === 1 ? 'line' : 'lines'}`}`,
-  directory: (path: string) => `${path} is a directory, not a file; use glob to list the files in it`,
-  notRegular: (path: string, kind: string) => `${path} is not a regular file (it is ${kind}); read only reads regular files`,
-  binary: (path: string) => `${path} looks binary (a NUL byte in its first 8 KiB); read only shows text files`,
-  invalidUtf8: (path: string, line: number) => `${path} is not valid UTF-8 text (line ${line}); read only shows UTF-8 text files`,
-  readFailed: (path: string, reason: string) => `cannot read ${path}: ${reason}`,
+    `offset ${offset} is past the end of ${quotePath(path)}: ${totalLines === 0 ? 'the file is empty' : `the file has ${totalLines} ${totalLines === 1 ? 'line' : 'lines'}`}`,
+  directory: (path: string) => `${quotePath(path)} is a directory, not a file; use glob to list the files in it`,
+  notRegular: (path: string, kind: string) => `${quotePath(path)} is not a regular file (it is ${kind}); read only reads regular files`,
+  binary: (path: string) => `${quotePath(path)} looks binary (a NUL byte in its first 8 KiB); read only shows text files`,
+  invalidUtf8: (path: string, line: number) => `${quotePath(path)} is not valid UTF-8 text (line ${line}); read only shows UTF-8 text files`,
+  readFailed: (path: string, reason: string) => `cannot read ${quotePath(path)}: ${reason}`,
   nulInPath: () => 'path must not contain a NUL character',
 } as const

@@ -219,7 +219,7 @@ test('a regular file whose read fails (EIO from /proc/self/mem) is FS_READ_FAILE
   await setup()
   const result = await read({ path: '/proc/self/mem' })
   expect(result.error?.code).toBe('FS_READ_FAILED')
-  expect(text(result)).toBe('Error: cannot read /proc/self/mem: EIO: i/o error, read')
+  expect(text(result)).toBe('Error: cannot read /proc/self/mem: EIO (i/o error)')
 })
 
 test('bad arguments are INVALID_ARGS that say what to fix', async () => {
@@ -289,4 +289,36 @@ test('no descriptor is left open after successes and every kind of error', async
     ])
   }
   expect((await readdir('/proc/self/fd')).length).toBe(fds)
+})
+
+test('the result limit wins over maxBytes: pages of long lines stay within 30 000 bytes and the footer says how to go on', async () => {
+  await setup()
+  const lines = Array.from({ length: 100 }, (_, i) => `${i + 1} ${'é'.repeat(1500)}`) // rows of ~3 000 bytes
+  const path = await file('wide.txt', lines.join('\n') + '\n')
+  let offset = 1
+  const seen: string[] = []
+  for (;;) {
+    const result = await read({ path, offset })
+    const page = text(result)
+    expect(Buffer.byteLength(page)).toBeLessThanOrEqual(30_000)
+    const [rows, footer] = page.split('\n\n')
+    seen.push(...rows!.split('\n').map((row) => row.replace(/^\d+: /, '')))
+    const next = /continue with offset=(\d+)\]$/.exec(footer!)
+    if (!next) {
+      expect(footer).toBe('[end of file: 100 lines]')
+      break
+    }
+    expect(footer).toBe(`[more lines follow; this read stopped at its 30000-byte limit: continue with offset=${next[1]}]`)
+    offset = Number(next[1])
+  }
+  expect(seen).toEqual(lines)
+})
+
+test('a huge path is named once, in part, and the error stays short', async () => {
+  await setup()
+  const huge = 'x'.repeat(100_000)
+  const result = await read({ path: huge })
+  expect(result.error?.code).toBe('FS_READ_FAILED')
+  expect(Buffer.byteLength(text(result))).toBeLessThan(400)
+  expect(text(result)).toMatch(/^Error: cannot read \/[^\n]*x…: ENAMETOOLONG \(name too long\)$/)
 })

@@ -137,7 +137,7 @@ export async function createDefaultContext(options: DefaultContextOptions = {}):
   try {
     for (const item of loaded) {
       if (!item.plugin) throw failed(`plugin ${item.key} cannot start: its package has no default export (the plugin)`)
-      const section = item.key === 'system-prompt' ? undefined : config[item.key]
+      const section = item.key === 'system-prompt' ? undefined : item.key === 'spill-policy' ? safetyNet(config) : config[item.key]
       started.push({ key: item.key, fiber: ctx.plugin(item.plugin, section) })
     }
     await waitActive(ctx, started, boundMs)
@@ -149,6 +149,25 @@ export async function createDefaultContext(options: DefaultContextOptions = {}):
     throw error
   }
   return { ctx, plugins: started.map((item) => item.key), dispose }
+}
+
+/** Every tool of the composition keeps results within its `maxResultBytes`, by default this many UTF-8 bytes. */
+export const DEFAULT_MAX_RESULT_BYTES = 30_000
+const BUDGETED = ['tool-bash', 'tool-fs', 'tool-fs-search'] as const
+
+/**
+ * The spill policy's section: on in the shipped composition, as the safety net at the budget — the largest
+ * `maxResultBytes` of the tools, so raising one tool's budget is never undone by the net — unless
+ * `maxInlineBytes` is set explicitly (docs/decisions/2026-12-01-result-budget.md).
+ */
+export function safetyNet(config: DshConfig): Record<string, unknown> {
+  const section = config['spill-policy'] ?? {}
+  if (section.maxInlineBytes !== undefined) return section
+  const budgets = BUDGETED.map((key) => {
+    const value = config[key]?.maxResultBytes
+    return typeof value === 'number' ? value : DEFAULT_MAX_RESULT_BYTES
+  })
+  return { ...section, maxInlineBytes: Math.max(...budgets) }
 }
 
 function section(raw: unknown, key: ConfigKey): Record<string, unknown> | undefined {

@@ -1,7 +1,7 @@
 import { Context, Service, type Fiber } from 'cordis'
 import { describe, expect, test } from 'vitest'
 import { createDefaultContext, DshErrorCode } from '../src/index.ts'
-import { waitActive } from '../src/compose.ts'
+import { safetyNet, waitActive } from '../src/compose.ts'
 
 async function rejection(promise: Promise<unknown>): Promise<{ message: string; code: string }> {
   try {
@@ -33,6 +33,15 @@ describe('default composition', () => {
     } finally {
       await host.dispose()
     }
+  })
+
+  test('the spill policy is on as the safety net at the largest tool budget, unless maxInlineBytes is set', () => {
+    expect(safetyNet({})).toEqual({ maxInlineBytes: 30_000 })
+    expect(safetyNet({ 'spill-policy': { headRatio: 0.3, exclude: ['read'] } })).toEqual({ headRatio: 0.3, exclude: ['read'], maxInlineBytes: 30_000 })
+    expect(safetyNet({ 'tool-bash': { maxResultBytes: 50_000 } })).toEqual({ maxInlineBytes: 50_000 })
+    expect(safetyNet({ 'tool-bash': { maxResultBytes: 12_000 }, 'tool-fs': { maxResultBytes: 12_000 }, 'tool-fs-search': { maxResultBytes: 12_000 } }))
+      .toEqual({ maxInlineBytes: 12_000 })
+    expect(safetyNet({ 'spill-policy': { maxInlineBytes: 999 }, 'tool-bash': { maxResultBytes: 50_000 } })).toEqual({ maxInlineBytes: 999 })
   })
 
   test('a config section reaches its plugin', async () => {

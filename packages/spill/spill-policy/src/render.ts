@@ -1,3 +1,5 @@
+import { headCut, tailCut } from '@deepseek-ai/dsh-text'
+
 /*
  * The inline page of a spilled result: head + notice + tail within a byte cap. Pure: every exact text is a unit test.
  * Sizes are UTF-8 bytes; cuts fall on line boundaries when a whole line fits, and never inside a character.
@@ -48,8 +50,8 @@ export function renderInline(text: string, saved: SpilledAt, caps: InlineCaps): 
   // Each part gets its share, then the other's leftover. A part is cut inside a line only when no whole line fits
   // and it has a share of its own, so leftovers never show as stray fragments.
   const headRoom = Math.floor(room * caps.headRatio)
-  const tailStart = cutTail(bytes, room - cutHead(bytes, headRoom, headRoom > 0), room > headRoom)
-  const headEnd = cutHead(bytes, room - (total - tailStart), headRoom > 0)
+  const tailStart = tailCut(bytes, room - headCut(bytes, headRoom, headRoom > 0), room > headRoom)
+  const headEnd = headCut(bytes, room - (total - tailStart), headRoom > 0)
 
   const headPartial = headEnd > 0 && bytes[headEnd - 1] !== NEWLINE
   const firstCut = countNewlines(bytes, headEnd) + 1
@@ -61,34 +63,6 @@ export function renderInline(text: string, saved: SpilledAt, caps: InlineCaps): 
   page += renderNotice({ firstCut, lastCut, totalLines, totalBytes: total, saved })
   if (tailStart < total) page += `\n${bytes.toString('utf8', tailStart, total)}`
   return page
-}
-
-/** End of the head within `room` bytes: after the last whole line that fits, else on a character boundary. */
-function cutHead(bytes: Buffer, room: number, partial: boolean): number {
-  if (room <= 0) return 0
-  const newline = bytes.lastIndexOf(NEWLINE, room - 1)
-  if (newline >= 0) return newline + 1
-  if (!partial) return 0
-  let end = room
-  while (end > 0 && isContinuation(bytes[end])) end--
-  return end
-}
-
-/** Start of the tail within `room` bytes: the first whole line that fits, else a character boundary. */
-function cutTail(bytes: Buffer, room: number, partial: boolean): number {
-  const total = bytes.length
-  if (room <= 0) return total
-  const earliest = total - room
-  const newline = bytes.indexOf(NEWLINE, earliest - 1)
-  if (newline >= 0 && newline + 1 < total) return newline + 1
-  if (!partial) return total
-  let start = earliest
-  while (start < total && isContinuation(bytes[start])) start++
-  return start
-}
-
-function isContinuation(byte: number | undefined): boolean {
-  return byte !== undefined && (byte & 0xc0) === 0x80
 }
 
 function countNewlines(bytes: Buffer, end: number): number {

@@ -1,19 +1,24 @@
 import { createWriteStream, unlink, type WriteStream } from 'node:fs'
 import type { Readable } from 'node:stream'
 import type { CollectedRead, CollectedStream, CollectOptions } from '@deepseek-ai/dsh-subprocess'
+import { completeLength, cutPrefixLength } from '@deepseek-ai/dsh-text'
 import type { SpillFile } from './output-dir.ts'
-import { completeLength, cutPrefixLength, TailBuffer } from './tail.ts'
+import { countNewlines, HeadBuffer, TailBuffer } from './tail.ts'
 
 /** Creates a collector's spill file; throws when no file can be made. */
 export type SpillFileFactory = () => SpillFile
 
 /**
- * Collect mode for one output stream: an in-memory tail of `maxBytes` and, with `spill`, the complete stream in a
- * private file from the first overflow on. Reading never consumes; reading is lossy once the tail moved past the
- * reader's offset.
+ * Collect mode for one output stream: an in-memory tail of `maxBytes`, optionally a head of `headBytes`, and, with
+ * `spill`, the complete stream in a private file from the first overflow of the tail on. Reading never consumes;
+ * reading is lossy once bytes after the reader's offset were dropped. Newlines are counted as the bytes pass, so the
+ * line count of the whole stream is known even when most of it was dropped.
  */
 export class Collector implements CollectedStream {
   private readonly tail: TailBuffer
+  private readonly head: HeadBuffer
+  private newlines = 0
+  private lastByte = -1
   private readonly spillMax: number | undefined
   private spill: 'idle' | 'open' | 'dropped' = 'idle'
   private file: WriteStream | undefined
@@ -27,6 +32,7 @@ export class Collector implements CollectedStream {
 
   constructor(options: CollectOptions, private readonly makeSpillFile: SpillFileFactory) {
     this.tail = new TailBuffer(options.maxBytes)
+    this.head = new HeadBuffer(options.headBytes ?? 0)
     this.spillMax = options.spill?.maxBytes
     this.finished = new Promise((resolve) => { this.finish = resolve })
   }
@@ -35,8 +41,12 @@ export class Collector implements CollectedStream {
     return this.tail.total
   }
 
+  get totalLines(): number {
+    return this.newlines + (this.lastByte >= 0 && this.lastByte !== 0x0a ? 1 : 0)
+  }
+
   get truncated(): boolean {
-    return this.tail.total > this.tail.capacity
+    return this.tail.start > this.head.length
   }
 
   get spillPath(): string | undefined {
@@ -60,12 +70,30 @@ export class Collector implements CollectedStream {
   readFrom(offset: number): CollectedRead {
     const total = this.tail.total
     let from = Number.isFinite(offset) ? Math.min(Math.max(Math.floor(offset), 0), total) : 0
-    const lossy = from < this.tail.start
-    if (lossy) from = this.tail.start
-    const bytes = this.tail.bytesFrom(from)
+    const held = this.head.length
+    let bytes: Buffer
+    let lossy = false
+    if (from < held && !this.truncated) {
+      // Head and tail abut or overlap: every byte from `from` on is still here.
+      bytes = Buffer.concat([this.head.bytesFrom(from), this.tail.bytesFrom(held)])
+    } else {
+      lossy = from < this.tail.start
+      if (lossy) from = this.tail.start
+      bytes = this.tail.bytesFrom(from)
+    }
     const skip = from > 0 ? cutPrefixLength(bytes) : 0
     const end = Math.max(skip, this.ended ? bytes.length : completeLength(bytes))
-    const read: CollectedRead = { text: bytes.toString('utf8', skip, end), nextOffset: from + end, lossy }
+    return this.withSpill({ text: bytes.toString('utf8', skip, end), nextOffset: from + end, lossy })
+  }
+
+  readHead(): CollectedRead {
+    const bytes = this.head.bytesFrom(0)
+    const whole = this.ended && bytes.length === this.tail.total
+    const end = whole ? bytes.length : completeLength(bytes)
+    return this.withSpill({ text: bytes.toString('utf8', 0, end), nextOffset: end, lossy: false })
+  }
+
+  private withSpill(read: CollectedRead): CollectedRead {
     const spillPath = this.spillPath
     if (spillPath !== undefined) read.spillPath = spillPath
     return read
@@ -78,6 +106,11 @@ export class Collector implements CollectedStream {
       else if (this.spill === 'open') this.toFile(chunk)
       else if (after > this.tail.capacity) this.openSpill(chunk)
     }
+    if (chunk.length > 0) {
+      this.newlines += countNewlines(chunk)
+      this.lastByte = chunk[chunk.length - 1]!
+    }
+    if (!this.head.full) this.head.push(chunk)
     this.tail.push(chunk)
   }
 

@@ -13,6 +13,9 @@ function checkOutput(name: string, value: OutputDisposition): void {
   if (typeof value !== 'object' || value === null || !isCount(value.maxBytes)) {
     throw invalid(`${name} must be "pipe", "inherit", "ignore" or { maxBytes } with a whole number of bytes >= 0`)
   }
+  if (value.headBytes !== undefined && !isCount(value.headBytes)) {
+    throw invalid(`${name}.headBytes must be a whole number of bytes >= 0`)
+  }
   if (value.spill !== undefined && !isCount(value.spill.maxBytes)) {
     throw invalid(`${name}.spill.maxBytes must be a whole number of bytes >= 0`)
   }

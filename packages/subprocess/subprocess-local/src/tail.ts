@@ -70,24 +70,75 @@ export class TailBuffer {
   }
 }
 
-/** Length of `bytes` without a trailing, incomplete UTF-8 sequence (one that more bytes could still complete). */
-export function completeLength(bytes: Uint8Array): number {
-  const length = bytes.length
-  let i = length - 1
-  let continuation = 0
-  while (i >= 0 && continuation < 3 && ((bytes[i] as number) & 0xc0) === 0x80) {
-    i--
-    continuation++
+/** The first `capacity` bytes of a stream; allocated on the first bytes, never grown past the cap. */
+export class HeadBuffer {
+  private bytes: Buffer = Buffer.alloc(0)
+  /** Bytes held (the first `length` bytes of the stream). */
+  length = 0
+
+  constructor(readonly capacity: number) {}
+
+  get full(): boolean {
+    return this.length >= this.capacity
   }
-  if (i < 0) return length
-  const lead = bytes[i] as number
-  const need = lead >= 0xf0 && lead <= 0xf4 ? 4 : lead >= 0xe0 && lead < 0xf0 ? 3 : lead >= 0xc2 && lead < 0xe0 ? 2 : 1
-  return need > continuation + 1 ? i : length
+
+  push(chunk: Uint8Array): void {
+    const take = Math.min(chunk.length, this.capacity - this.length)
+    if (take <= 0) return
+    if (this.bytes.length < this.length + take) {
+      const grown = Buffer.allocUnsafe(Math.min(this.capacity, Math.max(this.length + take, this.bytes.length * 2, 4096)))
+      this.bytes.copy(grown, 0, 0, this.length)
+      this.bytes = grown
+    }
+    this.bytes.set(chunk.subarray(0, take), this.length)
+    this.length += take
+  }
+
+  /** The held bytes from `from` on (a view: callers copy what they keep). */
+  bytesFrom(from: number): Buffer {
+    return this.bytes.subarray(Math.min(Math.max(from, 0), this.length), this.length)
+  }
 }
 
-/** How many leading bytes are continuation bytes (at most 3): the remains of a character cut at the front. */
-export function cutPrefixLength(bytes: Uint8Array): number {
-  let n = 0
-  while (n < 3 && n < bytes.length && ((bytes[n] as number) & 0xc0) === 0x80) n++
-  return n
+const NEWLINE = 0x0a
+/** Below this many bytes per newline, a word-at-a-time scan beats one native indexOf call per line. */
+const DENSE_GAP = 24
+const PROBE = 64
+
+/**
+ * Newline bytes in `bytes`. Sparse text (code, logs) goes through native indexOf; once newlines come closer than
+ * DENSE_GAP bytes apart (`seq`, `yes`), the rest of the chunk is scanned four bytes at a time, about four times
+ * faster there (bench/output-budget.bench.mjs).
+ */
+export function countNewlines(bytes: Uint8Array): number {
+  let count = 0
+  let at = bytes.indexOf(NEWLINE)
+  for (; at >= 0 && count < PROBE; at = bytes.indexOf(NEWLINE, at + 1)) count++
+  if (at < 0) return count
+  if (at / count >= DENSE_GAP) {
+    for (; at >= 0; at = bytes.indexOf(NEWLINE, at + 1)) count++
+    return count
+  }
+  return count + countDense(bytes, at)
+}
+
+/** Newlines in `bytes[from…]`, a 32-bit word at a time (the zero-byte trick on `word ^ 0x0a0a0a0a`). */
+function countDense(bytes: Uint8Array, from: number): number {
+  let count = 0
+  let i = from
+  // Up to the first 4-byte-aligned address, then whole words, then the rest.
+  while (i < bytes.length && (bytes.byteOffset + i) % 4 !== 0) if (bytes[i++] === NEWLINE) count++
+  const words = (bytes.length - i) >>> 2
+  if (words > 0) {
+    const view = new Uint32Array(bytes.buffer, bytes.byteOffset + i, words)
+    for (let w = 0; w < words; w++) {
+      const x = view[w]! ^ 0x0a0a0a0a
+      // A byte of x is zero exactly where the high bit of `zero` is set.
+      const zero = ~(((x & 0x7f7f7f7f) + 0x7f7f7f7f) | x | 0x7f7f7f7f) >>> 0
+      count += Math.imul(zero >>> 7, 0x01010101) >>> 24
+    }
+    i += words * 4
+  }
+  while (i < bytes.length) if (bytes[i++] === NEWLINE) count++
+  return count
 }

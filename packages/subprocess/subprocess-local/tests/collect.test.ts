@@ -90,3 +90,42 @@ test('a stream over the spill cap discards its file', async () => {
   const [privateDir] = readdirSync(spillRoot)
   expect(readdirSync(join(spillRoot, privateDir!))).toEqual([])
 })
+
+test('with headBytes, the head and the tail are both kept, and the line count covers the dropped middle', async () => {
+  const data = Buffer.from(Array.from({ length: 400_000 }, (_, i) => `${i + 1}\n`).join(''))
+  const handle = await f.spawn({ argv: ['seq', '1', '400000'], stdout: { maxBytes: 1000, headBytes: 500 } })
+  await handle.done
+  const out = handle.collected.stdout!
+  expect(out.totalBytes).toBe(data.length)
+  expect(out.totalLines).toBe(400_000)
+  expect(out.truncated).toBe(true)
+  expect(out.readHead()).toEqual({ text: data.subarray(0, 500).toString(), nextOffset: 500, lossy: false })
+  expect(out.readFrom(0)).toEqual({ text: data.subarray(data.length - 1000).toString(), nextOffset: data.length, lossy: true })
+})
+
+test('with headBytes, a stream that head and tail together hold is read whole from any offset', async () => {
+  const data = Buffer.from('0123456789\n'.repeat(10)) // 110 bytes: head 60 + tail 50 hold it exactly
+  const out = await collectWith(data, { maxBytes: 50, headBytes: 60 })
+  expect(out.truncated).toBe(false)
+  expect(out.readFrom(0)).toEqual({ text: data.toString(), nextOffset: 110, lossy: false })
+  expect(out.readFrom(55)).toEqual({ text: data.subarray(55).toString(), nextOffset: 110, lossy: false })
+  const over = await collectWith(Buffer.concat([data, Buffer.from('x')]), { maxBytes: 50, headBytes: 60 })
+  expect(over.truncated).toBe(true)
+  expect(over.readFrom(0)).toMatchObject({ lossy: true, nextOffset: 111 })
+  expect(over.readHead().text).toBe(data.subarray(0, 60).toString())
+})
+
+test('the head never ends inside a character, and the line count includes a last line without a newline', async () => {
+  const out = await collectWith(Buffer.from('a€€b\nlast'), { maxBytes: 2, headBytes: 3 })
+  expect(out.readHead()).toEqual({ text: 'a', nextOffset: 1, lossy: false })
+  expect(out.totalLines).toBe(2)
+  const empty = await collectWith(Buffer.alloc(0), { maxBytes: 2, headBytes: 3 })
+  expect(empty.totalLines).toBe(0)
+  expect(empty.readHead().text).toBe('')
+})
+
+async function collectWith(data: Buffer, stdout: { maxBytes: number; headBytes: number }) {
+  const handle = await f.spawn({ argv: ['cat'], stdin: { data }, stdout })
+  await handle.done
+  return handle.collected.stdout!
+}

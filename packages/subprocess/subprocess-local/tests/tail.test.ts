@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { expect, test } from 'vitest'
-import { completeLength, cutPrefixLength, TailBuffer } from '../src/tail.ts'
+import { countNewlines, HeadBuffer, TailBuffer } from '../src/tail.ts'
 
 const seed = 20261130
 
@@ -30,35 +30,29 @@ test('the ring never grows past its capacity', () => {
   expect((small as unknown as { ring: Buffer }).ring.length).toBeLessThan(100000)
 })
 
-test('completeLength keeps whole characters and holds back only a sequence that could still complete', () => {
-  const euro = Buffer.from('€') // e2 82 ac
-  const grin = Buffer.from('😀') // f0 9f 98 80
-  expect(completeLength(Buffer.from('abc'))).toBe(3)
-  expect(completeLength(Buffer.concat([Buffer.from('a'), euro]))).toBe(4)
-  expect(completeLength(Buffer.concat([Buffer.from('a'), euro.subarray(0, 2)]))).toBe(1)
-  expect(completeLength(Buffer.concat([Buffer.from('a'), euro.subarray(0, 1)]))).toBe(1)
-  expect(completeLength(Buffer.concat([Buffer.from('a'), grin.subarray(0, 3)]))).toBe(1)
-  expect(completeLength(grin)).toBe(4)
-  // Not UTF-8 at all: nothing to wait for.
-  expect(completeLength(Buffer.from([0x61, 0x80, 0x80]))).toBe(3)
-  expect(completeLength(Buffer.from([0xff]))).toBe(1)
-})
-
-test('cutPrefixLength skips at most three continuation bytes', () => {
-  expect(cutPrefixLength(Buffer.from('€').subarray(1))).toBe(2)
-  expect(cutPrefixLength(Buffer.from('abc'))).toBe(0)
-  expect(cutPrefixLength(Buffer.from([0x80, 0x80, 0x80, 0x80, 0x61]))).toBe(3)
-})
-
-test('any split of valid UTF-8 decodes to a prefix of the text, whole characters only', () => {
+test('the head holds exactly the first capacity bytes, whatever the chunking', () => {
   fc.assert(
-    fc.property(fc.string({ unit: 'binary', maxLength: 60 }), fc.nat(300), (text, at) => {
-      const bytes = Buffer.from(text)
-      const cut = bytes.subarray(0, Math.min(at, bytes.length))
-      const decoded = cut.toString('utf8', 0, completeLength(cut))
-      expect(text.startsWith(decoded)).toBe(true)
-      expect(cut.length - Buffer.byteLength(decoded)).toBeLessThanOrEqual(3)
+    fc.property(fc.array(fc.uint8Array({ maxLength: 300 }), { maxLength: 30 }), fc.nat(700), (chunks, capacity) => {
+      const head = new HeadBuffer(capacity)
+      for (const chunk of chunks) head.push(chunk)
+      const all = Buffer.concat(chunks)
+      expect(head.bytesFrom(0).equals(all.subarray(0, capacity))).toBe(true)
+      expect(head.full).toBe(all.length >= capacity)
     }),
     { seed, numRuns: 500 },
   )
+})
+
+test('countNewlines counts every newline byte, sparse or dense, at any alignment (property)', () => {
+  expect(countNewlines(Buffer.from(''))).toBe(0)
+  expect(countNewlines(Buffer.from('a\nb\n\nc'))).toBe(3)
+  expect(countNewlines(Buffer.alloc(1000, '\n'))).toBe(1000)
+  expect(countNewlines(Buffer.from('1234567\n'.repeat(10_000)))).toBe(10_000)
+  const naive = (bytes: Uint8Array) => bytes.reduce((n, byte) => n + (byte === 0x0a ? 1 : 0), 0)
+  const byte = fc.oneof(fc.constant(0x0a), fc.constant(0x0b), fc.constant(0x8a), fc.integer({ min: 0, max: 255 }))
+  fc.assert(fc.property(fc.array(byte, { maxLength: 2000 }), fc.nat(7), fc.nat(7), (values, front, back) => {
+    const all = Uint8Array.from(values)
+    const view = all.subarray(Math.min(front, all.length), Math.max(Math.min(front, all.length), all.length - back))
+    expect(countNewlines(view)).toBe(naive(view))
+  }), { seed, numRuns: 1000 })
 })

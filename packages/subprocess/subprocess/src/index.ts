@@ -12,11 +12,14 @@ declare module 'cordis' {
 export type StdinDisposition = 'ignore' | 'pipe' | { data: string | Uint8Array }
 
 /**
- * Keep the in-memory TAIL of the last `maxBytes` bytes. With `spill`, the complete stream is also written to a
- * private file from the first overflow on; the file is discarded if the stream passes `spill.maxBytes`.
+ * Keep the in-memory TAIL of the last `maxBytes` bytes and, with `headBytes`, the HEAD of the first `headBytes`
+ * bytes too. With `spill`, the complete stream is also written to a private file from the first overflow of the
+ * tail on; the file is discarded if the stream passes `spill.maxBytes`.
  */
 export interface CollectOptions {
   maxBytes: number
+  /** Also keep the first `headBytes` bytes (default 0: only the tail). */
+  headBytes?: number
   spill?: { maxBytes: number }
 }
 
@@ -63,11 +66,18 @@ export interface CollectedRead {
 }
 
 export interface CollectedStream {
-  /** Non-consuming: the same offset can be read twice. */
+  /**
+   * Non-consuming: the same offset can be read twice. Served from the head as well while head and tail together
+   * still hold every byte from `offset` on; otherwise from the tail.
+   */
   readFrom(offset: number): CollectedRead
+  /** The kept head (`headBytes`), from offset 0, whole characters only; empty text without `headBytes`. */
+  readHead(): CollectedRead
   /** Bytes the child wrote to this stream so far. */
   readonly totalBytes: number
-  /** True once more than `maxBytes` were written (the tail no longer holds everything). */
+  /** Lines written so far, counted as `read` counts them: newlines, plus one for a last line without one. */
+  readonly totalLines: number
+  /** True once bytes were dropped: head and tail together no longer hold the whole stream. */
   readonly truncated: boolean
   /** The complete-stream file, while it exists (spill on, overflowed, within the spill cap). */
   readonly spillPath: string | undefined

@@ -1,0 +1,140 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import fc from 'fast-check'
+import { afterAll, beforeAll, expect, test } from 'vitest'
+import { until } from '@deepseek-ai/dsh-testing'
+import type { ToolResult } from '@deepseek-ai/dsh-tools'
+import { createDefaultContext, type DefaultContext } from '@deepseek-ai/dsh'
+
+/*
+ * DESIGN §12: no tool result's text exceeds the budget, whatever the tool and the config. read, bash and bash_output
+ * keep their own budget; every tool of the shipped composition (glob, grep, and a tool from elsewhere that knows
+ * nothing of budgets) stays within the spill policy's safety net, which the composition turns on at the budget.
+ */
+
+const SEED = Number(process.env.DSH_FUZZ_SEED ?? '') || 20261201
+
+let dir: string
+
+/** Files whose pages and outputs are long in every way: many short lines, long multi-byte lines, one huge line. */
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'dsh-budget-'))
+  const files: Record<string, string> = {
+    'many-lines.txt': Array.from({ length: 400_000 }, (_, i) => `${i + 1}`).join('\n') + '\n',
+    'wide-lines.txt': Array.from({ length: 300 }, (_, i) => `${i} ${'é€😀x'.repeat(200 + (i % 7) * 150)}`).join('\n') + '\n',
+    'minified.js': `function a(){${'var x=1;'.repeat(150_000)}}`,
+    'mixed.md': Array.from({ length: 5000 }, (_, i) => (i % 50 === 0 ? 'y'.repeat(9000) : `line ${i} function`)).join('\n'),
+    'empty.txt': '',
+  }
+  for (const [name, content] of Object.entries(files)) writeFileSync(join(dir, name), content)
+  mkdirSync(join(dir, 'tree'))
+  for (let i = 0; i < 1500; i++) writeFileSync(join(dir, 'tree', `file-${'n'.repeat(i % 40)}-${i}.ts`), `export const v${i} = 'function'\n`)
+})
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+const FILES = ['many-lines.txt', 'wide-lines.txt', 'minified.js', 'mixed.md', 'empty.txt', 'missing.txt', 'tree']
+/**
+ * Session notices (`ctx.tools.notify`: a background task's completion) count like any text: core appends them before
+ * `tools/post-execute`, so the spill policy bounds a result that carries them.
+ */
+let noticed = 0
+function bytes(result: ToolResult): number {
+  const text = result.content[0].text
+  if (/\n\nbackground task bash-\d+ finished /.test(text)) noticed++
+  return Buffer.byteLength(text, 'utf8')
+}
+
+/** One call a model might make, with arguments drawn wide. */
+type Call =
+  | { tool: 'read'; path: string; offset: number | undefined; limit: number | undefined }
+  | { tool: 'bash'; out: [string, number]; err: [string, number]; background: boolean }
+  | { tool: 'glob' | 'grep'; pattern: string }
+  | { tool: 'echo'; text: string }
+
+const file = fc.constantFrom(...FILES)
+const call: fc.Arbitrary<Call> = fc.oneof(
+  fc.record({ tool: fc.constant('read' as const), path: file, offset: fc.option(fc.integer({ min: 1, max: 400_010 }), { nil: undefined }), limit: fc.option(fc.integer({ min: 1, max: 5000 }), { nil: undefined }) }),
+  fc.record({
+    tool: fc.constant('bash' as const),
+    out: fc.tuple(file, fc.integer({ min: 0, max: 3_000_000 })),
+    err: fc.tuple(file, fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 200_000 }))),
+    background: fc.boolean(),
+  }),
+  fc.record({ tool: fc.constantFrom('glob' as const, 'grep' as const), pattern: fc.constantFrom('**/*', '*.ts', 'function', 'x', '1', 'é') }),
+  fc.record({ tool: fc.constant('echo' as const), text: fc.oneof(fc.string({ maxLength: 200 }), fc.integer({ min: 0, max: 200_000 }).map((n) => 'é\n'.repeat(n))) }),
+)
+
+/** The tools that keep a budget of their own accept `maxResultBytes`; tool-fs-search only once it does. */
+async function budgetConfig(budget: number): Promise<Record<string, Record<string, number | string>>> {
+  const search = await import('@deepseek-ai/dsh-tool-fs-search') as { Config?: { dict?: Record<string, unknown> } }
+  const config: Record<string, Record<string, number | string>> = {
+    'tool-bash': { maxResultBytes: budget },
+    'tool-fs': { maxResultBytes: budget },
+    // Saved results and full outputs stay in this test's own directory, not the shared temp dir.
+    'spill-local': { root: join(dir, '.saved') },
+    'subprocess-local': { spillDir: join(dir, '.outputs') },
+  }
+  if (search.Config?.dict?.maxResultBytes) config['tool-fs-search'] = { maxResultBytes: budget }
+  return config
+}
+
+/** Results of one call, each with the tool that returned it. */
+async function perform(host: DefaultContext, c: Call, session: { id: string; cwd: string }): Promise<[string, ToolResult][]> {
+  const tools = host.ctx.tools
+  switch (c.tool) {
+    case 'read':
+      return [['read', await tools.execute('read', { path: c.path, ...(c.offset ? { offset: c.offset } : {}), ...(c.limit ? { limit: c.limit } : {}) }, { session })]]
+    case 'glob':
+    case 'grep':
+      return [[c.tool, await tools.execute(c.tool, { pattern: c.pattern }, { session })]]
+    case 'echo':
+      return [['echo', await tools.execute('echo', { text: c.text }, { session })]]
+    case 'bash': {
+      const command = `head -c ${c.out[1]} ${c.out[0]} 2>/dev/null; head -c ${c.err[1]} ${c.err[0]} >&2 2>/dev/null; true`
+      if (!c.background) return [['bash', await tools.execute('bash', { command, description: 'print a lot' }, { session })]]
+      const started = await tools.execute('bash', { command, description: 'print a lot', run_in_background: true }, { session })
+      const id = /bash-\d+/.exec(started.content[0].text)![0]
+      const results: [string, ToolResult][] = [['bash', started]]
+      await until(async () => {
+        const read = await tools.execute('bash_output', { task_id: id }, { session })
+        results.push(['bash_output', read])
+        return !read.content[0].text.endsWith('[status: running]')
+      }, `${id} finished`)
+      return results
+    }
+  }
+}
+
+/** Tools that keep the budget themselves; the others are held by the net. */
+const OWN_BUDGET = new Set(['read', 'bash', 'bash_output'])
+
+test('no result of read, bash, bash_output — nor, through the spill policy on by default, of any tool — passes the budget (property)', async () => {
+  const seen = new Map<string, number>()
+  await fc.assert(fc.asyncProperty(fc.integer({ min: 1024, max: 40_000 }), fc.array(call, { minLength: 4, maxLength: 10 }), async (budget, calls) => {
+    const config = await budgetConfig(budget)
+    const host = await createDefaultContext({ config, log: () => {} })
+    host.ctx.tools.register({
+      name: 'echo', description: 'returns its text, however long', parameters: { type: 'object', properties: { text: { type: 'string' } } },
+      execute: (args: Record<string, unknown>) => String(args.text),
+    })
+    try {
+      const session = { id: `budget-${budget}`, cwd: dir }
+      // The net sits at the largest tool budget; a tool-fs-search without the key keeps its default of 30 000.
+      const net = config['tool-fs-search'] ? budget : Math.max(budget, 30_000)
+      for (const c of calls) {
+        for (const [tool, result] of await perform(host, c, session)) {
+          seen.set(tool, Math.max(seen.get(tool) ?? 0, bytes(result)))
+          // Errors included: every result counts.
+          expect(bytes(result), `${tool} ${JSON.stringify(c).slice(0, 200)}`).toBeLessThanOrEqual(OWN_BUDGET.has(tool) ? budget : net)
+        }
+      }
+    } finally {
+      await host.dispose()
+    }
+  }), { seed: SEED, numRuns: 12 })
+  console.log(`largest result per tool (bytes): ${[...seen].map(([tool, size]) => `${tool} ${size}`).join(', ')}; ${noticed} results carried session notices`)
+  // The property cannot pass on small results only: some results came close to the budget.
+  expect(Math.max(...seen.values())).toBeGreaterThan(1000)
+  expect([...seen.keys()]).toEqual(expect.arrayContaining(['bash', 'bash_output', 'echo', 'read', 'glob', 'grep']))
+}, 300_000)
