@@ -16,7 +16,7 @@ const module = (imported: Promise<unknown>) => imported as Promise<PluginModule>
 
 interface Entry {
   /** Short name: the `--config` key, and the name used in every message. */
-  key: ConfigKey | 'system-prompt'
+  key: ConfigKey | 'system-prompt' | 'tools-remote'
   load(): Promise<PluginModule>
 }
 
@@ -37,7 +37,26 @@ const ENTRIES: readonly Entry[] = [
   { key: 'tool-fs-search', load: () => module(import('@deepseek-ai/dsh-tool-fs-search')) },
 ]
 
+/** A remote dsh to front instead of the local tools: a command giving a byte stream, or a URL with its token. */
+export type RemoteTarget = { command: string[] } | { url: string; token: string }
+
+/**
+ * The composition that fronts a remote dsh: the registries, a subprocess provider to start the command, and
+ * tools-remote. No local tool, policy or spill: the remote applies its own.
+ */
+const REMOTE_ENTRIES: readonly Entry[] = [
+  ENTRIES[0]!,
+  ENTRIES[1]!,
+  { key: 'subprocess-local', load: () => module(import('@deepseek-ai/dsh-subprocess-local')) },
+  { key: 'tools-remote', load: () => module(import('@deepseek-ai/dsh-tools-remote')) },
+]
+
 export interface DefaultContextOptions {
+  /**
+   * Front this remote dsh instead of composing the local tools (`--remote`). `config` must then be empty: the
+   * remote takes its own.
+   */
+  remote?: RemoteTarget
   /** Per-plugin config, keyed by short name (the parsed `--config` file). Validated before anything runs. */
   config?: unknown
   /** Receives each warning or error a plugin logs, one formatted line. Default: written to stderr. */
@@ -61,9 +80,9 @@ interface Loaded {
   config: Schema | undefined
 }
 
-async function loadModules(): Promise<Loaded[]> {
-  const modules = await Promise.all(ENTRIES.map((entry) => entry.load()))
-  return ENTRIES.map((entry, index) => {
+async function loadModules(entries: readonly Entry[] = ENTRIES): Promise<Loaded[]> {
+  const modules = await Promise.all(entries.map((entry) => entry.load()))
+  return entries.map((entry, index) => {
     const module = modules[index] as PluginModule
     const plugin = module.default
     const config = module.Config ?? (plugin as { Config?: Schema } | undefined)?.Config
@@ -102,8 +121,10 @@ function formatMessage(message: Message): string {
  * arrives, throws DSH_PLUGIN_FAILED naming it (and everything already started is disposed).
  */
 export async function createDefaultContext(options: DefaultContextOptions = {}): Promise<DefaultContext> {
-  const loaded = await loadModules()
-  const config = validateConfig(options.config ?? {}, schemaMap(loaded))
+  const loaded = await loadModules(options.remote ? REMOTE_ENTRIES : ENTRIES)
+  const config: Record<string, unknown> = options.remote
+    ? { 'tools-remote': options.remote }
+    : validateConfig(options.config ?? {}, schemaMap(loaded))
   const log = options.log ?? stderrLine
   const ctx = new Context()
   ctx.logger.exporter({
@@ -115,11 +136,12 @@ export async function createDefaultContext(options: DefaultContextOptions = {}):
   let disposed: Promise<void> | undefined
   const dispose = () => (disposed ??= ctx.fiber.dispose())
   const started: { key: string; fiber: Fiber }[] = []
-  const boundMs = options.startTimeoutMs ?? 10_000
+  // A remote's start is its connection (an ssh handshake, say), bounded by tools-remote's own connect timeout.
+  const boundMs = options.startTimeoutMs ?? (options.remote ? 45_000 : 10_000)
   try {
     for (const item of loaded) {
       if (!item.plugin) throw failed(`plugin ${item.key} cannot start: its package has no default export (the plugin)`)
-      const section = item.key === 'system-prompt' ? undefined : config[item.key]
+      const section = item.key === 'system-prompt' ? undefined : (config as Record<string, unknown>)[item.key]
       started.push({ key: item.key, fiber: ctx.plugin(item.plugin, section) })
     }
     await waitActive(ctx, started, boundMs)
