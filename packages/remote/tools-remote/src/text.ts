@@ -35,7 +35,7 @@ export interface ExitFacts {
 
 function exitClause(exit: ExitFacts | undefined): string {
   if (!exit) return ''
-  const how = exit.signal ? `killed by ${exit.signal}` : exit.exitCode === null ? 'ended' : `exited with code ${exit.exitCode}`
+  const how = exit.signal ? `was killed by ${exit.signal}` : exit.exitCode === null ? 'ended' : `exited with code ${exit.exitCode}`
   const said = stderrSummary(exit.stderr)
   return ` (the command ${how}${said ? `: ${said}` : ''})`
 }
