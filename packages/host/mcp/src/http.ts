@@ -142,6 +142,8 @@ export async function serveHttp(ctx: Context, options: HttpOptions): Promise<Mcp
   if (typeof options.token !== 'string' || options.token.trim() === '') {
     throw new HttpConfigError('dsh mcp --http needs a token (--token-file FILE or --token-env NAME): it refuses to serve without one')
   }
+  // A bearer token travels as one header word (RFC 6750): one with whitespace inside could never be presented.
+  if (/\s/.test(options.token.trim())) throw new HttpConfigError('the --http token must not contain whitespace')
   const host = options.host ?? '127.0.0.1'
   const tokenDigest = digest(options.token.trim())
   const log = options.log ?? (() => {})
