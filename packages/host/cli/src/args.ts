@@ -9,7 +9,7 @@ export type Invocation =
   | ({ kind: 'call'; tool: string; args: Record<string, unknown> | 'stdin'; cwd?: string; json: boolean; config?: string } & RemoteFlags)
   | ({ kind: 'tools'; json: boolean; config?: string } & RemoteFlags)
   | ({ kind: 'prompt'; config?: string } & RemoteFlags)
-  | ({ kind: 'mcp'; cwd?: string; config?: string; http: boolean; host?: string; port?: number } & RemoteFlags)
+  | ({ kind: 'mcp'; cwd?: string; config?: string; http?: true; host?: string; port?: number } & RemoteFlags)
   /** Exit 2: `message` says what is wrong; the caller adds the command's usage line. */
   | { kind: 'usage'; command: CommandName | undefined; message: string }
 
@@ -114,7 +114,7 @@ export function parseArgs(argv: readonly string[]): Invocation {
     case 'mcp': {
       const port = flags.get('port')
       return {
-        kind: 'mcp', ...value('cwd'), ...value('config'), ...remote, http: flags.get('http') === true, ...value('host'),
+        kind: 'mcp', ...value('cwd'), ...value('config'), ...remote, ...(flags.get('http') === true ? { http: true as const } : {}), ...value('host'),
         ...(typeof port === 'string' ? { port: Number(port) } : {}),
       }
     }

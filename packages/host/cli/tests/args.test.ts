@@ -32,7 +32,7 @@ describe('dsh arguments', () => {
     expect(parseArgs(['tools', '--json'])).toEqual({ kind: 'tools', json: true })
     expect(parseArgs(['prompt', '--config', 'c.json'])).toEqual({ kind: 'prompt', config: 'c.json' })
     expect(parseArgs(['mcp', '--cwd', 'x'])).toEqual({ kind: 'mcp', cwd: 'x' })
-    expect(parseArgs(['prompt', '--json'])).toMatchObject({ kind: 'usage', command: 'prompt', message: 'unknown flag --json for "dsh prompt" (flags: --config, --help)' })
+    expect(parseArgs(['prompt', '--json'])).toMatchObject({ kind: 'usage', command: 'prompt', message: 'unknown flag --json for "dsh prompt" (flags: --config, --remote, --token-file, --token-env, --help)' })
     expect(parseArgs(['tools', '--cwd', 'x'])).toMatchObject({ kind: 'usage', command: 'tools' })
   })
 
@@ -54,7 +54,7 @@ describe('dsh arguments', () => {
     expect(parseArgs([])).toEqual({ kind: 'usage', command: undefined, message: 'missing command' })
     expect(parseArgs(['run'])).toEqual({ kind: 'usage', command: undefined, message: 'unknown command "run" (commands: call, tools, prompt, mcp)' })
     expect(parseArgs(['--cwd', 'x', 'call'])).toEqual({ kind: 'usage', command: undefined, message: 'unknown flag --cwd: flags go after the command' })
-    expect(parseArgs(['call', 'glob', '--bogus=1'])).toEqual({ kind: 'usage', command: 'call', message: 'unknown flag --bogus for "dsh call" (flags: --cwd, --json, --config, --help)' })
+    expect(parseArgs(['call', 'glob', '--bogus=1'])).toEqual({ kind: 'usage', command: 'call', message: 'unknown flag --bogus for "dsh call" (flags: --cwd, --json, --config, --remote, --token-file, --token-env, --help)' })
     expect(parseArgs(['call', 'glob', '-x'])).toMatchObject({ kind: 'usage', message: expect.stringMatching(/^unknown flag -x /) })
     expect(parseArgs(['call', 'glob', '--json', '--json'])).toEqual({ kind: 'usage', command: 'call', message: '--json given twice' })
     expect(parseArgs(['call', 'glob', '--json=yes'])).toEqual({ kind: 'usage', command: 'call', message: '--json takes no value' })

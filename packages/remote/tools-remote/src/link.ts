@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { ErrorCode, LoggingMessageNotificationSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
+import * as z from 'zod'
 import type { SubprocessService } from '@deepseek-ai/dsh-subprocess'
 import { CoreErrorCode, HarnessError } from '@deepseek-ai/dsh-tools'
 import { RemoteError, RemoteErrorCode } from './errors.ts'
@@ -24,6 +25,11 @@ export interface LinkOptions {
 }
 
 const STDERR_TAIL_BYTES = 16_384
+/**
+ * tools/list with each tool kept exactly as the remote sent it: the SDK's own result schema rebuilds every
+ * inputSchema in its own key order, and a tool list is a prompt prefix that should match the remote's bytes.
+ */
+const ToolsPage = z.looseObject({ tools: z.array(z.any()), nextCursor: z.string().optional() })
 /** How long a lost connection's process may take to report its exit status, for the error message. */
 const EXIT_REPORT_MS = 2000
 
@@ -103,8 +109,8 @@ export class RemoteLink {
     const tools: Tool[] = []
     let cursor: string | undefined
     do {
-      const page = await this.client.listTools(cursor === undefined ? {} : { cursor }, { timeout: this.options.connectTimeoutMs })
-      tools.push(...page.tools)
+      const page = await this.client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, ToolsPage, { timeout: this.options.connectTimeoutMs })
+      tools.push(...(page.tools as Tool[]))
       cursor = page.nextCursor
     } while (cursor !== undefined)
     return tools
