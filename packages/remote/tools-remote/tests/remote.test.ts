@@ -152,6 +152,31 @@ describe('tools-remote over a command', () => {
   })
 })
 
+describe('tools-remote against a fake remote that hangs (a forced fault)', () => {
+  test('a call that gets neither a result nor progress within idleTimeoutMs is REMOTE_UNAVAILABLE and drops the connection', async () => {
+    const ctx = new Context()
+    await ctx.plugin(ToolsService)
+    await ctx.plugin(SystemPromptService)
+    await ctx.plugin(LocalSubprocess)
+    const hanging = new URL('./fixtures/hanging-server.mjs', import.meta.url).pathname
+    const fiber = ctx.plugin(RemotePlugin, { command: [process.execPath, hanging], idleTimeoutMs: 300 })
+    await fiber.await()
+    try {
+      // The banner line before the handshake was skipped, and the tool was mounted.
+      expect(ctx.tools.schemas().map((tool) => tool.name)).toEqual(['hang'])
+      const result = await ctx.tools.execute('hang', {}, { session: { id: 's', cwd: '/' } })
+      expect(facts(result)).toEqual({
+        isError: true,
+        code: 'REMOTE_UNAVAILABLE',
+        text: `Error: remote unavailable: ${process.execPath} ${hanging} sent nothing for 300ms during the call (no result, no progress), so the connection was dropped; whether the call took effect there is unknown. The next call tries to connect again.`,
+      })
+      await until(() => processesWith(hanging).length === 0, 'the hanging server was stopped')
+    } finally {
+      await ctx.fiber.dispose()
+    }
+  })
+})
+
 describe('tools-remote config', () => {
   test('names exactly one remote: neither or both is REMOTE_CONFIG_INVALID before anything starts', async () => {
     for (const config of [{}, { command: ['x'], url: 'http://127.0.0.1:1/mcp', token: 't' }, { url: 'http://127.0.0.1:1/mcp' }, { url: 'ftp://x/mcp', token: 't' }]) {
