@@ -37,7 +37,7 @@ async function startSshd() {
     `AuthorizedKeysFile ${join(dir, 'authorized_keys')}`, 'PermitRootLogin prohibit-password', 'PasswordAuthentication no',
     'KbdInteractiveAuthentication no', 'UsePAM no', 'StrictModes no', 'PrintMotd no', 'LogLevel ERROR', '',
   ].join('\n'))
-  const child = spawn('/usr/sbin/sshd', ['-D', '-e', '-f', join(dir, 'sshd_config')], { stdio: ['ignore', 'ignore', 'inherit'] })
+  const child = spawn('/usr/sbin/sshd', ['-D', '-e', '-f', join(dir, 'sshd_config')], { stdio: 'ignore' }) // sshd logs every probe connection that closes without a banner
   for (let turn = 0; ; turn++) {
     const open = await new Promise((resolve) => {
       const socket = connect(port, '127.0.0.1')
