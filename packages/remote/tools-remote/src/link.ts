@@ -31,7 +31,7 @@ const STDERR_TAIL_BYTES = 16_384
  */
 const ToolsPage = z.looseObject({ tools: z.array(z.any()), nextCursor: z.string().optional() })
 /** How long a lost connection's process may take to report its exit status, for the error message. */
-const EXIT_REPORT_MS = 2000
+const EXIT_REPORT_MS = 5000
 
 function unavailable(message: string, cause?: unknown): RemoteError {
   return new RemoteError(message, cause === undefined ? { code: RemoteErrorCode.REMOTE_UNAVAILABLE } : { code: RemoteErrorCode.REMOTE_UNAVAILABLE, cause })

@@ -32,7 +32,7 @@ export function dshMcpArgv(cwd: string): string[] {
   return [process.execPath, BIN, 'mcp', '--cwd', cwd]
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer()
     server.once('error', reject)
@@ -141,9 +141,9 @@ export interface HttpDsh {
 }
 
 /** `dsh mcp --http` as a child on a free loopback port, its token in an env var named on the command line. */
-export async function startHttpDsh(cwd: string, extra: readonly string[] = []): Promise<HttpDsh> {
-  const token = `t-${process.pid}-${Math.random().toString(36).slice(2)}`
-  const child = spawn(process.execPath, [BIN, 'mcp', '--http', '--port', '0', '--token-env', 'DSH_TEST_HTTP_TOKEN', '--cwd', cwd, ...extra], {
+export async function startHttpDsh(cwd: string, options: { port?: number; token?: string } = {}): Promise<HttpDsh> {
+  const token = options.token ?? `t-${process.pid}-${Math.random().toString(36).slice(2)}`
+  const child = spawn(process.execPath, [BIN, 'mcp', '--http', '--port', String(options.port ?? 0), '--token-env', 'DSH_TEST_HTTP_TOKEN', '--cwd', cwd], {
     env: { ...process.env, DSH_TEST_HTTP_TOKEN: token },
     stdio: ['ignore', 'ignore', 'pipe'],
   })

@@ -6,7 +6,7 @@ import ToolsService from '@deepseek-ai/dsh-tools'
 import SystemPromptService from '@deepseek-ai/dsh-system-prompt'
 import LocalSubprocess from '@deepseek-ai/dsh-subprocess-local'
 import RemotePlugin from '../src/index.ts'
-import { dshMcpArgv, ensureBuilt, processesWith, startHttpDsh, SUITE, uniqueSleep, until, workspace, type HttpDsh } from './fixtures.ts'
+import { dshMcpArgv, ensureBuilt, freePort, processesWith, startHttpDsh, SUITE, uniqueSleep, until, workspace, type HttpDsh } from './fixtures.ts'
 
 const facts = (result: ToolResult) => ({ text: result.content[0].text, isError: result.isError, code: result.error?.code ?? null })
 
@@ -131,7 +131,7 @@ describe('tools-remote over a command', () => {
       for (const pid of remotes()) process.kill(pid, 'SIGKILL')
       const lost = await call
       expect(facts(lost)).toMatchObject({ isError: true, code: 'REMOTE_UNAVAILABLE' })
-      expect(lost.content[0].text).toMatch(/^Error: remote unavailable: the connection to .+ was lost during the call \(the command killed by SIGKILL\); whether the call took effect there is unknown, and background tasks it had started there were stopped\. The next call tries to connect again\.$/)
+      expect(lost.content[0].text).toMatch(/^Error: remote unavailable: the connection to .+ was lost during the call \(the command was killed by SIGKILL\); whether the call took effect there is unknown, and background tasks it had started there were stopped\. The next call tries to connect again\.$/)
       const again = await host.ctx.tools.execute('read', { path: 'a.txt' }, { session })
       expect(facts(again)).toEqual(facts(await local.ctx.tools.execute('read', { path: 'a.txt' }, { session })))
       // A SIGKILLed server cannot stop what it started (docs/reliability.md): reap its orphaned sleep here.
@@ -149,6 +149,28 @@ describe('tools-remote over a command', () => {
     expect(error?.cause?.message).toBe(
       "remote unavailable: no MCP connection to sh -c 'echo \"ssh: connect to host nowhere port 22: Connection refused\" >&2; exit 255': the command ended before the MCP handshake completed (the command exited with code 255: ssh: connect to host nowhere port 22: Connection refused). The next call tries to connect again.",
     )
+  })
+})
+
+describe('tools-remote over HTTP', () => {
+  test('a server that went away is REMOTE_UNAVAILABLE; once it is back, the next call opens a new MCP session', async () => {
+    const port = await freePort()
+    let server = await startHttpDsh(ws.dir, { port })
+    const host = await createDefaultContext({ remote: { url: server.url, token: server.token } })
+    try {
+      const session = { id: 'restart', cwd: ws.dir }
+      expect(facts(await host.ctx.tools.execute('read', { path: 'a.txt' }, { session })).isError).toBe(false)
+      await server.stop()
+      const down = await host.ctx.tools.execute('read', { path: 'a.txt' }, { session })
+      expect(facts(down)).toMatchObject({ isError: true, code: 'REMOTE_UNAVAILABLE' })
+      expect(down.content[0].text).toMatch(new RegExp(`^Error: remote unavailable: ${server.url.replaceAll('.', '\\.')}: fetch failed \\(ECONNREFUSED\\)\\. The next call tries to connect again\\.$`))
+      server = await startHttpDsh(ws.dir, { port, token: server.token })
+      const back = await host.ctx.tools.execute('read', { path: 'a.txt' }, { session })
+      expect(facts(back)).toEqual(facts(await local.ctx.tools.execute('read', { path: 'a.txt' }, { session })))
+    } finally {
+      await host.dispose()
+      await server.stop()
+    }
   })
 })
 
