@@ -120,6 +120,23 @@ describe('tools-remote over a command', () => {
     await until(() => remotes().length === before, 'every remote is gone after disposal')
   })
 
+  test('a call that runs for a while reports the remote\'s progress as tools-remote/progress', async () => {
+    const host = await createDefaultContext({ remote: { command: dshMcpArgv(ws.dir) } })
+    const reports: { callId: string; tool: string; progress: number; message?: string }[] = []
+    const off = host.ctx.on('tools-remote/progress', (event) => void reports.push(event))
+    try {
+      // The remote dsh reports a running call every 3 s: a 3.5 s command gets one report.
+      const result = await host.ctx.tools.execute('bash', { command: 'sleep 3.5; echo done', description: 'Slow' }, { session: { id: 'slow', cwd: ws.dir }, callId: 'call-slow' })
+      expect(result.content[0].text).toBe('done')
+      expect(reports.length).toBeGreaterThanOrEqual(1)
+      expect(reports[0]).toMatchObject({ callId: 'call-slow', tool: 'bash', progress: 1 })
+      expect(reports[0]!.message).toMatch(/^bash still running after \d+s$/)
+    } finally {
+      off()
+      await host.dispose()
+    }
+  })
+
   test('a lost connection fails the call in flight with REMOTE_UNAVAILABLE, and the next call reconnects', async () => {
     const host = await createDefaultContext({ remote: { command: dshMcpArgv(ws.dir) } })
     try {
