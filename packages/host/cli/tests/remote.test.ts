@@ -50,7 +50,7 @@ describe('dsh mcp --http', () => {
     const empty = await dsh(['mcp', '--http', '--token-env', 'DSH_TEST_UNSET_TOKEN'])
     expect(empty.code).toBe(2)
     expect(empty.stderr).toMatch(/^dsh: --token-env DSH_TEST_UNSET_TOKEN: that environment variable is not set or empty\n/)
-  })
+  }, 120_000)
 
   test('one session per MCP session: another session\'s task is BASH_TASK_FORBIDDEN; SIGTERM stops everything and exits 0', async () => {
     const server = await serve()
@@ -72,7 +72,7 @@ describe('dsh mcp --http', () => {
     expect(processesWith(sleep.marker)).toEqual([])
     await a.close().catch(() => {})
     await b.close().catch(() => {})
-  })
+  }, 120_000)
 })
 
 describe('--remote', () => {
@@ -82,7 +82,7 @@ describe('--remote', () => {
     expect(await dsh([...call, '--remote', remote])).toMatchObject({ code: 0, stdout: (await dsh([...call, '--cwd', ws.dir])).stdout })
     expect(await dsh(['tools', '--json', '--remote', remote])).toMatchObject({ code: 0, stdout: (await dsh(['tools', '--json'])).stdout })
     expect(await dsh(['prompt', '--remote', remote])).toMatchObject({ code: 0, stdout: (await dsh(['prompt'])).stdout })
-  })
+  }, 120_000)
 
   test('dsh call through a URL with --token-file; a wrong token or no server is REMOTE_UNAVAILABLE (exit 1)', async () => {
     const server = await serve()
@@ -107,7 +107,7 @@ describe('--remote', () => {
     const gone = await dsh(['call', 'read', '{"path":"a.txt"}', '--remote', "sh -c 'exit 255'"])
     expect(gone.code).toBe(1)
     expect(gone.stdout).toBe("Error: remote unavailable: no MCP connection to sh -c 'exit 255': the command ended before the MCP handshake completed (the command exited with code 255). The next call tries to connect again.\n")
-  })
+  }, 120_000)
 
   test('dsh mcp --remote fronts a remote workspace for any MCP client, and stops it when the client goes', async () => {
     const remote = `'${process.execPath}' '${BIN}' mcp --cwd '${ws.dir}'`
@@ -124,7 +124,7 @@ describe('--remote', () => {
     await client.close()
     await local.close()
     await until(() => processesWith(sleep.marker).length === 0, 'the remote side stopped its task')
-  })
+  }, 120_000)
 })
 
 /**
