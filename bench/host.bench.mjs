@@ -1,5 +1,6 @@
-// Host costs: cold start of `dsh call` against a bare `node -e 0`, and what a tool call over an open MCP
-// connection adds to the same call made in-process. Run `npx tsc -b` first (it imports the built packages).
+// Host costs: cold start of `dsh call` and of `dsh mcp` (spawn → initialize answered) against a bare `node -e 0`
+// measured in the same rounds, and what a tool call over an open MCP connection adds to the same call made
+// in-process. Run `npm run build` first (it imports the built packages and spawns the bundle).
 import { spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -11,10 +12,12 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { createDefaultContext } from '@deepseek-ai/dsh'
 import { connect } from '@deepseek-ai/dsh-mcp'
-import { median, ratio, row, sideBySide } from './lib.mjs'
+import { loadAverage, median, pairedRatios, row, summaryRow } from './lib.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
-const bin = join(root, 'packages/host/cli/dist/bin.js')
+/** The shipped command (the bundle), and the unbundled tsc output it is made of, for comparison. */
+const bin = join(root, 'packages/host/cli/dist/dsh.mjs')
+const unbundled = join(root, 'packages/host/cli/dist/bin.js')
 
 // A small project directory, so that the figure is the host's start-up and not ripgrep walking a big tree
 // (the checkout's node_modules: glob lists ignored files too).
@@ -27,17 +30,66 @@ function run(command, args) {
 }
 const { rgPath: rg } = await import('@vscode/ripgrep')
 
-console.log('Cold start in a 4-file directory (wall time of one process, median of 11 interleaved rounds)')
-const cold = await sideBySide({
-  'node -e 0': () => run(process.execPath, ['-e', '0']),
-  'rg --files --glob=*.json (the tool\'s own work)': () => run(rg, ['--files', '--glob=*.json', '--no-ignore', '--hidden']),
+const INITIALIZE = `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '0' } } })}\n`
+
+/** Spawns `dsh mcp` and sends initialize at once (as clients do); resolves with the ms from spawn to the answer. */
+function mcpInitialize(entry) {
+  return new Promise((resolve, reject) => {
+    const started = performance.now()
+    const child = spawn(process.execPath, [entry, 'mcp', '--cwd', project], { stdio: ['pipe', 'pipe', 'ignore'] })
+    let out = ''
+    let answeredMs
+    child.on('error', reject)
+    child.stdout.setEncoding('utf8').on('data', (chunk) => {
+      out += chunk
+      if (answeredMs !== undefined || !out.includes('\n')) return
+      answeredMs = performance.now() - started
+      child.stdin.end()
+    })
+    // Resolved on exit (after stdin ended) so that rounds never overlap; the figure is spawn → answer.
+    child.on('exit', () => {
+      if (answeredMs !== undefined && out.includes('"result"')) resolve(answeredMs)
+      else reject(new Error(`dsh mcp did not answer initialize: ${out}`))
+    })
+    child.stdin.write(INITIALIZE)
+  })
+}
+
+const ROUNDS = Number(process.env.DSH_BENCH_ROUNDS) || 21
+console.log(`Cold start in a 4-file directory: ${ROUNDS} paired rounds (node -e 0, then each candidate), load average ${loadAverage()}`)
+const glob = ['call', 'glob', '{"pattern":"*.json"}']
+const cold = await pairedRatios(() => run(process.execPath, ['-e', '0']), {
+  'rg --files (the tool\'s own work)': () => run(rg, ['--files', '--glob=*.json', '--no-ignore', '--hidden']),
   'dsh --version': () => run(process.execPath, [bin, '--version']),
-  'dsh call glob {"pattern":"*.json"}': () => run(process.execPath, [bin, 'call', 'glob', '{"pattern":"*.json"}']),
-}, { rounds: 11, warmup: 2 })
+  'dsh call glob': () => run(process.execPath, [bin, ...glob]),
+  'dsh call glob, unbundled (dist/bin.js)': () => run(process.execPath, [unbundled, ...glob]),
+}, { rounds: ROUNDS, warmup: 2 })
+row('node -e 0 (the floor)', `${cold.floorMs.toFixed(1)} ms`)
+for (const [name, { ms, ratio }] of Object.entries(cold)) if (name !== 'floorMs') row(name, `${ms.toFixed(1)} ms  ${ratio.toFixed(2)}× node -e 0`)
+
+// Paired by hand: the figure is the answer's time, not the candidate's whole promise (which waits for the exit).
+const mcpSamples = { bundle: [], unbundled: [], floor: [] }
+for (let round = 0; round < ROUNDS + 1; round++) {
+  const floorStart = performance.now()
+  run(process.execPath, ['-e', '0'])
+  const floor = performance.now() - floorStart
+  const [a, b] = round % 2 ? [bin, unbundled] : [unbundled, bin]
+  const first = await mcpInitialize(a)
+  const second = await mcpInitialize(b)
+  if (round === 0) continue
+  mcpSamples.floor.push(floor)
+  mcpSamples[a === bin ? 'bundle' : 'unbundled'].push(first / floor)
+  mcpSamples[b === bin ? 'bundle' : 'unbundled'].push(second / floor)
+}
+const mcpRatio = median(mcpSamples.bundle)
+console.log(`\ndsh mcp: spawn → initialize answered, ${ROUNDS} paired rounds`)
+row('node -e 0 (the floor)', `${median(mcpSamples.floor).toFixed(1)} ms`)
+row('dsh mcp (bundle)', `${mcpRatio.toFixed(2)}× node -e 0 (≈ ${(mcpRatio * median(mcpSamples.floor)).toFixed(0)} ms)`)
+row('dsh mcp, unbundled (dist/bin.js)', `${median(mcpSamples.unbundled).toFixed(2)}× node -e 0`)
 rmSync(project, { recursive: true, force: true })
-const floor = cold['node -e 0']
-for (const [name, ms] of Object.entries(cold)) row(name, `${ms.toFixed(1)} ms  ${ratio(ms, floor)} node -e 0`)
-row('goal: dsh call glob ≤ 4× node -e 0', ratio(cold['dsh call glob {"pattern":"*.json"}'], floor))
+
+summaryRow({ figure: 'cold `dsh call glob` (4-file dir)', value: cold['dsh call glob'].ratio, goal: 2.0, floor: 'node -e 0' })
+summaryRow({ figure: '`dsh mcp` spawn → initialize answered', value: mcpRatio, goal: 2.0, floor: 'node -e 0' })
 
 // Trivial calls, each made three ways in turn (so that machine noise hits all alike): in-process, over the MCP
 // protocol in the same process, and over stdio to a `dsh mcp` child. Same session directory each way.

@@ -1,4 +1,7 @@
-// Small shared helpers for the benchmarks: side-by-side rounds, medians, ratios, peak RSS.
+// Small shared helpers for the benchmarks: side-by-side and paired rounds, medians, ratios, peak RSS, and the rows
+// of the one summary table that `npm run bench` prints (summaryRow).
+import { appendFileSync } from 'node:fs'
+import os from 'node:os'
 import { performance } from 'node:perf_hooks'
 
 export function median(values) {
@@ -54,4 +57,52 @@ export async function peakRssDuring(fn, everyMs = 5) {
 
 export function row(label, value) {
   console.log(`${label.padEnd(58)} ${value}`)
+}
+
+/**
+ * Paired rounds against a floor: every round times the floor, then each candidate (in an order that rotates, so
+ * no candidate always runs right after the floor), and divides. Returns the floor's median ms and, per candidate,
+ * the median of its per-round ratios (noise that hits one round hits its floor too) and its median ms.
+ */
+export async function pairedRatios(floor, candidates, { rounds = 11, warmup = 1 } = {}) {
+  const names = Object.keys(candidates)
+  const floorMs = []
+  const samples = Object.fromEntries(names.map((name) => [name, { ratios: [], ms: [] }]))
+  for (let round = 0; round < warmup + rounds; round++) {
+    const base = await time(floor)
+    const order = names.map((_, i) => names[(i + round) % names.length])
+    for (const name of order) {
+      const ms = await time(candidates[name])
+      if (round < warmup) continue
+      samples[name].ratios.push(ms / base)
+      samples[name].ms.push(ms)
+    }
+    if (round >= warmup) floorMs.push(base)
+  }
+  return {
+    floorMs: median(floorMs),
+    ...Object.fromEntries(names.map((name) => [name, { ratio: median(samples[name].ratios), ms: median(samples[name].ms) }])),
+  }
+}
+
+export function loadAverage() {
+  return os.loadavg().map((value) => value.toFixed(2)).join(' ')
+}
+
+/**
+ * One row of the table `npm run bench` prints at the end (bench/run.mjs collects the rows of every bench file):
+ * `figure` what is measured, `value` now, `goal` its upper bound, in `unit` (`×` for a ratio against `floor`, a
+ * floor measured in the same run; or `MiB`, `ms`). Also printed where it is measured; run alone, a bench file
+ * prints only that.
+ */
+export function summaryRow({ figure, value, goal, unit = '×', floor = '' }) {
+  const entry = { figure, value, goal, unit, floor, load: os.loadavg()[0] }
+  row(`${figure}${floor ? ` (vs ${floor})` : ''}`, `${formatValue(value, unit)}  goal ≤ ${formatValue(goal, unit)}  ${value <= goal ? 'met' : 'NOT met'}`)
+  if (process.env.DSH_BENCH_SUMMARY) appendFileSync(process.env.DSH_BENCH_SUMMARY, `${JSON.stringify(entry)}\n`)
+}
+
+export function formatValue(value, unit) {
+  if (unit === '×') return `${value.toFixed(2)}×`
+  if (unit === 'MiB') return `${value.toFixed(1)} MiB`
+  return `${value.toFixed(1)} ${unit}`
 }

@@ -10,7 +10,7 @@ import { createDefaultContext, type DefaultContext } from '@deepseek-ai/dsh'
 export { processesWith, uniqueSleep, until } from '@deepseek-ai/dsh-testing'
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
-export const BIN = join(ROOT, 'packages/host/cli/dist/bin.js')
+export { BIN } from '../../packages/host/cli/tests/helpers.ts'
 export const RG = join(ROOT, 'node_modules/@vscode/ripgrep-linux-x64/bin/rg')
 
 /** Fuzz runs per property: a CI-sized default, more with DSH_FUZZ_RUNS. */

@@ -2,6 +2,7 @@ import { Context, Service } from 'cordis'
 import { CoreErrorCode, HarnessError } from './errors.ts'
 import { errorResult, outputToResult } from './results.ts'
 import type { ExecuteOptions, SessionNotice, ToolCall, ToolDefinition, ToolDenial, ToolResult, ToolSchema } from './types.ts'
+import { cut, listProblems, quote } from './text.ts'
 import { argumentProblems } from './validation.ts'
 
 declare module 'cordis' {
@@ -38,10 +39,10 @@ export class ToolsService extends Service {
   /** Registers a tool for as long as the calling plugin lives; the returned function removes it sooner. */
   register<A>(definition: ToolDefinition<A>): () => Promise<void> {
     if (!NAME.test(definition.name)) {
-      throw new HarnessError(`invalid tool name "${definition.name}": use 1-64 letters, digits, "_" or "-"`, { code: 'INVALID_TOOL_DEFINITION' })
+      throw new HarnessError(`invalid tool name ${quote(String(definition.name))}: use 1-64 letters, digits, "_" or "-"`, { code: 'INVALID_TOOL_DEFINITION' })
     }
     if (this.definitions.has(definition.name)) {
-      throw new HarnessError(`a tool named "${definition.name}" is already registered`, { code: 'DUPLICATE_TOOL' })
+      throw new HarnessError(`a tool named ${quote(definition.name)} is already registered`, { code: 'DUPLICATE_TOOL' })
     }
     const def = definition as unknown as ToolDefinition
     return this.ctx.effect(() => {
@@ -114,16 +115,16 @@ export class ToolsService extends Service {
     const definition = this.definitions.get(name)
     if (!definition) {
       const known = this.list().map((d) => d.name).join(', ') || 'none'
-      return errorResult(new HarnessError(`unknown tool "${name}" (available: ${known})`, { code: CoreErrorCode.UNKNOWN_TOOL }))
+      return errorResult(new HarnessError(`unknown tool ${quote(String(name))} (available: ${known})`, { code: CoreErrorCode.UNKNOWN_TOOL }))
     }
     let problems: string[]
     try {
-      problems = argumentProblems(definition.parameters, args)
+      problems = await argumentProblems(definition.parameters, args)
     } catch (error) {
-      return errorResult(new HarnessError(`tool "${name}" has an unusable parameter schema: ${(error as Error).message}`, { code: CoreErrorCode.TOOL_FAILED, cause: error }))
+      return errorResult(new HarnessError(`tool "${name}" has an unusable parameter schema: ${cut(String((error as Error)?.message ?? error), 1000)}`, { code: CoreErrorCode.TOOL_FAILED, cause: error }))
     }
     if (problems.length) {
-      return errorResult(new HarnessError(`invalid arguments: ${problems.join('; ')}`, { code: CoreErrorCode.INVALID_ARGS }))
+      return errorResult(new HarnessError(`invalid arguments: ${listProblems(problems)}`, { code: CoreErrorCode.INVALID_ARGS }))
     }
     const call: ToolCall = {
       definition,

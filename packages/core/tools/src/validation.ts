@@ -1,36 +1,54 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
+import type { ErrorObject, Options, ValidateFunction } from 'ajv'
+import { precompiledValidators } from './precompiled.ts'
+import { quote } from './text.ts'
 import type { JsonSchema } from './types.ts'
 
-// validateSchema off: checking each schema against the JSON Schema meta-schema costs ~35 ms on the first call
-// (cold start of `dsh call`); a schema ajv cannot compile still fails, as a TOOL_FAILED result of its first call.
-const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: false })
+/**
+ * The one set of ajv options, shared by run-time compilation and the ahead-of-time validators (`precompile.ts`), so
+ * both produce the same errors. validateSchema off: checking each schema against the meta-schema costs ~35 ms on a
+ * cold start; a schema ajv cannot compile still fails, as a TOOL_FAILED result of its first call.
+ */
+export const AJV_OPTIONS = { allErrors: true, strict: false, validateSchema: false } as const satisfies Options
+
+let ajv: Promise<(schema: JsonSchema) => ValidateFunction> | undefined
 const compiled = new WeakMap<JsonSchema, ValidateFunction>()
 
-/** Compiles once per schema object, on the tool's first call (not at registration: cold start). */
-export function compileSchema(schema: JsonSchema): ValidateFunction {
+/**
+ * The validator of `schema`: one compiled ahead of time when the host ships one for exactly this schema, else
+ * ajv's, compiled on the tool's first call. ajv itself is imported only then (its import alone costs tens of ms,
+ * and every package that imports this one for HarnessError would pay it at start).
+ */
+export async function compileSchema(schema: JsonSchema): Promise<ValidateFunction> {
   let validate = compiled.get(schema)
   if (!validate) {
-    validate = ajv.compile(schema)
+    validate = precompiledValidators.size ? precompiledValidators.get(JSON.stringify(schema)) : undefined
+    if (!validate) {
+      ajv ??= import('ajv').then(({ Ajv }) => {
+        const instance = new Ajv(AJV_OPTIONS)
+        return (s: JsonSchema) => instance.compile(s)
+      })
+      validate = (await ajv)(schema)
+    }
     compiled.set(schema, validate)
   }
   return validate
 }
 
 /**
- * Every problem with `args`, in words the model can act on; empty when the arguments fit.
- * Values that are not plain JSON (NaN, functions, undefined, class instances, cycles) are problems too,
- * so a library caller can never hand a tool something the MCP wire could not have carried.
+ * Every problem with `args`, in words the model can act on; empty when the arguments fit. Values that are not plain
+ * JSON (NaN, functions, undefined, class instances, cycles) are problems too, so a library caller can never hand a
+ * tool something the MCP wire could not have carried. Names and paths are quoted bounded (`quote`).
  */
-export function argumentProblems(schema: JsonSchema, args: unknown): string[] {
+export async function argumentProblems(schema: JsonSchema, args: unknown): Promise<string[]> {
   const problems = jsonProblems(args, '', new Set())
   if (problems.length) return problems
-  const validate = compileSchema(schema)
+  const validate = await compileSchema(schema)
   if (validate(args)) return []
   return dedupe((validate.errors ?? []).map(describe))
 }
 
 function where(pointer: string): string {
-  return pointer === '' ? 'arguments' : `property "${pointer.slice(1).replaceAll('/', '.')}"`
+  return pointer === '' ? 'arguments' : `property ${quote(pointer.slice(1).replaceAll('/', '.'))}`
 }
 
 function describe(error: ErrorObject): string {
@@ -39,11 +57,11 @@ function describe(error: ErrorObject): string {
   switch (error.keyword) {
     case 'required': {
       const prefix = error.instancePath === '' ? '' : `${at}: `
-      return `${prefix}missing required property "${String(params.missingProperty)}"`
+      return `${prefix}missing required property ${quote(String(params.missingProperty))}`
     }
     case 'additionalProperties': {
       const prefix = error.instancePath === '' ? '' : `${at}: `
-      return `${prefix}unexpected property "${String(params.additionalProperty)}"`
+      return `${prefix}unexpected property ${quote(String(params.additionalProperty))}`
     }
     case 'type':
       return `${at} must be ${article(String(params.type))}`
@@ -80,7 +98,7 @@ function jsonProblems(value: unknown, pointer: string, seen: Set<object>): strin
       if (seen.has(value)) return [`${where(pointer)} must be a JSON value, got a circular reference`]
       const proto = Object.getPrototypeOf(value)
       if (!Array.isArray(value) && proto !== Object.prototype && proto !== null) {
-        return [`${where(pointer)} must be a JSON value, got ${value.constructor?.name ?? 'an object'}`]
+        return [`${where(pointer)} must be a JSON value, got ${quoteName(value.constructor?.name) ?? 'an object'}`]
       }
       seen.add(value)
       const problems = Object.entries(value).flatMap(([key, item]) =>
@@ -91,6 +109,12 @@ function jsonProblems(value: unknown, pointer: string, seen: Set<object>): strin
     default:
       return [`${where(pointer)} must be a JSON value, got ${typeof value}`]
   }
+}
+
+/** A constructor's name as the text shows it (`Date`), bounded: a class name is the caller's string too. */
+function quoteName(name: unknown): string | undefined {
+  if (typeof name !== 'string' || name === '') return undefined
+  return name.length <= 200 ? name : quote(name)
 }
 
 function dedupe(items: string[]): string[] {

@@ -9,10 +9,11 @@ import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/s
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..')
-export const BIN = join(ROOT, 'packages/host/cli/dist/bin.js')
+/** The shipped `dsh`: the bundle that `npm run build` (and `ensureBuilt`) makes of the built packages. */
+export const BIN = join(ROOT, 'packages/host/cli/dist/dsh.mjs')
 
 /**
- * Builds the `dsh` command (and what it references) once per test run. Test files run in parallel, so the
+ * Builds the `dsh` command (and what it references, then the bundle) once per test run. Test files run in parallel, so the
  * build is serialised with a lock directory: two tsc processes writing the same dist files would race.
  */
 export function ensureBuilt(): void {
@@ -34,9 +35,10 @@ export function ensureBuilt(): void {
   }
   try {
     execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', 'packages/host/cli'], { cwd: ROOT, stdio: 'pipe' })
+    execFileSync(process.execPath, [join(ROOT, 'packages/host/cli/scripts/bundle.mjs')], { cwd: ROOT, stdio: 'pipe' })
   } catch (error) {
-    const output = (error as { stdout?: Buffer }).stdout?.toString() ?? ''
-    throw new Error(`tsc -b packages/host/cli failed:\n${output}`)
+    const { stdout, stderr } = error as { stdout?: Buffer; stderr?: Buffer }
+    throw new Error(`building dsh (tsc -b packages/host/cli, then the bundle) failed:\n${stdout?.toString() ?? ''}${stderr?.toString() ?? ''}`)
   } finally {
     rmdirSync(lock)
   }

@@ -1,4 +1,7 @@
-import { createHash } from 'node:crypto'
+import { createRequire } from 'node:module'
+
+// node:crypto is loaded only for a session id that needs a hash: loading it costs a cold `dsh call` about 8 ms.
+const crypto = () => createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto')
 
 /*
  * Names under the spill root. Pure functions: whatever a session id, call id or suggested name holds, the result is
@@ -25,7 +28,7 @@ function segment(text: string, max: number): string {
 export function sessionDirName(sessionId: string): string {
   if (PLAIN_SESSION.test(sessionId)) return sessionId
   const readable = segment(sessionId.toLowerCase(), 32) || 'session'
-  const hash = createHash('sha256').update(sessionId, 'utf8').digest('hex').slice(0, 16)
+  const hash = crypto().createHash('sha256').update(sessionId, 'utf8').digest('hex').slice(0, 16)
   return `@${readable}-${hash}`
 }
 

@@ -1,0 +1,145 @@
+import { spawn } from 'node:child_process'
+import { readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { Ajv, type ValidateFunction } from 'ajv'
+import fc from 'fast-check'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import type { JsonSchema } from '@deepseek-ai/dsh-tools'
+import { AJV_OPTIONS } from '../../../core/tools/src/validation.ts'
+import { createDefaultContext } from '../src/index.ts'
+import { BIN, ROOT, ensureBuilt, workspace } from './helpers.ts'
+// @ts-expect-error: a plain-JS build script, without declarations
+import { lazySdkValidator } from '../scripts/lazy-sdk-validator.mjs'
+
+// The shipped `dsh` is a bundle (scripts/bundle.mjs) whose argument validators were compiled at build time. These
+// tests hold it to the same contract as the packages it was made of, and check that it loads only what it uses.
+
+const DIST = join(ROOT, 'packages/host/cli/dist')
+let schemas: { name: string; parameters: JsonSchema }[]
+let precompiled: ReadonlyMap<string, ValidateFunction>
+let ws: ReturnType<typeof workspace>
+
+beforeAll(async () => {
+  ensureBuilt()
+  const host = await createDefaultContext()
+  schemas = host.ctx.tools.list().map(({ name, parameters }) => ({ name, parameters }))
+  await host.dispose()
+  const generated = await import(pathToFileURL(join(DIST, 'generated/precompiled.mjs')).href) as { precompiledValidators: ReadonlyMap<string, ValidateFunction> }
+  precompiled = generated.precompiledValidators
+  ws = workspace({ 'notes.txt': 'one\ntwo\n', 'package.json': '{}\n' })
+})
+
+afterAll(() => ws?.cleanup())
+
+/** Runs the bundle with the ESM loader's debug log on; resolves with the files it loaded from dist/. */
+function loadedFiles(args: readonly string[], input = ''): Promise<{ code: number | null; stdout: string; files: string[]; ajv: boolean }> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: ws.dir, env: { ...process.env, NODE_DEBUG: 'esm,module' }, stdio: ['pipe', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
+    child.on('error', fail)
+    child.on('close', (code) => {
+      const prefix = pathToFileURL(`${DIST}/`).href
+      const files = [...stderr.matchAll(/Translating StandardModule (\S+)/g)].map((m) => m[1]!)
+        .filter((url) => url.startsWith(prefix)).map((url) => url.slice(prefix.length).replace(/-[\w-]{8}\.mjs$/, '-*.mjs'))
+      // CommonJS loads (NODE_DEBUG=module) name each file they load: ajv is CommonJS, bundled or not.
+      const ajv = /[\\/]node_modules[\\/]ajv[\\/]/.test(stderr) || files.some((file) => file.startsWith('chunks/ajv-'))
+      done({ code, stdout, files: [...new Set(files)].sort(), ajv })
+    })
+    child.stdin.end(input)
+  })
+}
+
+describe('validators compiled at build time', () => {
+  test('the bundle holds one for the schema of every tool in the default composition', () => {
+    expect(schemas.length).toBeGreaterThan(0)
+    for (const { name, parameters } of schemas) {
+      expect(precompiled.has(JSON.stringify(parameters)), `no precompiled validator for ${name}`).toBe(true)
+    }
+  })
+
+  test('they judge any arguments exactly as ajv does at run time: same verdict, same errors', () => {
+    const ajv = new Ajv(AJV_OPTIONS)
+    for (const { parameters } of schemas) {
+      const runtime = ajv.compile(parameters)
+      const ahead = precompiled.get(JSON.stringify(parameters))!
+      const names = Object.keys((parameters.properties ?? {}) as Record<string, unknown>)
+      const key = fc.oneof(fc.constantFrom(...names), fc.string({ maxLength: 8 }))
+      const value = fc.oneof(fc.jsonValue(), fc.string(), fc.integer({ min: -5, max: 5 }), fc.boolean(), fc.constant(''))
+      const args = fc.oneof(fc.dictionary(key, value, { maxKeys: 6 }), fc.jsonValue())
+      fc.assert(fc.property(args, (input) => {
+        const verdict = runtime(input)
+        expect(ahead(input)).toBe(verdict)
+        expect(ahead.errors ?? null).toEqual(runtime.errors ?? null)
+      }), { numRuns: 300 })
+    }
+  })
+})
+
+describe('what a command loads', () => {
+  test('dsh call loads the entry and the runtime chunks only: neither ajv nor the MCP SDK', async () => {
+    const run = await loadedFiles(['call', 'glob', '{"pattern":"*.json"}'])
+    expect(run.stdout).toBe('package.json\n')
+    expect(run.files).toEqual(['chunks/rolldown-runtime-*.mjs', 'chunks/runtime-*.mjs', 'dsh.mjs'])
+    expect(run.ajv).toBe(false)
+  })
+
+  test('invalid arguments are judged by the precompiled validator, with the pipeline\'s own text', async () => {
+    const run = await loadedFiles(['call', 'read', '{"path":"notes.txt","limit":0,"extra":1}'])
+    expect(run.code).toBe(1)
+    expect(run.stdout).toBe('Error: invalid arguments: unexpected property "extra"; property "limit" must be >= 1\n')
+    expect(run.ajv).toBe(false)
+  })
+
+  test('a schema the build did not see (a --config that changes it) is compiled by ajv, loaded then', async () => {
+    writeFileSync(join(ws.dir, 'config.json'), JSON.stringify({ 'tool-fs': { maxLines: 50 } }))
+    const run = await loadedFiles(['call', 'read', '{"path":"notes.txt","limit":0}', '--config', join(ws.dir, 'config.json')])
+    expect(run.code).toBe(1)
+    expect(run.stdout).toBe('Error: invalid arguments: property "limit" must be >= 1\n')
+    expect(run.ajv).toBe(true)
+    expect(run.files).not.toContain('chunks/mcp-*.mjs')
+  })
+
+  test('dsh --version loads the entry alone', async () => {
+    const run = await loadedFiles(['--version'])
+    expect(run.stdout).toMatch(/^dsh \d+\.\d+\.\d+\n$/)
+    expect(run.files).toEqual(['dsh.mjs'])
+  })
+
+  test('dsh mcp loads the MCP chunk, and no ajv: the SDK\'s validator (for elicitation, unused) builds it on first use', async () => {
+    const run = await loadedFiles(['mcp', '--cwd', '.'])
+    expect(run.code).toBe(0)
+    expect(run.files).toContain('chunks/mcp-*.mjs')
+    expect(run.ajv).toBe(false)
+  })
+})
+
+describe('the MCP SDK\'s validator, as the bundle rewrites it', () => {
+  test('builds ajv only when first asked for a validator, and then validates as before', async () => {
+    const source = join(ROOT, 'node_modules/@modelcontextprotocol/sdk/dist/esm/validation/ajv-provider.js')
+    const rewritten = (lazySdkValidator as { transform(code: string, id: string): string }).transform(readFileSync(source, 'utf8'), source)
+    // Beside the original, so that its `require('ajv')` resolves as it does from the bundle.
+    const copy = join(DIST, 'generated/ajv-provider.test.mjs')
+    writeFileSync(copy, rewritten.replace("createRequire(import.meta.url)", `createRequire(${JSON.stringify(source)})`).replace(/^\/\/# sourceMappingURL=.*$/m, ""))
+    try {
+      const { AjvJsonSchemaValidator } = await import(pathToFileURL(copy).href) as { AjvJsonSchemaValidator: new () => { _built?: unknown; getValidator(schema: object): (input: unknown) => { valid: boolean; errorMessage?: string } } }
+      const provider = new AjvJsonSchemaValidator()
+      expect(provider._built).toBeUndefined()
+      const check = provider.getValidator({ type: 'object', properties: { at: { type: 'string', format: 'date-time' } }, required: ['at'] })
+      expect(provider._built).toBeDefined()
+      expect(check({ at: '2026-12-01T10:00:00Z' }).valid).toBe(true)
+      expect(check({ at: 'yesterday' }).valid).toBe(false)
+    } finally {
+      rmSync(copy, { force: true })
+    }
+  })
+
+  test('an SDK whose provider no longer matches fails the build instead of bundling it unchanged', () => {
+    const transform = (lazySdkValidator as { transform(code: string, id: string): string }).transform
+    expect(() => transform('export class AjvJsonSchemaValidator {}', '/x/node_modules/@modelcontextprotocol/sdk/dist/esm/validation/ajv-provider.js'))
+      .toThrow(/changed: cannot make its ajv lazy/)
+  })
+})
