@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 import { createDefaultContext } from '@deepseek-ai/dsh'
-import { median, row } from './lib.mjs'
+import { median, row, summaryRow } from './lib.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const bin = join(root, 'packages/host/cli/dist/bin.js')
@@ -104,11 +104,18 @@ async function measure(label, name, args, rounds) {
     const us = median(ms[way]) * 1000
     row(way, `${us >= 10_000 ? `${(us / 1000).toFixed(1)} ms` : `${us.toFixed(0)} µs`}  ${median(ratios[way]).toFixed(2)}× in-process`)
   }
+  return Object.fromEntries(ways.map(([way]) => [way, median(ratios[way])]))
 }
 
 console.log(`load average ${loadavg().map((n) => n.toFixed(2)).join(' ')} (${ROUNDS} rounds; DSH_BENCH_ROUNDS to change)`)
-await measure('Trivial call: read package.json of one package (20 lines)', 'read', { path: 'host/mcp/package.json' }, ROUNDS)
-await measure('grep "TODO|FIXME" over packages/ (sources, tests, READMEs)', 'grep', { pattern: 'TODO|FIXME' }, GREP_ROUNDS)
+const trivial = await measure('Trivial call: read package.json of one package (20 lines)', 'read', { path: 'host/mcp/package.json' }, ROUNDS)
+const grep = await measure('grep "TODO|FIXME" over packages/ (sources, tests, READMEs)', 'grep', { pattern: 'TODO|FIXME' }, GREP_ROUNDS)
+console.log('')
+// Goals of this package (no contract figure): a real search pays little for the wire; a trivial call a few ms.
+summaryRow({ figure: 'remote grep over ssh', value: grep['ssh -T 127.0.0.1 dsh mcp'], goal: 1.5, floor: 'in-process' })
+summaryRow({ figure: 'remote grep over HTTP', value: grep['Streamable HTTP (dsh mcp --http)'], goal: 1.5, floor: 'in-process' })
+summaryRow({ figure: 'remote trivial read over ssh', value: trivial['ssh -T 127.0.0.1 dsh mcp'], goal: 5, floor: 'in-process' })
+summaryRow({ figure: 'remote trivial read over HTTP', value: trivial['Streamable HTTP (dsh mcp --http)'], goal: 8, floor: 'in-process' })
 console.log(`load average after ${loadavg().map((n) => n.toFixed(2)).join(' ')}`)
 
 for (const host of Object.values(hosts)) await host.dispose()
