@@ -1,12 +1,13 @@
 // glob and grep through the tool (in-process, warm) against the identical ripgrep invocation spawned bare and read
-// to the end — the physical limit — on a real tree of more than 50 000 files, plus peak RSS of a grep that hits
-// the raw-output cap, plus the glob-ordering candidates (docs/decisions/2026-11-30-glob-ordering.md).
+// to the end — the floor, measured in the same run — on a real tree of more than 50 000 files: the rows of issue 17,
+// each the median of per-call ratios of paired runs (pairedRatios: the floor, then the tool, in every round),
+// with the goal beside it; plus the peak RSS growth of broad greps whose raw output passes rawOutputMaxBytes.
 //
 // The tree: a pinned set of npm packages installed into the git-ignored bench/corpus/tree (once; reused while the
 // pin list is unchanged). Needs `npx tsc -b` first (imports the built packages).
 import { execFileSync, spawn } from 'node:child_process'
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { stat } from 'node:fs/promises'
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { cpus } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Context } from 'cordis'
@@ -16,7 +17,7 @@ import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
 import LocalSubprocess from '@deepseek-ai/dsh-subprocess-local'
 import LocalSpillStore from '@deepseek-ai/dsh-spill-local'
 import FsSearch from '@deepseek-ai/dsh-tool-fs-search'
-import { median, mib, peakRssDuring, ratio, row, sideBySide } from './lib.mjs'
+import { loadAverage, mib, pairedRatios, peakRssDuring, row, summaryRow } from './lib.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const corpus = join(here, 'corpus')
@@ -41,7 +42,7 @@ const VCS = ['.git', '.svn', '.hg', '.bzr', '.jj', '.sl']
 function buildCorpus() {
   const marker = join(tree, '.dsh-corpus.json')
   const wanted = JSON.stringify(PINNED)
-  if (existsSync(marker) && readFileSync(marker, 'utf8') === wanted) return
+  if (existsSync(marker) && readFileSync(marker, 'utf8') === wanted) return unhide()
   rmSync(tree, { recursive: true, force: true })
   mkdirSync(tree, { recursive: true })
   writeFileSync(join(tree, 'package.json'), '{ "name": "dsh-bench-corpus", "private": true }\n')
@@ -53,6 +54,15 @@ function buildCorpus() {
   // node_modules/ and bench/corpus/) does not hide it from grep's default visibility.
   mkdirSync(join(tree, '.git'), { recursive: true })
   writeFileSync(marker, wanted)
+  unhide()
+}
+
+/**
+ * grep runs with --no-require-git, under which ripgrep applies a parent's .gitignore across a nested repository's
+ * root: the workspace's `node_modules/` rule would hide the whole corpus. The tree's own rule re-includes it.
+ */
+function unhide() {
+  writeFileSync(join(tree, '.gitignore'), '!node_modules/\n')
 }
 
 /** The identical rg invocation, spawned bare and read to the end. */
@@ -89,21 +99,23 @@ async function context({ spill = false, config = {} } = {}) {
   }
 }
 
-/** Median CPU time (user + system) of this process per call: what the tool adds, whatever else the machine runs. */
-async function cpuPerCall(fn, rounds = 5) {
-  const samples = []
-  for (let i = 0; i < rounds; i++) {
-    const start = process.cpuUsage()
-    await fn()
-    const used = process.cpuUsage(start)
-    samples.push((used.user + used.system) / 1000)
-  }
-  return median(samples)
-}
-
 function countFiles() {
   const out = execFileSync(rgPath, ['--no-config', '--files', '--null', '--no-ignore', '--hidden', ...VCS.map((d) => `--glob=!${d}/`)], { cwd: tree, maxBuffer: 1 << 30 })
   return out.toString('latin1').split('\0').filter(Boolean).length
+}
+
+/** Tool vs floor as the paired median of per-call ratios (bench/lib.mjs), with the medians of each side. */
+async function paired(candidate, floor, { rounds = 9 } = {}) {
+  const result = await pairedRatios(floor, { tool: candidate }, { rounds, warmup: 1 })
+  return { ratio: result.tool.ratio, tool: result.tool.ms, floor: result.floorMs }
+}
+
+const load = loadAverage
+
+/** One row of the summary table (bench/lib.mjs summaryRow), then the medians behind it. */
+function ratioRow(figure, floor, detail, { ratio, tool, floor: floorMs }, goal) {
+  summaryRow({ figure, value: ratio, goal, floor })
+  row(`  ${detail}`, `tool ${tool.toFixed(1)} ms, floor ${floorMs.toFixed(1)} ms`)
 }
 
 buildCorpus()
@@ -114,91 +126,57 @@ if (files < MIN_FILES) throw new Error(`the corpus has ${files} files, fewer tha
 const plain = await context()
 const spilled = await context({ spill: true })
 
-console.log(`\n# load average at start: ${(await import('node:os')).loadavg().map((l) => l.toFixed(2)).join(' ')} (${(await import('node:os')).cpus().length} CPUs)`)
-console.log('\n# grep: tool (in-process, warm) vs the identical bare rg read to the end')
-for (const [label, pattern] of [['broad', 'React'], ['broad, one match per file', 'export default'], ['rare', 'queueMicrotask']]) {
-  const argv = ['--no-config', '--json', `--regexp=${pattern}`, '--', tree]
-  const sortedArgv = ['--no-config', '--json', '--sort=path', `--regexp=${pattern}`, '--', tree]
-  const probe = await bare(argv, tree)
-  const shown = (await plain.run('grep', { pattern })).content[0].text.split('\n')[0]
-  const times = await sideBySide({
-    bare: () => bare(argv, tree),
-    tool: () => plain.run('grep', { pattern }),
-    'tool + LocalSpillStore': () => spilled.run('grep', { pattern }),
-    'bare --sort=path': () => bare(sortedArgv, tree),
-  }, { rounds: 7, warmup: 1 })
-  row(`grep ${label} "${pattern}" (${shown}; ${mib(probe.bytes)} raw)`, '')
-  row('  bare rg', `${times.bare.toFixed(1)} ms`)
-  row('  bare rg --sort=path (one thread; the ordering alternative)', `${times['bare --sort=path'].toFixed(1)} ms  ${ratio(times['bare --sort=path'], times.bare)}`)
-  row('  tool, no spill store', `${times.tool.toFixed(1)} ms  ${ratio(times.tool, times.bare)}`)
-  row('  tool + LocalSpillStore (complete result saved)', `${times['tool + LocalSpillStore'].toFixed(1)} ms  ${ratio(times['tool + LocalSpillStore'], times.bare)}`)
-  const cpuBare = await cpuPerCall(() => bare(argv, tree))
-  const cpuTool = await cpuPerCall(() => plain.run('grep', { pattern }))
-  row('  CPU of this process per call: bare read / tool', `${cpuBare.toFixed(1)} ms / ${cpuTool.toFixed(1)} ms`)
-}
-
-console.log('\n# memory: a grep that hits the 20 MB raw-output cap')
-for (const pattern of ['jsx', 'Object\\.defineProperty']) {
-  const { result, peakGrowth } = await peakRssDuring(() => plain.run('grep', { pattern }, true))
-  row(`grep "${pattern}" → ${result.error.code}`, `peak RSS growth ${mib(peakGrowth)}`)
-}
-{
-  const { peakGrowth } = await peakRssDuring(() => plain.run('grep', { pattern: 'React' }))
-  row('grep "React" (4 MB raw, under the cap), for comparison', `peak RSS growth ${mib(peakGrowth)}`)
-}
-
-console.log('\n# glob: ordering by modification time, ties by path')
+// The tool's own grep argv without the prlimit prefix: the identical rg, bare.
+const grepArgv = (pattern, root, include) => ['--no-config', '--json', '--no-require-git', `--regexp=${pattern}`, ...(include ? [`--glob=${include}`] : []), '--', root]
 const vcs = VCS.map((d) => `--glob=!${d}/`)
-const globArgv = (pattern, sort) => ['--no-config', '--files', '--null', `--glob=${pattern}`, '--no-ignore', '--hidden', ...(sort ? ['--sort=modified'] : []), ...vcs, '--', tree]
+const globArgv = (pattern, root) => ['--no-config', '--files', '--null', `--glob=${pattern}`, '--no-ignore', '--hidden', '--sort=modified', ...vcs, '--', root]
 
-async function listed(pattern, sort) {
-  const chunks = []
-  await new Promise((resolve, reject) => {
-    const child = spawn(rgPath, globArgv(pattern, sort), { cwd: tree, stdio: ['ignore', 'pipe', 'ignore'] })
-    child.stdout.on('data', (chunk) => chunks.push(chunk))
-    child.once('error', reject)
-    child.once('close', resolve)
-  })
-  return Buffer.concat(chunks).toString('latin1').split('\0').filter(Boolean)
+console.log(`\n# load average at start: ${load()} (${cpus().length} CPUs)`)
+console.log('\n# issue 17 rows: tool (in-process, warm) vs bare rg read to the end, paired medians of per-call ratios')
+
+const subtree = join(tree, 'node_modules', '@mui', 'material')
+const grepRows = [
+  ['grep broad under a subtree', { pattern: 'React', path: subtree }, 1.10],
+  ['grep broad over the whole tree (include *.js)', { pattern: 'function', include: '*.js' }, 1.25],
+  ['grep rare', { pattern: 'queueMicrotask' }, 1.05],
+  ['grep regex', { pattern: 'use[A-Z]\\w+Effect\\(' }, 1.05],
+  ['grep include', { pattern: 'createTheme', include: '*.d.ts' }, 1.05],
+]
+for (const [label, args, goal] of grepRows) {
+  const root = args.path ?? tree
+  const argv = grepArgv(args.pattern, root, args.include)
+  const probe = await bare(argv, tree)
+  const header = (await spilled.run('grep', args)).content[0].text.split('\n')[0]
+  const result = await paired(() => spilled.run('grep', args), () => bare(argv, tree), { rounds: label.includes('whole') ? 5 : 9 })
+  ratioRow(label, 'bare rg --json read to end', `${header}, ${mib(probe.bytes)} raw JSON`, result, goal)
 }
 
-const key = (path) => path.replaceAll('/', '\0')
-const byTimeThenPath = (a, b) => (a.t === b.t ? (a.k < b.k ? -1 : a.k > b.k ? 1 : 0) : a.t < b.t ? -1 : 1)
-
-/** rg's single-threaded --sort=modified, then a stat of every file anyway, to break its ties by path. */
-async function sortedThenStat(pattern) {
-  const paths = await listed(pattern, true)
-  const entries = paths.map((p) => ({ k: key(p), t: statSync(Buffer.from(p, 'latin1'), { throwIfNoEntry: false })?.mtimeMs ?? Infinity }))
-  return entries.sort(byTimeThenPath)
+const globRows = [
+  ['glob small subtree', { pattern: '*', path: join(tree, 'node_modules', 'clsx') }, 1.05],
+  ['glob **/*.ts over the whole tree', { pattern: '**/*.ts' }, 1.0],
+]
+for (const [label, args, goal] of globRows) {
+  const root = args.path ?? tree
+  const argv = globArgv(args.pattern, root)
+  const count = (await spilled.run('glob', args)).content[0].text
+  const shown = /\[Showing \d+ of (\d+) files/.exec(count)?.[1] ?? String(count.split('\n').length)
+  const result = await paired(() => spilled.run('glob', args), () => bare(argv, root), { rounds: 9 })
+  ratioRow(label, 'bare rg --files --sort=modified', `${shown} files`, result, goal)
 }
 
-/** The parallel listing with one promise per stat (64 in flight). */
-async function parallelPromiseStat(pattern) {
-  const paths = await listed(pattern, false)
-  const entries = paths.map((p) => ({ p, k: key(p), t: undefined }))
-  let next = 0
-  await Promise.all(Array.from({ length: 64 }, async () => {
-    while (next < entries.length) {
-      const entry = entries[next++]
-      entry.t = (await stat(Buffer.from(entry.p, 'latin1')).catch(() => undefined))?.mtimeMs ?? Infinity
-    }
-  }))
-  return entries.sort(byTimeThenPath)
+console.log(`\n# memory: broad greps past rawOutputMaxBytes (20 MB of raw JSON), answered; load average ${load()}`)
+for (const args of [{ pattern: 'function', include: '*.js' }, { pattern: 'jsx' }, { pattern: 'Object\\.defineProperty' }]) {
+  const argv = grepArgv(args.pattern, tree, args.include)
+  const probe = await bare(argv, tree)
+  const { result, peakGrowth } = await peakRssDuring(() => spilled.run('grep', args))
+  const header = result.content[0].text.split('\n')[0]
+  const timing = await paired(() => spilled.run('grep', args), () => bare(argv, tree), { rounds: 3 })
+  const what = `grep "${args.pattern}"${args.include ? ` include ${args.include}` : ''} past rawOutputMaxBytes`
+  summaryRow({ figure: `${what}: peak RSS growth`, value: peakGrowth / 1048576, goal: 64, unit: 'MiB' })
+  summaryRow({ figure: `${what}: time`, value: timing.ratio, goal: 1.25, floor: 'bare rg --json read to end' })
+  row(`  ${header}, ${mib(probe.bytes)} raw JSON`, `tool ${timing.tool.toFixed(0)} ms, floor ${timing.floor.toFixed(0)} ms`)
 }
-
-for (const pattern of ['*', '**/*.d.ts']) {
-  const count = (await listed(pattern, false)).length
-  const times = await sideBySide({
-    'bare rg --files (parallel, unordered)': () => bare(globArgv(pattern, false), tree),
-    'bare rg --files --sort=modified (one thread, ties unbroken)': () => bare(globArgv(pattern, true), tree),
-    'rg --sort=modified + stat all + tie sort': () => sortedThenStat(pattern),
-    'parallel rg --files + promise stat (64) + sort': () => parallelPromiseStat(pattern),
-    'tool (parallel rg --files, stat as listed, time groups + radix path sort)': () => plain.run('glob', { pattern }),
-  }, { rounds: 5, warmup: 1 })
-  const limit = times['bare rg --files --sort=modified (one thread, ties unbroken)']
-  row(`glob "${pattern}" (${count} files)`, '')
-  for (const [name, ms] of Object.entries(times)) row(`  ${name}`, `${ms.toFixed(1)} ms  ${ratio(ms, limit)}`)
-}
+console.log(`# load average at end: ${load()}`)
 
 await plain.ctx.fiber.dispose()
 await spilled.ctx.fiber.dispose()

@@ -20,9 +20,30 @@ export function globArgv(pattern: string, root: string): string[] {
   ]
 }
 
-/** Matching lines as JSON records; ripgrep's default visibility (ignore files, hidden, binary). */
+/**
+ * Matching lines as JSON records; ripgrep's default visibility (ignore files, hidden, binary), with
+ * `--no-require-git` so that `.gitignore` applies the same way outside a git repository as inside one.
+ */
 export function grepArgv(pattern: string, root: string, include: string | undefined): string[] {
-  return ['--no-config', '--json', `--regexp=${pattern}`, ...(include === undefined ? [] : [`--glob=${include}`]), '--', root]
+  return ['--no-config', '--json', '--no-require-git', `--regexp=${pattern}`, ...(include === undefined ? [] : [`--glob=${include}`]), '--', root]
+}
+
+/**
+ * The glob pattern as ripgrep should see it, or why it cannot be used: a leading `./` is dropped (ripgrep matches
+ * paths without it), an absolute pattern inside the search root is made relative to the root, and a `!`
+ * negation (which would silently invert the search) is refused, as in grep's include.
+ */
+export function normalizeGlob(pattern: string, root: string): { readonly pattern: string } | { readonly problem: string } {
+  if (pattern.startsWith('!')) return { problem: 'a negation ("!…"): glob lists the files that match; to leave files out, choose a narrower path or pattern' }
+  let out = pattern
+  if (out.startsWith('/')) {
+    const prefix = root.endsWith('/') ? root : `${root}/`
+    if (!out.startsWith(prefix)) return { problem: `an absolute path outside the search path ${root}: pass its directory as path and a pattern relative to it` }
+    out = out.slice(prefix.length)
+  }
+  while (out.startsWith('./')) out = out.slice(2).replace(/^\/+/, '')
+  if (out === '' || out === '.') return { problem: 'no pattern left once "./" or the search path is taken off: add the file pattern, e.g. "**/*.ts"' }
+  return { pattern: out }
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { SavedText } from '@deepseek-ai/dsh-spill'
-import { escapeControl } from './paths.ts'
+import { clip, cutUtf8, escapeControl } from '@deepseek-ai/dsh-text'
 
 /*
  * Every text both tools share. Pure functions of their arguments: each exact text is a unit test.
@@ -22,6 +22,19 @@ export function showPath(path: string): string {
   return path === '' ? '.' : escapeControl(path, { keepTab: false })
 }
 
+/** Most bytes of any one argument quoted in an error or a note: enough to recognise it, never a flood. */
+export const QUOTE_MAX_BYTES = 300
+
+/** An argument as an error quotes it: one line, at most QUOTE_MAX_BYTES, cut with `…`. */
+export function quoteArg(text: string): string {
+  return clip(escapeControl(text, { keepTab: false }), QUOTE_MAX_BYTES)
+}
+
+/** A path as an error names it: showPath, bounded like quoteArg. */
+export function errorPath(path: string): string {
+  return clip(showPath(path), QUOTE_MAX_BYTES)
+}
+
 /** The footer of a cut result: shown and total, then where the rest is, or why it is not kept and what to do. */
 export function capFooter(tool: ToolName, shown: number, total: number, noun: string, spill: SpillOutcome): string {
   const head = `[Showing ${shown} of ${total} ${noun}.`
@@ -41,7 +54,7 @@ const NOTE_LINES = 3
 /** ripgrep exited 2 but found something: what it could not read, briefly. */
 export function partialNote(stderr: string): string {
   const lines = stderrLines(stderr)
-  const shown = lines.slice(0, NOTE_LINES).join('; ')
+  const shown = lines.slice(0, NOTE_LINES).map((line) => clip(line, QUOTE_MAX_BYTES)).join('; ')
   const more = lines.length > NOTE_LINES ? ` (and ${lines.length - NOTE_LINES} more)` : ''
   return `[Some paths could not be searched, so the results may be incomplete: ${shown || 'ripgrep gave no reason'}${more}]`
 }
@@ -50,28 +63,48 @@ function stderrLines(stderr: string): string[] {
   return stderr.split('\n').map((line) => escapeControl(line.trimEnd(), { keepTab: true })).filter((line) => line !== '')
 }
 
-const STDERR_MAX_CHARS = 2000
+const STDERR_MAX_BYTES = 2000
 
 /** ripgrep's stderr for an error message: its own line breaks kept, nothing else raw, bounded. */
 function stderrText(stderr: string): string {
-  const text = stderrLines(stderr).join('\n')
-  return text.length > STDERR_MAX_CHARS ? `${text.slice(0, STDERR_MAX_CHARS)}…` : text
+  return clip(stderrLines(stderr).map((line) => clip(line, QUOTE_MAX_BYTES)).join('\n'), STDERR_MAX_BYTES)
 }
 
 export function launchFailedMessage(tool: ToolName, binary: string, cause: string): string {
-  return `${tool} search failed: could not start ripgrep (${escapeControl(binary, { keepTab: false })}): ${escapeControl(cause, { keepTab: false })}`
+  return `${tool} search failed: could not start ripgrep (${quoteArg(binary)}): ${quoteArg(cause)}`
 }
 
 export function abortedMessage(tool: ToolName): string {
   return `${tool} search aborted: the call was cancelled or ran out of time, and ripgrep was stopped`
 }
 
-export function overflowMessage(tool: ToolName, maxBytes: number): string {
-  return `${tool} search stopped: ripgrep printed more than ${maxBytes} bytes of raw output. To search less, ${NARROW[tool]}.`
+/** glob's listing passed the bound on what a search may hold (rawOutputMaxBytes). */
+export function globOverflowMessage(maxBytes: number): string {
+  return `glob search stopped: ripgrep listed more than ${maxBytes} bytes of paths, the most a search may hold (rawOutputMaxBytes). To list less, ${NARROW.glob}.`
+}
+
+/** grep's formatted matches passed the bound on what a search may hold (rawOutputMaxBytes). */
+export function grepOverflowMessage(maxBytes: number, matches: number): string {
+  return `grep search stopped: after ${matches} matching lines its formatted matches passed ${maxBytes} bytes, the most a search may hold (rawOutputMaxBytes). To search less, ${NARROW.grep}.`
+}
+
+/** One record of ripgrep's output (one matching line with its JSON) passed the bound on its own. */
+export function recordOverflowMessage(tool: ToolName, maxBytes: number): string {
+  return `${tool} search stopped: one record of ripgrep's output passed ${maxBytes} bytes, the most a search may hold (rawOutputMaxBytes); a file with an enormous line is the likely cause. To search less, ${NARROW[tool]}.`
+}
+
+export function outOfMemoryMessage(tool: ToolName, limitBytes: number): string {
+  return `${tool} search failed: ripgrep used more than its memory limit (${limitBytes} bytes, rgMaxMemoryBytes) and was stopped. A huge or endless ignore file (.gitignore, .ignore, .rgignore — a link to a device, say) or an enormous line is the usual cause; search a narrower path, or a single file.`
+}
+
+/** ripgrep was stopped at the tool's own time budget; what it had found stands. */
+export function stoppedNote(tool: ToolName, deadlineMs: number): string {
+  const what = tool === 'glob' ? 'files listed' : 'matches found'
+  return `[The search was stopped after ${deadlineMs} ms, its time budget, before ripgrep finished: these are the ${what} until then, and more may exist. To search less, ${NARROW[tool]}.]`
 }
 
 export function malformedMessage(tool: ToolName, detail: string): string {
-  return `${tool} search failed: could not read ripgrep's output (${escapeControl(detail, { keepTab: false })})`
+  return `${tool} search failed: could not read ripgrep's output (${quoteArg(detail)})`
 }
 
 export function killedMessage(tool: ToolName, signal: string): string {
@@ -82,18 +115,55 @@ export function exitMessage(tool: ToolName, exitCode: number | null, stderr: str
   return `${tool} search failed (exit ${exitCode}): ${stderrText(stderr) || 'ripgrep printed no error'}`
 }
 
-export function invalidPatternMessage(tool: ToolName, stderr: string): string {
-  return `invalid ${tool} pattern: ${stderrText(stderr)}`
+/**
+ * ripgrep rejected the pattern. It quotes its own rewritten form of it (`(?:(`), once per line of a long one: the
+ * message quotes the model's pattern instead (bounded) and keeps ripgrep's reason (`error: unclosed group`).
+ */
+export function invalidPatternMessage(tool: ToolName, pattern: string, stderr: string): string {
+  return `invalid ${tool} pattern "${quoteArg(pattern)}": ${patternReason(stderr)}`
+}
+
+function patternReason(stderr: string): string {
+  const lines = stderrLines(stderr)
+  const kind = lines.find((line) => line.startsWith('rg: '))?.slice(4).replace(/:$/, '') ?? 'ripgrep rejected it'
+  const reason = lines.find((line) => line.startsWith('error: '))?.slice(7)
+  if (/error building NFA|exceeds size limit/.test(kind)) return `${clip(kind, QUOTE_MAX_BYTES)} (the regex is too large or repeats too much to compile; simplify it)`
+  return reason === undefined ? clip(kind, QUOTE_MAX_BYTES) : `${clip(kind, QUOTE_MAX_BYTES)}: ${clip(reason, QUOTE_MAX_BYTES)}`
 }
 
 export function missingPathMessage(tool: ToolName, path: string): string {
-  return `${tool} search failed: ${showPath(path)}: no such file or directory`
+  return `${tool} search failed: ${errorPath(path)}: no such file or directory`
 }
 
 export function unusablePathMessage(tool: ToolName, path: string, cause: string): string {
-  return `${tool} search failed: ${showPath(path)}: ${escapeControl(cause, { keepTab: false })}`
+  return `${tool} search failed: ${errorPath(path)}: ${quoteArg(cause.replace(path, '<path>'))}`
+}
+
+/** A FIFO, socket or device named as `path`: refused from its stat, without opening it (opening a FIFO is a side effect). */
+export function specialPathMessage(tool: ToolName, path: string, kind: string): string {
+  return `${tool} path ${errorPath(path)} is ${kind}, not a regular file or a directory; ${tool} searches only those`
 }
 
 export function nulInPathMessage(tool: ToolName): string {
   return `${tool} path must not contain a NUL byte`
+}
+
+export function utf8Bytes(text: string): number {
+  return Buffer.byteLength(text, 'utf8')
+}
+
+/**
+ * The last guard of the budget: a text within `maxBytes`, cut with `…` if it is not. Pages are laid out within
+ * the budget; only a budget smaller than their fixed lines (header, footer, notes) ever gets cut here.
+ */
+export function withinBudget(text: string, maxBytes: number): string {
+  if (utf8Bytes(text) <= maxBytes) return text
+  return maxBytes < 3 ? cutUtf8(text, maxBytes).text : clip(text, maxBytes)
+}
+
+/** What a page reserves for the blocks after its rows (footer, notes), each after a blank line. */
+export function trailerBytes(blocks: readonly string[]): number {
+  let total = 0
+  for (const block of blocks) total += 2 + utf8Bytes(block)
+  return total
 }

@@ -4,7 +4,9 @@ export interface Config {
   globMaxResults: number
   grepMaxMatches: number
   grepMaxLineBytes: number
+  maxResultBytes: number
   rawOutputMaxBytes: number
+  rgMaxMemoryBytes: number
   timeoutMs: number
   graceMs: number
   stderrMaxBytes: number
@@ -17,9 +19,11 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
   globMaxResults: positive(100, 'Paths shown inline by glob; the complete list goes to the spill store.'),
   grepMaxMatches: positive(250, 'Matching lines shown inline by grep; the complete result goes to the spill store.'),
   grepMaxLineBytes: positive(2000, 'Longest preview of a matching line, in UTF-8 bytes; longer lines are cut and marked.'),
-  rawOutputMaxBytes: positive(20_000_000, 'Raw ripgrep output a search may produce before ripgrep is stopped (SEARCH_RAW_OUTPUT_OVERFLOW).'),
-  timeoutMs: positive(30_000, 'Time budget of one call, enforced by the timeout policy (TOOL_TIMEOUT).'),
+  maxResultBytes: positive(30_000, 'Most UTF-8 bytes of one glob or grep result text; the page stops there, and the complete result goes to the spill store.'),
+  rawOutputMaxBytes: positive(20_000_000, 'Most bytes a search holds in memory: the paths glob lists, the formatted matches grep keeps (what its complete result is made of), any one record of ripgrep\'s output. Past it ripgrep is stopped (SEARCH_RAW_OUTPUT_OVERFLOW).'),
+  rgMaxMemoryBytes: Schema.natural().default(1_073_741_824).description('Most resident memory ripgrep may use, read from /proc every 20 ms: past it ripgrep is stopped (SEARCH_FAILED), so a hostile ignore file cannot exhaust memory. 0 turns the check off.'),
+  timeoutMs: positive(30_000, 'Time budget of one call, enforced by the timeout policy (TOOL_TIMEOUT); the tool stops ripgrep somewhat earlier and returns what it found.'),
   graceMs: positive(3000, 'Time between SIGTERM and SIGKILL when ripgrep is stopped.'),
-  stderrMaxBytes: positive(65_536, 'Tail of ripgrep\'s stderr kept for error messages.'),
+  stderrMaxBytes: positive(65_536, 'Head and tail of ripgrep\'s stderr kept for error messages.'),
   rgPath: Schema.string().description('ripgrep binary to run instead of the packaged one (@vscode/ripgrep).'),
 })

@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { capFooter, showPath, partialNote, type SpillOutcome } from './common-text.ts'
+import { capFooter, partialNote, showPath, type SpillOutcome, stoppedNote, trailerBytes, utf8Bytes, withinBudget } from './common-text.ts'
+import type { Page } from './search.ts'
 
 export const GLOB_PROMPT_ID = 'tool:glob'
 export const GLOB_PROMPT_ORDER = 103
@@ -9,12 +10,13 @@ export const GLOB_PROMPT = [
   'glob lists hidden files and files ignored by .gitignore too; only the contents of version-control directories (.git, .svn, .hg, .bzr, .jj, .sl) are never listed.',
 ].join('\n')
 
-export function globDescription(maxResults: number): string {
+export function globDescription(caps: { maxResults: number; maxResultBytes: number }): string {
   return [
     'Find files whose path matches a glob pattern, e.g. "**/*.ts" or "src/**/test_*.py".',
     'Syntax: "*" matches within one path component, "**" across directories, "?" one character, "[abc]" a class, "{a,b}" alternatives; a pattern without "/" matches file names at any depth, a pattern with "/" is matched relative to path.',
     'Lists hidden files and files ignored by .gitignore; never the contents of .git, .svn, .hg, .bzr, .jj or .sl directories.',
-    `Prints one path per line, relative to the working directory, oldest modification first (ties in path order). At most ${maxResults} paths are shown; when there are more, the result says where the complete list was saved.`,
+    `Prints one path per line, relative to the working directory, most recently modified first (ties in path order). At most ${caps.maxResults} paths and ${caps.maxResultBytes} bytes are shown; when there are more, the result says where the complete list was saved.`,
+    'A leading "./" is ignored, an absolute pattern inside path is made relative to it; a "!" negation is not accepted.',
   ].join(' ')
 }
 
@@ -26,30 +28,61 @@ export type GlobArgs = Static<typeof GlobParameters>
 
 /** What a glob call found, before it becomes text. */
 export interface GlobValue {
-  /** In modification order; as shown (relative to the cwd or absolute), not yet escaped. */
+  /** Most recently modified first; as shown (relative to the cwd or absolute), not yet escaped. */
   readonly paths: readonly string[]
   /** ripgrep's stderr when it exited 2 but listed files (some directories could not be read). */
   readonly warning?: string
   /** Set when the search root is itself inside a version-control directory, whose contents glob never lists. */
   readonly insideVcs?: { readonly root: string; readonly dir: string }
+  /** Set when ripgrep was stopped at the tool's time budget (that many ms): the paths are those listed until then. */
+  readonly stoppedAfterMs?: number
   /** Set when `paths` is longer than the page. */
   readonly spill?: SpillOutcome
 }
 
+export interface GlobCaps {
+  readonly maxResults: number
+  /** No text of the result exceeds this many UTF-8 bytes. */
+  readonly maxBytes: number
+}
+
 export const NO_FILES = 'No files found'
 
-/** The model-facing text: at most `maxResults` paths, then the footer and notes. */
-export function renderGlob(value: GlobValue, caps: { maxResults: number }): string {
-  const blocks: string[] = []
-  if (value.paths.length === 0) blocks.push(NO_FILES)
-  else {
-    const shown = Math.min(value.paths.length, caps.maxResults)
-    blocks.push(value.paths.slice(0, shown).map(showPath).join('\n'))
-    if (shown < value.paths.length) {
-      blocks.push(capFooter('glob', shown, value.paths.length, 'files', value.spill ?? { unsaved: 'it was not offered to a store' }))
-    }
+function notes(value: GlobValue): string[] {
+  const out: string[] = []
+  if (value.insideVcs) out.push(`[${showPath(value.insideVcs.root)} is inside a ${value.insideVcs.dir} directory, whose contents glob never lists]`)
+  if (value.stoppedAfterMs !== undefined) out.push(stoppedNote('glob', value.stoppedAfterMs))
+  if (value.warning !== undefined) out.push(partialNote(value.warning))
+  return out
+}
+
+/** The inline page: up to `maxResults` paths within `maxBytes` of text, then the footer and notes. */
+export function pageGlob(value: GlobValue, caps: GlobCaps): Page {
+  const after = notes(value)
+  const { paths } = value
+  if (paths.length === 0) return { text: withinBudget([NO_FILES, ...after].join('\n\n'), caps.maxBytes), complete: true }
+  if (paths.length <= caps.maxResults) {
+    const whole = [paths.map(showPath).join('\n'), ...after].join('\n\n')
+    if (utf8Bytes(whole) <= caps.maxBytes) return { text: whole, complete: true }
   }
-  if (value.insideVcs) blocks.push(`[${showPath(value.insideVcs.root)} is inside a ${value.insideVcs.dir} directory, whose contents glob never lists]`)
-  if (value.warning !== undefined) blocks.push(partialNote(value.warning))
-  return blocks.join('\n\n')
+  const spill = value.spill ?? { unsaved: 'it was not offered to a store' }
+  const footer = (shown: number) => capFooter('glob', shown, paths.length, 'files', spill)
+  let room = caps.maxBytes - trailerBytes([footer(paths.length), ...after])
+  const rows: string[] = []
+  for (const path of paths) {
+    if (rows.length >= caps.maxResults) break
+    const row = showPath(path)
+    // Rows are joined by newlines; the blank line before the footer is in trailerBytes already.
+    const cost = utf8Bytes(row) + (rows.length === 0 ? 0 : 1)
+    if (cost > room) break
+    rows.push(row)
+    room -= cost
+  }
+  const blocks = rows.length === 0 ? [footer(0), ...after] : [rows.join('\n'), footer(rows.length), ...after]
+  return { text: withinBudget(blocks.join('\n\n'), caps.maxBytes), complete: false }
+}
+
+/** The complete list as saved: one path per line, in the order shown. */
+export function savedGlob(value: GlobValue): string {
+  return `${value.paths.map(showPath).join('\n')}\n`
 }

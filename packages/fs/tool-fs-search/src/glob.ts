@@ -2,14 +2,14 @@ import { isAscii } from 'node:buffer'
 import { statSync } from 'node:fs'
 import type { ToolExecution, ToolOutput } from '@deepseek-ai/dsh-tools'
 import { invalidArgs } from '@deepseek-ai/dsh-tools'
-import { globArgv } from './argv.ts'
-import { nulInPathMessage, showPath } from './common-text.ts'
+import { globArgv, normalizeGlob } from './argv.ts'
+import { errorPath, globOverflowMessage, nulInPathMessage, quoteArg } from './common-text.ts'
 import { SearchError, SearchErrorCode } from './errors.ts'
-import { type GlobArgs, type GlobValue, renderGlob } from './glob-text.ts'
+import { type GlobArgs, type GlobValue, pageGlob, savedGlob } from './glob-text.ts'
 import { decodeKey, enclosingVcsDir, fsPath, joinDisplay, pathKey, relativeKey, resolveRoot, sortInPathOrder } from './paths.ts'
 import { MalformedOutput, RecordSplitter } from './records.ts'
-import { endRecords, judgeExit, runRipgrep } from './ripgrep.ts'
-import { isDirectory, keepComplete, type SearchDeps, sessionCwd } from './search.ts'
+import { endRecords, judgeExit, runRipgrep, searchDeadline } from './ripgrep.ts'
+import { deliver, isDirectory, type SearchServices, sessionCwd } from './search.ts'
 
 interface Entry {
   /** The path below the root (see pathKey). */
@@ -18,59 +18,68 @@ interface Entry {
   readonly mtime: number
 }
 
-/** `glob`: every file below `path` whose path matches `pattern`, oldest modification first, ties in path order. */
-export async function glob(deps: SearchDeps, args: GlobArgs, exec: ToolExecution): Promise<ToolOutput<GlobValue>> {
-  const { config } = deps
+/** `glob`: every file below `path` whose path matches `pattern`, newest modification first, ties in path order. */
+export async function glob(services: SearchServices, args: GlobArgs, exec: ToolExecution): Promise<ToolOutput<GlobValue>> {
+  const { config } = services
   if (args.path?.includes('\0')) throw invalidArgs(nulInPathMessage('glob'))
   if (args.pattern.includes('\0')) {
     throw new SearchError('invalid glob pattern: a file name cannot contain a NUL byte', { code: SearchErrorCode.SEARCH_INVALID_PATTERN })
   }
   const root = resolveRoot(sessionCwd(exec), args.path)
   if (!(await isDirectory('glob', root))) {
-    throw invalidArgs(`glob path must be a directory, but ${showPath(root.display)} is not one: pass the directory that holds it, or read the file with read`)
+    throw invalidArgs(`glob path must be a directory, but ${errorPath(root.display)} is not one: pass the directory that holds it, or read the file with read`)
   }
+  const normal = normalizeGlob(args.pattern, root.absolute)
+  if ('problem' in normal) throw invalidArgs(`glob pattern "${quoteArg(args.pattern)}" is ${normal.problem}`)
   const vcs = enclosingVcsDir(root.absolute)
-  if (vcs) return finish(deps, exec, { paths: [], insideVcs: { root: root.display, dir: vcs } })
+  if (vcs) return finish(services, exec, { paths: [], insideVcs: { root: root.display, dir: vcs } })
 
   // Each file is stat'ed as soon as ripgrep lists it, while ripgrep walks on (see modificationTime).
   const rootKey = pathKey(root.bytes)
   const entries: Entry[] = []
   // Until a chunk holds a byte over 0x7f, every name is ASCII and needs no conversion (the common case).
   let ascii = isAscii(root.bytes)
+  let listed = 0
   const splitter = new RecordSplitter(0x00, (bytes, start, end) => {
     const printed = bytes.toString('latin1', start, end)
     const rel = relativeKey(rootKey, printed)
     if (!rel) throw new MalformedOutput(`a path outside the search root: ${decodeKey(printed)}`)
     entries.push({ rel, mtime: modificationTime(ascii ? printed : fsPath(printed)) })
   })
-  const run = await runRipgrep(deps.ctx.subprocess, {
+  const deadlineMs = searchDeadline(config.timeoutMs)
+  const run = await runRipgrep(services.subprocess, {
     tool: 'glob',
-    binary: await deps.locator.path('glob'),
-    args: globArgv(args.pattern, root.absolute),
+    binary: await services.locator.path('glob'),
+    args: globArgv(normal.pattern, root.absolute),
     // ripgrep matches globs that contain "/" relative to its working directory: the root, as the model expects.
     cwd: root.absolute,
     signal: exec.signal,
     graceMs: config.graceMs,
     stderrMaxBytes: config.stderrMaxBytes,
-    rawOutputMaxBytes: config.rawOutputMaxBytes,
+    deadlineMs,
+    memoryLimitBytes: config.rgMaxMemoryBytes > 0 ? config.rgMaxMemoryBytes : undefined,
     onOutput: (chunk) => {
+      // The listing is what glob holds: its bytes are bounded as they come.
+      listed += chunk.length
+      if (listed > config.rawOutputMaxBytes) throw new SearchError(globOverflowMessage(config.rawOutputMaxBytes), { code: SearchErrorCode.SEARCH_RAW_OUTPUT_OVERFLOW })
       if (ascii && !isAscii(chunk)) ascii = false
       splitter.push(chunk)
     },
   })
-  endRecords('glob', splitter)
-  const { warning } = judgeExit('glob', run, entries.length)
+  if (!run.stoppedAtDeadline) endRecords('glob', splitter)
+  const outcome = judgeExit('glob', run, entries.length, { pattern: args.pattern })
   sortByModificationThenPath(entries)
   const paths = entries.map((entry) => joinDisplay(root.display, ascii ? entry.rel : decodeKey(entry.rel)))
-  return finish(deps, exec, warning === undefined ? { paths } : { paths, warning })
+  return finish(services, exec, {
+    paths,
+    ...(outcome.warning === undefined ? {} : { warning: outcome.warning }),
+    ...(outcome.stopped ? { stoppedAfterMs: deadlineMs } : {}),
+  })
 }
 
-async function finish(deps: SearchDeps, exec: ToolExecution, value: GlobValue): Promise<ToolOutput<GlobValue>> {
-  const caps = { maxResults: deps.config.globMaxResults }
-  if (value.paths.length <= caps.maxResults) return { text: renderGlob(value, caps), value }
-  const spill = await keepComplete(deps, exec, 'glob-results.txt', () => renderGlob(value, { maxResults: Infinity }))
-  const capped = { ...value, spill }
-  return { text: renderGlob(capped, caps), value: capped }
+function finish(services: SearchServices, exec: ToolExecution, value: GlobValue): Promise<ToolOutput<GlobValue>> {
+  const caps = { maxResults: services.config.globMaxResults, maxBytes: services.config.maxResultBytes }
+  return deliver(services, exec, value, { fileName: 'glob-results.txt', page: (v) => pageGlob(v, caps), saved: savedGlob })
 }
 
 /**
@@ -89,8 +98,9 @@ function modificationTime(path: string | Buffer): number {
 }
 
 /**
- * Oldest first; files with equal times in path order. Grouping by time and sorting the distinct times natively
- * (a Float64Array) costs a fraction of a comparison sort over every entry.
+ * Newest first; files with equal times in path order; files that could not be stat'ed last. Grouping by time and
+ * sorting the distinct times natively (a Float64Array, then read backwards) costs a fraction of a comparison sort
+ * over every entry.
  */
 function sortByModificationThenPath(entries: Entry[]): void {
   const groups = new Map<number, Entry[]>()
@@ -101,7 +111,10 @@ function sortByModificationThenPath(entries: Entry[]): void {
   }
   const times = Float64Array.from(groups.keys()).sort()
   let at = 0
-  for (const time of times) {
+  // Infinity (no time) sorts last ascending: it is read last here too.
+  const last = times.length > 0 && times[times.length - 1] === Infinity ? times.length - 1 : times.length
+  const order = [...times.subarray(0, last).reverse(), ...times.subarray(last)]
+  for (const time of order) {
     const group = groups.get(time) as Entry[]
     if (group.length > 1) sortInPathOrder(group, (entry) => entry.rel)
     for (const entry of group) entries[at++] = entry

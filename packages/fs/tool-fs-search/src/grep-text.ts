@@ -1,6 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { capFooter, partialNote, showPath, type SpillOutcome } from './common-text.ts'
-import { escapeControl } from './paths.ts'
+import { cutUtf8, escapeControl, TRUNCATED_MARK } from '@deepseek-ai/dsh-text'
+import { capFooter, partialNote, quoteArg, showPath, type SpillOutcome, stoppedNote, trailerBytes, utf8Bytes, withinBudget } from './common-text.ts'
+import type { Page } from './search.ts'
 
 export const GREP_PROMPT_ID = 'tool:grep'
 export const GREP_PROMPT_ORDER = 104
@@ -10,12 +11,12 @@ export const GREP_PROMPT = [
   'Its "Line N:" numbers are line numbers in the file: read a matched file (offset near N) to see the surrounding code.',
 ].join('\n')
 
-export function grepDescription(maxMatches: number, maxLineBytes: number): string {
+export function grepDescription(caps: { maxMatches: number; maxLineBytes: number; maxResultBytes: number }): string {
   return [
     'Search file contents with a regular expression (ripgrep\'s Rust regex syntax, e.g. "fn\\s+main" or "TODO|FIXME"; escape literal metacharacters such as "\\(" or "\\."). Matches are found within single lines.',
-    'path is a directory to walk or a single file (default: the working directory). During a walk, files ignored by .gitignore or .ignore, hidden files and directories, and binary files are skipped; a file named in path is always searched.',
+    'path is a directory to walk or a single file (default: the working directory). During a walk these are skipped: files and directories ignored by .gitignore, .ignore or .rgignore files (in the searched directories and their parents) or by git\'s exclude files (.git/info/exclude, the global core.excludesFile), the same inside and outside a git repository; hidden files and directories (names starting with "."), and binary files. A file named in path is always searched.',
     'include limits the walk to files matching ONE glob, e.g. "*.py" or "*.{ts,tsx}".',
-    `Prints "Found N matches" (N counts matching lines), then per file, in path order, its path and "Line <n>: <text>" rows. At most ${maxMatches} lines are shown; when there are more, the result says where the complete result was saved. Lines longer than ${maxLineBytes} bytes are cut and marked "(line truncated)".`,
+    `Prints "Found N matches" (N counts matching lines), then per file, in path order, its path and "Line <n>: <text>" rows. At most ${caps.maxMatches} lines and ${caps.maxResultBytes} bytes are shown; when there are more, the result says where the complete result was saved, one match per line as "<path>:<line>: <text>". Lines longer than ${caps.maxLineBytes} bytes are cut and marked "(line truncated)".`,
   ].join(' ')
 }
 
@@ -42,18 +43,27 @@ export interface GrepFileValue {
 
 /** What a grep call found, before it becomes text. */
 export interface GrepValue {
+  /** What was asked: the saved result's header repeats it. `path` as shown ('' for the working directory). */
+  readonly query: { readonly pattern: string; readonly path: string; readonly include?: string }
   /** In path order. */
   readonly files: readonly GrepFileValue[]
   /** Matching lines in all files. */
   readonly total: number
   /** ripgrep's stderr when it exited 2 but found matches (some paths could not be read). */
   readonly warning?: string
+  /** Set when ripgrep was stopped at the tool's time budget (that many ms): the matches are those found until then. */
+  readonly stoppedAfterMs?: number
   /** Set when `total` is over the page. */
   readonly spill?: SpillOutcome
 }
 
+export interface GrepCaps {
+  readonly maxMatches: number
+  /** No text of the result exceeds this many UTF-8 bytes. */
+  readonly maxBytes: number
+}
+
 export const NO_MATCHES = 'No matches found'
-export const LINE_TRUNCATED = ' (line truncated)'
 export const NOT_UTF8 = '(line is not valid UTF-8)'
 
 export function foundHeader(shown: number, total: number): string {
@@ -61,24 +71,109 @@ export function foundHeader(shown: number, total: number): string {
   return total === 1 ? 'Found 1 match' : `Found ${total} matches`
 }
 
-export function lineRow(line: GrepLineValue): string {
-  const text = line.preview === null ? NOT_UTF8 : escapeControl(line.preview, { keepTab: true }) + (line.truncated ? LINE_TRUNCATED : '')
-  return `Line ${line.line}: ${text}`
+function previewText(line: GrepLineValue): string {
+  return line.preview === null ? NOT_UTF8 : escapeControl(line.preview, { keepTab: true }) + (line.truncated ? TRUNCATED_MARK : '')
 }
 
-/** The model-facing text: the header, at most `maxMatches` lines grouped by file, then the footer and notes. */
-export function renderGrep(value: GrepValue, caps: { maxMatches: number }): string {
-  if (value.total === 0) return value.warning === undefined ? NO_MATCHES : `${NO_MATCHES}\n\n${partialNote(value.warning)}`
-  const shown = Math.min(value.total, caps.maxMatches)
-  const blocks = [foundHeader(shown, value.total)]
-  let left = shown
-  for (const file of value.files) {
-    if (left === 0) break
-    const lines = file.lines.slice(0, left)
-    left -= lines.length
-    blocks.push(`${showPath(file.path)}\n${lines.map(lineRow).join('\n')}`)
+export function lineRow(line: GrepLineValue): string {
+  return `Line ${line.line}: ${previewText(line)}`
+}
+
+// Characters that make a regex differ from the same text searched literally ("." matches itself too).
+const SPECIAL = /[()[\]{}+*?|^$]/
+const ESCAPABLE = /[()[\]{}+*?|^$.]/g
+
+/**
+ * For a pattern that found nothing: when it holds regex metacharacters and no escape at all (so it reads as text
+ * meant literally, such as `isEspree(parser)`), one line saying so and the escaped form. Otherwise undefined.
+ */
+export function literalHint(pattern: string): string | undefined {
+  if (pattern.includes('\\') || !SPECIAL.test(pattern)) return undefined
+  const special = [...new Set(pattern.match(ESCAPABLE))].join(' ')
+  return `[The pattern is a regular expression, in which ${special} are special characters, not literal text. To match them literally, escape each with a backslash: ${quoteArg(pattern.replace(ESCAPABLE, '\\$&'))}]`
+}
+
+function notes(value: GrepValue): string[] {
+  const out: string[] = []
+  if (value.total === 0) {
+    const hint = literalHint(value.query.pattern)
+    if (hint !== undefined) out.push(hint)
   }
-  if (shown < value.total) blocks.push(capFooter('grep', shown, value.total, 'matches', value.spill ?? { unsaved: 'it was not offered to a store' }))
-  if (value.warning !== undefined) blocks.push(partialNote(value.warning))
-  return blocks.join('\n\n')
+  if (value.stoppedAfterMs !== undefined) out.push(stoppedNote('grep', value.stoppedAfterMs))
+  if (value.warning !== undefined) out.push(partialNote(value.warning))
+  return out
+}
+
+/**
+ * The inline page: the header, then matches grouped by file until `maxMatches` rows or `maxBytes` of text (fewer
+ * rows when lines are long), the footer, the notes. `complete` when every match is shown.
+ */
+export function pageGrep(value: GrepValue, caps: GrepCaps): Page {
+  const after = notes(value)
+  if (value.total === 0) return { text: withinBudget([NO_MATCHES, ...after].join('\n\n'), caps.maxBytes), complete: true }
+  if (value.total <= caps.maxMatches) {
+    const whole = [foundHeader(value.total, value.total), ...value.files.map((file) => `${showPath(file.path)}\n${file.lines.map(lineRow).join('\n')}`), ...after].join('\n\n')
+    if (utf8Bytes(whole) <= caps.maxBytes) return { text: whole, complete: true }
+  }
+  const spill = value.spill ?? { unsaved: 'it was not offered to a store' }
+  // Header and footer at their widest (the shown count has no more digits than the total).
+  const footer = (shown: number) => capFooter('grep', shown, value.total, 'matches', spill)
+  let room = caps.maxBytes - utf8Bytes(`Found ${value.total} of ${value.total} matches`) - trailerBytes([footer(value.total), ...after])
+  const groups: string[] = []
+  let shown = 0
+  for (const file of value.files) {
+    if (shown >= caps.maxMatches) break
+    const head = showPath(file.path)
+    let cost = 2 + utf8Bytes(head)
+    const rows: string[] = []
+    for (const line of file.lines) {
+      if (shown >= caps.maxMatches) break
+      let row = lineRow(line)
+      if (cost + 1 + utf8Bytes(row) > room) {
+        // Only the very first match is cut to fit, so that a page shows at least one; later ones wait for the file.
+        const cut = shown === 0 ? fitRow(line, room - cost - 1) : undefined
+        if (cut === undefined) break
+        row = cut
+      }
+      rows.push(row)
+      cost += 1 + utf8Bytes(row)
+      shown++
+    }
+    if (rows.length === 0) break
+    groups.push(`${head}\n${rows.join('\n')}`)
+    room -= cost
+    if (rows.length < file.lines.length) break
+  }
+  const text = [foundHeader(shown, value.total), ...groups, footer(shown), ...after].join('\n\n')
+  return { text: withinBudget(text, caps.maxBytes), complete: false }
+}
+
+/** A row cut so that it takes at most `room` bytes, marked; undefined when not even the mark fits. */
+function fitRow(line: GrepLineValue, room: number): string | undefined {
+  const prefix = `Line ${line.line}: `
+  const left = room - utf8Bytes(prefix) - utf8Bytes(TRUNCATED_MARK)
+  if (left < 0 || line.preview === null) return undefined
+  return prefix + cutUtf8(escapeControl(line.preview, { keepTab: true }), left).text + TRUNCATED_MARK
+}
+
+/** The first line of a saved result: what was searched, how many lines matched, how the rows read. */
+export function savedHeader(value: GrepValue): string {
+  const { pattern, path, include } = value.query
+  const where = `${include === undefined ? '' : ` include "${quoteArg(include)}"`} in ${quoteArg(showPath(path))}`
+  const incomplete = value.stoppedAfterMs !== undefined || value.warning !== undefined ? ' (incomplete: see the notes of the call\'s result)' : ''
+  const lines = value.total === 1 ? '1 matching line' : `${value.total} matching lines`
+  return `[grep "${quoteArg(pattern)}"${where}: ${lines}${incomplete}, one per line as <path>:<line>: <text>]`
+}
+
+/**
+ * The complete result as saved: the header line, then one match per line, `<path>:<line>: <preview>`, files in
+ * path order — any page of it, read with offset and limit, or any grep of it, explains itself.
+ */
+export function savedGrep(value: GrepValue): string {
+  const rows = [savedHeader(value)]
+  for (const file of value.files) {
+    const path = showPath(file.path)
+    for (const line of file.lines) rows.push(`${path}:${line.line}: ${previewText(line)}`)
+  }
+  return `${rows.join('\n')}\n`
 }

@@ -2,45 +2,56 @@ import { dirname } from 'node:path'
 import type { ToolExecution, ToolOutput } from '@deepseek-ai/dsh-tools'
 import { invalidArgs } from '@deepseek-ai/dsh-tools'
 import { grepArgv, includeProblem } from './argv.ts'
-import { nulInPathMessage } from './common-text.ts'
+import { grepOverflowMessage, nulInPathMessage, quoteArg, recordOverflowMessage } from './common-text.ts'
 import { SearchError, SearchErrorCode } from './errors.ts'
-import { type GrepArgs, type GrepValue, renderGrep } from './grep-text.ts'
+import { type GrepArgs, type GrepValue, pageGrep, savedGrep } from './grep-text.ts'
 import { resolveRoot } from './paths.ts'
 import { GrepCollector, RecordSplitter } from './records.ts'
-import { endRecords, judgeExit, runRipgrep } from './ripgrep.ts'
-import { isDirectory, keepComplete, type SearchDeps, sessionCwd } from './search.ts'
+import { endRecords, judgeExit, runRipgrep, searchDeadline } from './ripgrep.ts'
+import { deliver, isDirectory, type SearchServices, sessionCwd } from './search.ts'
 
 /** `grep`: every line matching `pattern` below `path`, grouped by file in path order, lines ascending. */
-export async function grep(deps: SearchDeps, args: GrepArgs, exec: ToolExecution): Promise<ToolOutput<GrepValue>> {
-  const { config } = deps
+export async function grep(services: SearchServices, args: GrepArgs, exec: ToolExecution): Promise<ToolOutput<GrepValue>> {
+  const { config } = services
   checkArgs(args)
   const root = resolveRoot(sessionCwd(exec), args.path)
   const directory = await isDirectory('grep', root)
 
+  // What is held is the formatted matches (previews cut to grepMaxLineBytes), never the raw JSON: a broad search
+  // passes any amount of raw output through, and stops only when what it keeps passes the bound.
+  const bound = config.rawOutputMaxBytes
   const collector = new GrepCollector(root, config.grepMaxLineBytes)
   const splitter = new RecordSplitter(0x0a, collector.record)
-  const run = await runRipgrep(deps.ctx.subprocess, {
+  const deadlineMs = searchDeadline(config.timeoutMs)
+  const run = await runRipgrep(services.subprocess, {
     tool: 'grep',
-    binary: await deps.locator.path('grep'),
+    binary: await services.locator.path('grep'),
     args: grepArgv(args.pattern, root.absolute, args.include),
     // ripgrep matches an include glob that contains "/" relative to its working directory: the root.
     cwd: directory ? root.absolute : dirname(root.absolute),
     signal: exec.signal,
     graceMs: config.graceMs,
     stderrMaxBytes: config.stderrMaxBytes,
-    rawOutputMaxBytes: config.rawOutputMaxBytes,
-    onOutput: (chunk) => splitter.push(chunk),
+    deadlineMs,
+    memoryLimitBytes: config.rgMaxMemoryBytes > 0 ? config.rgMaxMemoryBytes : undefined,
+    onOutput: (chunk) => {
+      splitter.push(chunk)
+      if (collector.heldBytes > bound) throw new SearchError(grepOverflowMessage(bound, collector.total), { code: SearchErrorCode.SEARCH_RAW_OUTPUT_OVERFLOW })
+      if (splitter.pendingLength > bound) throw new SearchError(recordOverflowMessage('grep', bound), { code: SearchErrorCode.SEARCH_RAW_OUTPUT_OVERFLOW })
+    },
   })
-  endRecords('grep', splitter)
-  const { warning } = judgeExit('grep', run, collector.total)
+  if (!run.stoppedAtDeadline) endRecords('grep', splitter)
+  const outcome = judgeExit('grep', run, collector.total, { pattern: args.pattern })
 
-  const files = collector.files()
-  const value: GrepValue = warning === undefined ? { files, total: collector.total } : { files, total: collector.total, warning }
-  const caps = { maxMatches: config.grepMaxMatches }
-  if (value.total <= caps.maxMatches) return { text: renderGrep(value, caps), value }
-  const spill = await keepComplete(deps, exec, 'grep-results.txt', () => renderGrep(value, { maxMatches: Infinity }))
-  const capped = { ...value, spill }
-  return { text: renderGrep(capped, caps), value: capped }
+  const value: GrepValue = {
+    query: { pattern: args.pattern, path: root.display, ...(args.include === undefined ? {} : { include: args.include }) },
+    files: collector.files(),
+    total: collector.total,
+    ...(outcome.warning === undefined ? {} : { warning: outcome.warning }),
+    ...(outcome.stopped ? { stoppedAfterMs: deadlineMs } : {}),
+  }
+  const caps = { maxMatches: config.grepMaxMatches, maxBytes: config.maxResultBytes }
+  return deliver(services, exec, value, { fileName: 'grep-results.txt', page: (v) => pageGrep(v, caps), saved: savedGrep })
 }
 
 function checkArgs(args: GrepArgs): void {
@@ -55,7 +66,7 @@ function checkArgs(args: GrepArgs): void {
     if (args.include.includes('\0')) throw invalidArgs('include must not contain a NUL byte')
     const problem = includeProblem(args.include)
     if (problem) {
-      throw invalidArgs(`include must be ONE positive glob, not ${problem} (${JSON.stringify(args.include)}): use braces for alternatives, e.g. "*.{ts,tsx}"; to leave files out, choose a narrower path or pattern`)
+      throw invalidArgs(`include must be ONE positive glob, not ${problem} ("${quoteArg(args.include)}"): use braces for alternatives, e.g. "*.{ts,tsx}"; to leave files out, choose a narrower path or pattern`)
     }
   }
 }

@@ -7,6 +7,8 @@ import { GLOB_PROMPT, GLOB_PROMPT_ID, GLOB_PROMPT_ORDER, type GlobArgs, GlobPara
 import { grep } from './grep.ts'
 import { GREP_PROMPT, GREP_PROMPT_ID, GREP_PROMPT_ORDER, type GrepArgs, GrepParameters, grepDescription } from './grep-text.ts'
 import { RipgrepLocator } from './ripgrep.ts'
+import type { SearchServices } from './search.ts'
+import type {} from '@deepseek-ai/dsh-spill'
 
 export const name = 'tool-fs-search'
 export const inject = ['tools', 'systemPrompt', 'subprocess']
@@ -21,20 +23,25 @@ export type { SpillOutcome } from './common-text.ts'
  * binary is found on the first call. The spill store is optional and looked up at call time.
  */
 export function apply(ctx: Context, config: Config): void {
-  const deps = { ctx, config, locator: new RipgrepLocator(config.rgPath) }
+  const services: SearchServices = {
+    config,
+    get subprocess() { return ctx.subprocess },
+    spillStore: () => ctx.get('spillStore'),
+    locator: new RipgrepLocator(config.rgPath),
+  }
   ctx.tools.register<GlobArgs>({
     name: 'glob',
-    description: globDescription(config.globMaxResults),
+    description: globDescription({ maxResults: config.globMaxResults, maxResultBytes: config.maxResultBytes }),
     parameters: GlobParameters,
     timeoutMs: config.timeoutMs,
-    execute: (args, exec) => glob(deps, args, exec),
+    execute: (args, exec) => glob(services, args, exec),
   })
   ctx.tools.register<GrepArgs>({
     name: 'grep',
-    description: grepDescription(config.grepMaxMatches, config.grepMaxLineBytes),
+    description: grepDescription({ maxMatches: config.grepMaxMatches, maxLineBytes: config.grepMaxLineBytes, maxResultBytes: config.maxResultBytes }),
     parameters: GrepParameters,
     timeoutMs: config.timeoutMs,
-    execute: (args, exec) => grep(deps, args, exec),
+    execute: (args, exec) => grep(services, args, exec),
   })
   ctx.systemPrompt.register({ id: GLOB_PROMPT_ID, order: GLOB_PROMPT_ORDER, text: GLOB_PROMPT })
   ctx.systemPrompt.register({ id: GREP_PROMPT_ID, order: GREP_PROMPT_ORDER, text: GREP_PROMPT })

@@ -1,6 +1,7 @@
 import type { GrepFileValue, GrepLineValue } from './grep-text.ts'
 import type { SearchRoot } from './paths.ts'
-import { decodeLossy, joinDisplay, pathKey, relativeBytes, relativeKey, sortInPathOrder, truncateUtf8 } from './paths.ts'
+import { charBoundary, cutUtf8, decodeLossy } from '@deepseek-ai/dsh-text'
+import { joinDisplay, pathKey, relativeBytes, relativeKey, sortInPathOrder } from './paths.ts'
 
 /** Receives one record: `bytes[start..end)`, without its separator. The bytes are only valid during the call. */
 export type RecordHandler = (bytes: Buffer, start: number, end: number) => void
@@ -114,6 +115,11 @@ export class GrepCollector {
   private lastFile: GrepFile | undefined
   private readonly rootKey: string
   total = 0
+  /**
+   * About what the kept matches cost, counted as their saved rows (`<path>:<line>: <preview>`, in UTF-16 units):
+   * the measure of what a grep holds, which the tool bounds instead of the raw JSON it reads.
+   */
+  heldBytes = 0
 
   constructor(private readonly root: SearchRoot, private readonly maxLineBytes: number) {
     this.rootKey = pathKey(root.bytes)
@@ -163,8 +169,7 @@ export class GrepCollector {
       this.lastFile = this.file(plain ? { text: path.toString('utf8', body, path.length - 2) } : parse(path.toString('utf8')) as Data | null)
       this.lastPath = path
     }
-    this.lastFile.lines.push(this.line(line, bytes, pathEnd + LINES.length, numberAt))
-    this.total++
+    this.keep(this.lastFile, this.line(line, bytes, pathEnd + LINES.length, numberAt))
   }
 
   /** Whether `bytes[start..end)` is the last match's path JSON (compared from the end, where names differ). */
@@ -181,8 +186,13 @@ export class GrepCollector {
     if (!data?.path || !data.lines) throw new MalformedOutput('a match record without path or lines')
     const line = data.line_number
     if (typeof line !== 'number' || !Number.isSafeInteger(line) || line < 1) throw new MalformedOutput('a match record without a line number')
-    this.file(data.path).lines.push(preview(line, textOf(data.lines), this.maxLineBytes))
+    this.keep(this.file(data.path), preview(line, textOf(data.lines), this.maxLineBytes))
+  }
+
+  private keep(file: GrepFile, line: GrepLineValue): void {
+    file.lines.push(line)
     this.total++
+    this.heldBytes += file.path.length + ROW_OVERHEAD + (line.preview?.length ?? 0)
   }
 
   /** The preview of the `lines` JSON in `bytes[start..end)`. */
@@ -199,8 +209,7 @@ export class GrepCollector {
       // No escape (so the terminator above was a real one): the JSON bytes are the line's own UTF-8, and only the
       // part shown is decoded.
       if (bodyEnd - body <= this.maxLineBytes) return { line, preview: bytes.toString('utf8', body, bodyEnd), truncated: false }
-      let cut = body + this.maxLineBytes
-      while (cut > body && ((bytes[cut] ?? 0) & 0xc0) === 0x80) cut--
+      const cut = charBoundary(bytes, body + this.maxLineBytes, body)
       return { line, preview: bytes.toString('utf8', body, cut), truncated: true }
     }
     // Escapes inside: decode the string literal, from its opening quote to its closing one.
@@ -236,6 +245,8 @@ export class GrepCollector {
 }
 
 const ASCII = /^[\x00-\x7f]*$/
+/** `:<line>: `, the row's newline, and the line's own record. */
+const ROW_OVERHEAD = 48
 
 function ascending(lines: readonly GrepLineValue[]): boolean {
   for (let i = 1; i < lines.length; i++) if ((lines[i - 1] as GrepLineValue).line > (lines[i] as GrepLineValue).line) return false
@@ -255,7 +266,7 @@ function stripTerminator(text: string): string {
 
 function preview(line: number, text: string | null, maxLineBytes: number): GrepLineValue {
   if (text === null) return { line, preview: null, truncated: false }
-  const cut = truncateUtf8(text, maxLineBytes)
+  const cut = cutUtf8(text, maxLineBytes)
   return { line, preview: cut.text, truncated: cut.truncated }
 }
 

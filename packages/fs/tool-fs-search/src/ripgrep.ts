@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import type { Readable } from 'node:stream'
 import { pathToFileURL } from 'node:url'
@@ -5,9 +6,8 @@ import type { ExitStatus, SubprocessService } from '@deepseek-ai/dsh-subprocess'
 import { SubprocessErrorCode } from '@deepseek-ai/dsh-subprocess'
 import { SearchError, SearchErrorCode } from './errors.ts'
 import { MalformedOutput, type RecordSplitter } from './records.ts'
-import { type ToolName, abortedMessage, exitMessage, invalidPatternMessage, killedMessage, launchFailedMessage, malformedMessage, overflowMessage } from './common-text.ts'
-
-
+import { completeLength, cutPrefixLength, decodeLossy } from '@deepseek-ai/dsh-text'
+import { type ToolName, abortedMessage, exitMessage, invalidPatternMessage, killedMessage, launchFailedMessage, malformedMessage, outOfMemoryMessage } from './common-text.ts'
 
 /** Loads `@vscode/ripgrep` (whose module throws at import time when its platform package is missing). */
 export type RipgrepLoader = (attempt: number) => Promise<{ rgPath?: unknown }>
@@ -54,25 +54,33 @@ export interface RipgrepRequest {
   readonly signal: AbortSignal
   readonly graceMs: number
   readonly stderrMaxBytes: number
-  readonly rawOutputMaxBytes: number
-  /** Each stdout chunk, in order; may throw MalformedOutput. */
+  /** After this many ms ripgrep is stopped and the run reports `stoppedAtDeadline`: what was read so far stands. */
+  readonly deadlineMs: number
+  /** Most resident bytes ripgrep may use (see watchMemory); undefined watches nothing. */
+  readonly memoryLimitBytes?: number | undefined
+  /** Each stdout chunk, in order; may throw MalformedOutput, or a SearchError that stops the search. */
   readonly onOutput: (chunk: Buffer) => void
 }
 
 export interface RipgrepRun {
   readonly exit: ExitStatus
-  /** The collected tail of stderr. */
+  /** The head and the tail of stderr (the middle of a long one is left out). */
   readonly stderr: string
+  /** Stopped at `deadlineMs`, before it ended by itself. */
+  readonly stoppedAtDeadline: boolean
 }
 
+/** How often ripgrep's resident memory is read while it runs. */
+export const MEMORY_CHECK_MS = 20
+
 /**
- * Runs ripgrep once through `ctx.subprocess` (no shell, stdin /dev/null, stdout streamed, stderr collected)
- * and always waits for it to end. Throws SEARCH_ABORTED when the signal aborted, SEARCH_RAW_OUTPUT_OVERFLOW as
- * soon as the raw output passed the cap (ripgrep is stopped right then), SEARCH_FAILED when it could not start
- * or printed something unreadable. The exit status is the caller's to judge.
+ * Runs ripgrep once through `ctx.subprocess` (no shell, stdin /dev/null, stdout and stderr streamed) and always
+ * waits for it to end. Throws SEARCH_ABORTED when the signal aborted, the SearchError that `onOutput` threw (ripgrep
+ * is stopped right then), SEARCH_FAILED when it could not start or printed something unreadable. The exit status
+ * is the caller's to judge.
  */
 export async function runRipgrep(subprocess: SubprocessService, request: RipgrepRequest): Promise<RipgrepRun> {
-  const { tool, binary, signal } = request
+  const { tool, binary, signal, memoryLimitBytes } = request
   if (signal.aborted) throw aborted(tool)
   let handle
   try {
@@ -81,7 +89,7 @@ export async function runRipgrep(subprocess: SubprocessService, request: Ripgrep
       cwd: request.cwd,
       stdin: 'ignore',
       stdout: 'pipe',
-      stderr: { maxBytes: request.stderrMaxBytes },
+      stderr: 'pipe',
       graceMs: request.graceMs,
       signal,
     })
@@ -89,29 +97,107 @@ export async function runRipgrep(subprocess: SubprocessService, request: Ripgrep
     if (signal.aborted || (error as { code?: unknown })?.code === SubprocessErrorCode.SUBPROCESS_ABORTED) throw aborted(tool, error)
     throw new SearchError(launchFailedMessage(tool, binary, (error as Error)?.message ?? String(error)), { code: SearchErrorCode.SEARCH_FAILED, cause: error })
   }
-  const { overflowed, failure } = handle.stdout
-    ? await consume(handle.stdout, request.rawOutputMaxBytes, request.onOutput)
-    : { overflowed: false, failure: new Error('the subprocess provider gave no stdout pipe') }
-  if (overflowed || failure !== undefined) {
+  const stderr = handle.stderr ? keepHeadAndTail(handle.stderr, request.stderrMaxBytes) : Promise.resolve('')
+  let stoppedAtDeadline = false
+  let overMemory = false
+  const deadline = setTimeout(() => {
+    stoppedAtDeadline = true
+    handle.terminate()
+  }, request.deadlineMs)
+  const watch = memoryLimitBytes === undefined ? undefined : setInterval(() => {
+    if (!overMemory && residentBytes(handle.pid) > memoryLimitBytes) {
+      overMemory = true
+      handle.terminate()
+    }
+  }, MEMORY_CHECK_MS)
+  let result: { overflowed: boolean; failure?: unknown }
+  try {
+    result = handle.stdout
+      ? await consume(handle.stdout, request.onOutput)
+      : { overflowed: false, failure: new Error('the subprocess provider gave no stdout pipe') }
+  } finally {
+    clearTimeout(deadline)
+    clearInterval(watch)
+  }
+  const { failure } = result
+  if (failure !== undefined) {
     handle.terminate()
     handle.stdout?.destroy()
   }
   const exit = await handle.done
+  const stderrText = await stderr
   if (signal.aborted) throw aborted(tool)
-  if (overflowed) throw new SearchError(overflowMessage(tool, request.rawOutputMaxBytes), { code: SearchErrorCode.SEARCH_RAW_OUTPUT_OVERFLOW })
+  if (overMemory) throw new SearchError(outOfMemoryMessage(tool, memoryLimitBytes as number), { code: SearchErrorCode.SEARCH_FAILED })
+  if (failure instanceof SearchError) throw failure
   if (failure instanceof MalformedOutput) throw new SearchError(malformedMessage(tool, failure.message), { code: SearchErrorCode.SEARCH_FAILED, cause: failure })
   if (failure !== undefined) throw new SearchError(malformedMessage(tool, (failure as Error)?.message ?? String(failure)), { code: SearchErrorCode.SEARCH_FAILED, cause: failure })
-  return { exit, stderr: handle.collected.stderr?.readFrom(0).text ?? '' }
+  return { exit, stderr: stderrText, stoppedAtDeadline: stoppedAtDeadline && exit.exitCode !== 0 && exit.exitCode !== 1 }
+}
+
+const VM_RSS = /^VmRSS:\s+(\d+) kB$/m
+
+/**
+ * The resident memory of a process, from /proc (0 where there is none, or once it is gone). Read every
+ * MEMORY_CHECK_MS instead of an address-space rlimit: Node cannot set one on a child without an extra exec
+ * (`prlimit` cost 2.8 ms a call here), and virtual size counts mappings that are not memory
+ * (docs/decisions/2026-12-01-ripgrep-memory-and-time-bounds.md).
+ */
+function residentBytes(pid: number): number {
+  try {
+    return Number(VM_RSS.exec(readFileSync(`/proc/${pid}/status`, 'latin1'))?.[1] ?? 0) * 1024
+  } catch {
+    return 0
+  }
 }
 
 /**
- * Hands every chunk of `stdout` to `onOutput` until the stream ends, the raw bytes pass `maxBytes` (the chunk that
- * crosses is not handed over) or `onOutput` throws. Plain 'data' events: a promise per chunk (async iteration)
- * costs measurably when ripgrep writes thousands of small chunks.
+ * Reads a stderr stream to its end, keeping its first and its last `maxBytes / 2` bytes: ripgrep names the kind of
+ * error first (`regex parse error`) and the reason last, with a pattern of any size between them.
  */
-function consume(stdout: Readable, maxBytes: number, onOutput: (chunk: Buffer) => void): Promise<{ overflowed: boolean; failure?: unknown }> {
+function keepHeadAndTail(stream: Readable, maxBytes: number): Promise<string> {
+  const half = Math.max(1, Math.floor(maxBytes / 2))
+  const head: Buffer[] = []
+  let headBytes = 0
+  let tail: Buffer[] = []
+  let tailBytes = 0
+  let total = 0
+  stream.on('data', (chunk: Buffer) => {
+    total += chunk.length
+    if (headBytes < half) {
+      const part = chunk.subarray(0, half - headBytes)
+      head.push(part)
+      headBytes += part.length
+      chunk = chunk.subarray(part.length)
+    }
+    if (chunk.length === 0) return
+    tail.push(chunk)
+    tailBytes += chunk.length
+    while (tailBytes - (tail[0] as Buffer).length >= half) tailBytes -= (tail.shift() as Buffer).length
+  })
   return new Promise((resolve) => {
-    let bytes = 0
+    const finish = (): void => {
+      const headText = Buffer.concat(head)
+      let tailBuffer = Buffer.concat(tail)
+      if (tailBuffer.length > half) tailBuffer = tailBuffer.subarray(tailBuffer.length - half)
+      const left = total - headText.length - tailBuffer.length
+      const start = cutPrefixLength(tailBuffer)
+      resolve(decodeLossy(headText, 0, completeLength(headText))
+        + (left > 0 ? `\n[… ${left} bytes of stderr left out …]\n` : '')
+        + decodeLossy(tailBuffer, left > 0 ? start : 0))
+      tail = []
+    }
+    stream.once('end', finish)
+    stream.once('close', finish)
+    stream.once('error', finish)
+  })
+}
+
+/**
+ * Hands every chunk of `stdout` to `onOutput` until the stream ends or `onOutput` throws. Plain 'data' events: a
+ * promise per chunk (async iteration) costs measurably when ripgrep writes thousands of small chunks.
+ */
+function consume(stdout: Readable, onOutput: (chunk: Buffer) => void): Promise<{ overflowed: boolean; failure?: unknown }> {
+  return new Promise((resolve) => {
     const finish = (result: { overflowed: boolean; failure?: unknown }): void => {
       stdout.off('data', onData)
       stdout.off('end', onEnd)
@@ -120,8 +206,6 @@ function consume(stdout: Readable, maxBytes: number, onOutput: (chunk: Buffer) =
       resolve(result)
     }
     const onData = (chunk: Buffer): void => {
-      bytes += chunk.length
-      if (bytes > maxBytes) return finish({ overflowed: true })
       try {
         onOutput(chunk)
       } catch (error) {
@@ -138,19 +222,29 @@ function consume(stdout: Readable, maxBytes: number, onOutput: (chunk: Buffer) =
 }
 
 // How ripgrep words a pattern it cannot use: a regex it cannot parse or compile, or a glob it cannot parse.
-const PATTERN_ERROR = /^rg: (?:.*\bregex\b|error parsing glob)/m
+const PATTERN_ERROR = /^rg: (?:.*\bregex\b|error parsing glob|error building NFA)/m
+
+/** How a run ended, as far as the tool is concerned. */
+export interface Outcome {
+  /** ripgrep's stderr when it exited 2 but found something (some paths could not be read). */
+  readonly warning?: string
+  /** ripgrep was stopped at the time budget: the results are those found until then. */
+  readonly stopped?: true
+}
 
 /**
- * Judges ripgrep's exit once its output was read: 0 and 1 (nothing found) succeed; 2 with results is a partial
- * success whose stderr becomes a note; everything else throws.
+ * Judges ripgrep's exit once its output was read: 0 and 1 (nothing found) succeed; a stop at the deadline keeps
+ * what was found; 2 with results is a partial success whose stderr becomes a note; everything else throws.
+ * `pattern` is the model's own, quoted in an invalid-pattern error instead of ripgrep's rewritten form.
  */
-export function judgeExit(tool: ToolName, run: RipgrepRun, found: number): { warning?: string } {
+export function judgeExit(tool: ToolName, run: RipgrepRun, found: number, context: { pattern: string }): Outcome {
   const { exitCode, signal } = run.exit
+  if (run.stoppedAtDeadline) return { stopped: true }
   if (signal !== null) throw new SearchError(killedMessage(tool, signal), { code: SearchErrorCode.SEARCH_FAILED })
   if (exitCode === 0 || exitCode === 1) return {}
   if (exitCode === 2 && found > 0) return { warning: run.stderr }
   if (exitCode === 2 && PATTERN_ERROR.test(run.stderr)) {
-    throw new SearchError(invalidPatternMessage(tool, run.stderr), { code: SearchErrorCode.SEARCH_INVALID_PATTERN })
+    throw new SearchError(invalidPatternMessage(tool, context.pattern, run.stderr), { code: SearchErrorCode.SEARCH_INVALID_PATTERN })
   }
   throw new SearchError(exitMessage(tool, exitCode, run.stderr), { code: SearchErrorCode.SEARCH_FAILED })
 }
@@ -166,4 +260,9 @@ export function endRecords(tool: ToolName, splitter: RecordSplitter): void {
   } catch (error) {
     throw new SearchError(malformedMessage(tool, (error as Error)?.message ?? String(error)), { code: SearchErrorCode.SEARCH_FAILED, cause: error })
   }
+}
+
+/** ripgrep's time budget inside the call's: the tool stops it early enough to return what it found. */
+export function searchDeadline(timeoutMs: number): number {
+  return Math.max(1, timeoutMs - Math.min(Math.max(Math.floor(timeoutMs / 10), 1000), Math.floor(timeoutMs / 2)))
 }

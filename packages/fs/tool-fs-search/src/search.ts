@@ -1,17 +1,22 @@
 import { stat } from 'node:fs/promises'
-import type { Context } from 'cordis'
-import type {} from '@deepseek-ai/dsh-spill'
+import type { SpillStore } from '@deepseek-ai/dsh-spill'
+import type { SubprocessService } from '@deepseek-ai/dsh-subprocess'
 import type { ToolExecution } from '@deepseek-ai/dsh-tools'
-import { escapeControl, type SearchRoot } from './paths.ts'
-import { missingPathMessage, type SpillOutcome, type ToolName, UNSAVED, unusablePathMessage } from './common-text.ts'
+import { invalidArgs } from '@deepseek-ai/dsh-tools'
+import type { SearchRoot } from './paths.ts'
+import { missingPathMessage, quoteArg, type SpillOutcome, specialPathMessage, type ToolName, UNSAVED, unusablePathMessage } from './common-text.ts'
 import { SearchError, SearchErrorCode } from './errors.ts'
 import type { Config } from './config.ts'
 import type { RipgrepLocator } from './ripgrep.ts'
 
-/** What both tools share for the lifetime of the plugin. */
-export interface SearchDeps {
-  readonly ctx: Context
+/**
+ * What both tools use, for the lifetime of the plugin: their services, not the Cordis context, so the behaviour
+ * reads (and can be driven) without one. The spill store is optional and looked up at call time.
+ */
+export interface SearchServices {
   readonly config: Config
+  readonly subprocess: SubprocessService
+  readonly spillStore: () => SpillStore | undefined
   readonly locator: RipgrepLocator
 }
 
@@ -20,10 +25,15 @@ export function sessionCwd(exec: ToolExecution): string {
   return exec.session?.cwd ?? process.cwd()
 }
 
-/** Whether the root is a directory; a root that is not there is a SEARCH_FAILED naming it. */
+/**
+ * Whether the root is a directory (else a regular file). A root that is not there is a SEARCH_FAILED naming it; a
+ * FIFO, socket or device is refused from its stat alone — ripgrep would open it, and opening a FIFO releases a
+ * waiting writer or blocks.
+ */
 export async function isDirectory(tool: ToolName, root: SearchRoot): Promise<boolean> {
+  let stats
   try {
-    return (await stat(root.absolute)).isDirectory()
+    stats = await stat(root.absolute)
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'ENOENT' || code === 'ENOTDIR') {
@@ -31,14 +41,18 @@ export async function isDirectory(tool: ToolName, root: SearchRoot): Promise<boo
     }
     throw new SearchError(unusablePathMessage(tool, root.display, (error as Error).message), { code: SearchErrorCode.SEARCH_FAILED, cause: error })
   }
+  if (stats.isDirectory()) return true
+  if (stats.isFile()) return false
+  const kind = stats.isFIFO() ? 'a FIFO (named pipe)' : stats.isSocket() ? 'a socket' : stats.isCharacterDevice() ? 'a character device' : stats.isBlockDevice() ? 'a block device' : 'not a regular file'
+  throw invalidArgs(specialPathMessage(tool, root.display, kind))
 }
 
 /**
  * Keeps the complete formatted result in the spill store (owner: the calling session). Best effort: without a
  * store, a session or a successful save, the reason goes into the footer; never an error.
  */
-export async function keepComplete(deps: SearchDeps, exec: ToolExecution, suggestedName: string, content: () => string): Promise<SpillOutcome> {
-  const store = deps.ctx.get('spillStore')
+export async function keepComplete(services: SearchServices, exec: ToolExecution, suggestedName: string, content: () => string): Promise<SpillOutcome> {
+  const store = services.spillStore()
   if (!store) return { unsaved: UNSAVED.noStore }
   if (!exec.session) return { unsaved: UNSAVED.noSession }
   try {
@@ -50,6 +64,29 @@ export async function keepComplete(deps: SearchDeps, exec: ToolExecution, sugges
     })
     return { saved: { locator: saved.locator, retrievalHint: saved.retrievalHint } }
   } catch (error) {
-    return { unsaved: UNSAVED.failed(escapeControl((error as Error)?.message ?? String(error), { keepTab: false })) }
+    return { unsaved: UNSAVED.failed(quoteArg((error as Error)?.message ?? String(error))) }
   }
+}
+
+/** A rendered page, and whether it holds the whole result (nothing to save). */
+export interface Page {
+  readonly text: string
+  readonly complete: boolean
+}
+
+/**
+ * The one paging step of glob and grep: the whole result when it fits the page (count and bytes); else the
+ * complete result saved, and the page rendered again with the footer that says where it is.
+ */
+export async function deliver<V extends { readonly spill?: SpillOutcome }>(
+  services: SearchServices,
+  exec: ToolExecution,
+  value: V,
+  view: { readonly fileName: string; readonly page: (value: V) => Page; readonly saved: (value: V) => string },
+): Promise<{ text: string; value: V }> {
+  const first = view.page(value)
+  if (first.complete) return { text: first.text, value }
+  const spill = await keepComplete(services, exec, view.fileName, () => view.saved(value))
+  const capped = { ...value, spill }
+  return { text: view.page(capped).text, value: capped }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest'
-import { globArgv, grepArgv, includeProblem } from '../src/argv.ts'
+import { globArgv, grepArgv, normalizeGlob, includeProblem } from '../src/argv.ts'
 
 describe('argv', () => {
   test('glob lists files NUL-separated, hidden and ignored included, the six VCS directories excluded after the model\'s glob', () => {
@@ -11,8 +11,8 @@ describe('argv', () => {
   })
 
   test('grep asks for JSON records, the pattern as one --regexp= element, include as one --glob= element', () => {
-    expect(grepArgv('-e', '/w', undefined)).toEqual(['--no-config', '--json', '--regexp=-e', '--', '/w'])
-    expect(grepArgv('x', '/w', '*.{ts,tsx}')).toEqual(['--no-config', '--json', '--regexp=x', '--glob=*.{ts,tsx}', '--', '/w'])
+    expect(grepArgv('-e', '/w', undefined)).toEqual(['--no-config', '--json', '--no-require-git', '--regexp=-e', '--', '/w'])
+    expect(grepArgv('x', '/w', '*.{ts,tsx}')).toEqual(['--no-config', '--json', '--no-require-git', '--regexp=x', '--glob=*.{ts,tsx}', '--', '/w'])
   })
 
   test('hostile values stay single elements glued to their flag, and the root comes after "--"', () => {
@@ -39,5 +39,18 @@ describe('include', () => {
     expect(includeProblem('*.ts,*.tsx')).toBe('a comma-separated list')
     expect(includeProblem('*.{ts,tsx},*.js')).toBe('a comma-separated list')
     expect(includeProblem('!*.md')).toBe('a negation')
+  })
+})
+
+describe('glob pattern normalisation', () => {
+  test('drops a leading "./", makes an absolute pattern inside the root relative, refuses a negation', () => {
+    expect(normalizeGlob('./src/*.ts', '/w')).toEqual({ pattern: 'src/*.ts' })
+    expect(normalizeGlob('././/src/*.ts', '/w')).toEqual({ pattern: 'src/*.ts' })
+    expect(normalizeGlob('/w/src/**', '/w')).toEqual({ pattern: 'src/**' })
+    expect(normalizeGlob('/anything/**', '/')).toEqual({ pattern: 'anything/**' })
+    expect(normalizeGlob('*.ts', '/w')).toEqual({ pattern: '*.ts' })
+    expect(normalizeGlob('!*.ts', '/w')).toEqual({ problem: 'a negation ("!…"): glob lists the files that match; to leave files out, choose a narrower path or pattern' })
+    expect(normalizeGlob('/wx/*.ts', '/w')).toEqual({ problem: 'an absolute path outside the search path /w: pass its directory as path and a pattern relative to it' })
+    expect(normalizeGlob('./', '/w')).toEqual({ problem: 'no pattern left once "./" or the search path is taken off: add the file pattern, e.g. "**/*.ts"' })
   })
 })

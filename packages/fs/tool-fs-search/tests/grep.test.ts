@@ -103,12 +103,13 @@ describe('grep', () => {
     expect(negation.content[0].text).toBe('Error: include must be ONE positive glob, not a negation ("!*.md"): use braces for alternatives, e.g. "*.{ts,tsx}"; to leave files out, choose a narrower path or pattern')
   })
 
-  test('an invalid regex and an invalid include glob are SEARCH_INVALID_PATTERN with ripgrep\'s words', async () => {
+  test('an invalid regex and an invalid include glob are SEARCH_INVALID_PATTERN with the model\'s pattern and ripgrep\'s reason', async () => {
     h = await harness()
     write(h.dir, { 'a.txt': 'a\n' })
     const regex = await h.call('grep', { pattern: 'a(' })
     expect(regex.error?.code).toBe('SEARCH_INVALID_PATTERN')
-    expect(regex.content[0].text).toBe('Error: invalid grep pattern: rg: regex parse error:\n    (?:a()\n    ^\nerror: unclosed group')
+    // The model's own pattern is quoted, not ripgrep's rewritten `(?:a()`.
+    expect(regex.content[0].text).toBe('Error: invalid grep pattern "a(": regex parse error: unclosed group')
     const glob = await h.call('grep', { pattern: 'a', include: '*.{ts' })
     expect(glob.error?.code).toBe('SEARCH_INVALID_PATTERN')
   })
@@ -153,7 +154,7 @@ describe('grep', () => {
     expect(await h.text('grep', { pattern: 'hit' })).toBe('Found 2 of 3 matches\n\na.txt\nLine 1: hit 1\nLine 2: hit 2\n\n[Showing 2 of 3 matches. The complete result is saved at /memory/session-1/1-grep-results.txt. Page through it with read (offset, limit) or search it with grep.]')
     expect(MemorySpillStore.saved).toEqual([{
       owner: { sessionId: 'session-1' }, source: { toolName: 'grep', callId: 'call-1' }, suggestedName: 'grep-results.txt',
-      content: 'Found 3 matches\n\na.txt\nLine 1: hit 1\nLine 2: hit 2\n\nb.txt\nLine 1: hit 3',
+      content: '[grep "hit" in .: 3 matching lines, one per line as <path>:<line>: <text>]\na.txt:1: hit 1\na.txt:2: hit 2\nb.txt:1: hit 3\n',
     }])
   })
 
@@ -183,7 +184,39 @@ describe('grep', () => {
     const locator = match?.[1] as string
     expect(locator.startsWith(root)).toBe(true)
     expect(locator.endsWith('grep-results.txt')).toBe(true)
-    expect(readFileSync(locator, 'utf8')).toBe('Found 2 matches\n\nsrc/a.txt\nLine 1: hit 1\nLine 2: hit 2')
+    expect(readFileSync(locator, 'utf8')).toBe('[grep "hit" in src: 2 matching lines, one per line as <path>:<line>: <text>]\nsrc/a.txt:1: hit 1\nsrc/a.txt:2: hit 2\n')
     expect(statSync(locator).mode & 0o777).toBe(0o600)
+  })
+
+  test('a capped grep over minified files stays within the budget: fewer rows when lines are long, the footer says how many of how many', async () => {
+    h = await harness({ spill: MemorySpillStore })
+    MemorySpillStore.saved.length = 0
+    const minified = Array.from({ length: 50 }, (_, i) => `function f${i}(){return ${'x+'.repeat(1500)}1}`).join('\n')
+    write(h.dir, Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`dist/bundle${i}.min.js`, minified])))
+    const text = await h.text('grep', { pattern: 'function' })
+    expect(Buffer.byteLength(text)).toBeLessThanOrEqual(30_000)
+    const shown = text.split('\n').filter((line) => line.startsWith('Line ')).length
+    expect(shown).toBe(14)
+    expect(text.startsWith(`Found ${shown} of 250 matches\n\ndist/bundle0.min.js\nLine 1: function f0(){return x+x+`)).toBe(true)
+    expect(text).toContain(`[Showing ${shown} of 250 matches. The complete result is saved at /memory/session-1/1-grep-results.txt.`)
+    // The saved result: every match, one per line, each row's preview cut and marked like the page's.
+    const saved = MemorySpillStore.saved[0]?.content.split('\n') ?? []
+    expect(saved.length).toBe(252)
+    expect(saved[250]).toMatch(/^dist\/bundle4\.min\.js:50: function f49\(\)\{return (x\+)+ \(line truncated\)$/)
+  })
+
+  test('a pattern with unescaped metacharacters that finds nothing says how to match them literally', async () => {
+    h = await harness()
+    write(h.dir, { 'a.js': 'function isEspree(parser) {}\n' })
+    expect(await h.text('grep', { pattern: 'function isEspree(parser)' })).toBe('No matches found\n\n[The pattern is a regular expression, in which ( ) are special characters, not literal text. To match them literally, escape each with a backslash: function isEspree\\(parser\\)]')
+    expect(await h.text('grep', { pattern: 'function isEspree\\(parser\\)' })).toBe('Found 1 match\n\na.js\nLine 1: function isEspree(parser) {}')
+  })
+
+  test('.gitignore applies the same outside a git repository as inside one', async () => {
+    h = await harness()
+    write(h.dir, { 'plain/.gitignore': 'skipped.txt\n', 'plain/skipped.txt': 'hit\n', 'plain/kept.txt': 'hit\n', 'repo/.gitignore': 'skipped.txt\n', 'repo/skipped.txt': 'hit\n', 'repo/kept.txt': 'hit\n' })
+    mkdirSync(join(h.dir, 'repo/.git'))
+    expect(await h.text('grep', { pattern: 'hit', path: 'plain' })).toBe('Found 1 match\n\nplain/kept.txt\nLine 1: hit')
+    expect(await h.text('grep', { pattern: 'hit', path: 'repo' })).toBe('Found 1 match\n\nrepo/kept.txt\nLine 1: hit')
   })
 })

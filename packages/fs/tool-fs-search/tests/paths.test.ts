@@ -6,9 +6,10 @@ import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
 import { rgPath } from '@vscode/ripgrep'
 import {
-  comparePaths, decodeKey, decodeLossy, displayPath, enclosingVcsDir, escapeControl, fsPath, joinDisplay, pathKey, relativeBytes,
-  relativeKey, resolveRoot, sortInPathOrder, truncateUtf8,
+  comparePaths, decodeKey, displayPath, enclosingVcsDir, fsPath, joinDisplay, pathKey, relativeBytes, relativeKey, resolveRoot,
+  sortInPathOrder,
 } from '../src/paths.ts'
+import { decodeLossy } from '@deepseek-ai/dsh-text'
 
 describe('display paths', () => {
   test('are relative to the cwd without "./", also for "." and for absolute paths inside it', () => {
@@ -121,48 +122,5 @@ describe('path order', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
-  })
-})
-
-describe('control characters', () => {
-  test('are escaped in paths, tab included', () => {
-    expect(escapeControl('a\nb\rc\td\x1b[31m\x00\x7f\u009b\u2028', { keepTab: false })).toBe('a\\nb\\rc\\td\\x1b[31m\\x00\\x7f\\x9b\\u2028')
-  })
-
-  test('are escaped in previews, all but the tab', () => {
-    expect(escapeControl('\tif (x) {\x1b]0;title\x07', { keepTab: true })).toBe('\tif (x) {\\x1b]0;title\\x07')
-  })
-
-  test('leave ordinary text, backslashes and non-ASCII letters alone', () => {
-    expect(escapeControl('C:\\dir é 漢字 \u{1F600}', { keepTab: false })).toBe('C:\\dir é 漢字 \u{1F600}')
-  })
-
-  test('never leave a line break or an escape byte behind (property, seeded)', () => {
-    fc.assert(fc.property(fc.string({ unit: 'binary' }), (text) => {
-      const escaped = escapeControl(text, { keepTab: true })
-      expect(escaped).not.toMatch(/[\n\r\x1b\x9b\u2028\u2029]/)
-    }), { seed: 7, numRuns: 500 })
-  })
-})
-
-describe('UTF-8-safe truncation', () => {
-  test('keeps a line within the cap as it is', () => {
-    expect(truncateUtf8('héllo', 6)).toEqual({ text: 'héllo', truncated: false })
-  })
-
-  test('cuts on a character boundary, never inside a multi-byte character', () => {
-    expect(truncateUtf8('aé', 2)).toEqual({ text: 'a', truncated: true })
-    expect(truncateUtf8('a\u{1F600}b', 4)).toEqual({ text: 'a', truncated: true })
-    expect(truncateUtf8('a\u{1F600}b', 5)).toEqual({ text: 'a\u{1F600}', truncated: true })
-  })
-
-  test('gives a prefix of at most the cap that is valid UTF-8 (property, seeded)', () => {
-    fc.assert(fc.property(fc.string({ unit: 'grapheme', maxLength: 60 }), fc.integer({ min: 1, max: 80 }), (text, max) => {
-      const { text: cut, truncated } = truncateUtf8(text, max)
-      expect(Buffer.byteLength(cut)).toBeLessThanOrEqual(max)
-      expect(text.startsWith(cut)).toBe(true)
-      expect(truncated).toBe(Buffer.byteLength(text) > max)
-      if (truncated) expect(Buffer.byteLength(cut)).toBeGreaterThan(max - 4)
-    }), { seed: 11, numRuns: 500 })
   })
 })

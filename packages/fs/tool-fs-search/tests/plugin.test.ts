@@ -25,7 +25,7 @@ test('the default export is the plugin: name, inject, Config, apply', () => {
 
 test('the config defaults are positive integers and rgPath is optional', () => {
   expect(Config({})).toEqual({
-    globMaxResults: 100, grepMaxMatches: 250, grepMaxLineBytes: 2000, rawOutputMaxBytes: 20_000_000, timeoutMs: 30_000,
+    globMaxResults: 100, grepMaxMatches: 250, grepMaxLineBytes: 2000, maxResultBytes: 30_000, rawOutputMaxBytes: 20_000_000, rgMaxMemoryBytes: 1_073_741_824, timeoutMs: 30_000,
     graceMs: 3000, stderrMaxBytes: 65_536,
   })
   expect(() => Config({ globMaxResults: 0 })).toThrow(/globMaxResults/)
@@ -77,8 +77,8 @@ test('the README states the exact prompt texts, descriptions and parameter descr
   const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
   expect(readme).toContain(`\`\`\`\n${GLOB_PROMPT}\n\`\`\``)
   expect(readme).toContain(`\`\`\`\n${GREP_PROMPT}\n\`\`\``)
-  expect(readme).toContain(`\`\`\`\n${globDescription(100)}\n\`\`\``)
-  expect(readme).toContain(`\`\`\`\n${grepDescription(250, 2000)}\n\`\`\``)
+  expect(readme).toContain(`\`\`\`\n${globDescription({ maxResults: 100, maxResultBytes: 30_000 })}\n\`\`\``)
+  expect(readme).toContain(`\`\`\`\n${grepDescription({ maxMatches: 250, maxLineBytes: 2000, maxResultBytes: 30_000 })}\n\`\`\``)
   for (const schema of [GlobParameters, GrepParameters]) {
     for (const [key, property] of Object.entries(schema.properties)) {
       expect(readme).toContain(`"${key}": { "minLength": 1, "description": ${JSON.stringify(property.description)}, "type": "string" }`)

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { chmodSync, copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import type { Socket } from 'node:net'
 import { join } from 'node:path'
@@ -7,7 +7,7 @@ import { afterEach, beforeEach, expect, test } from 'vitest'
 import { rgPath } from '@vscode/ripgrep'
 import TimeoutPolicy from '@deepseek-ai/dsh-timeout-policy'
 import type { SpawnRequest, SubprocessHandle } from '@deepseek-ai/dsh-subprocess'
-import { alive, type Harness, harness, RecordingSubprocess, Subprocess, until, write } from './helpers.ts'
+import { alive, type Harness, harness, MemorySpillStore, RecordingSubprocess, Subprocess, until, write } from './helpers.ts'
 
 let h: Harness
 beforeEach(() => RecordingSubprocess.reset())
@@ -23,16 +23,16 @@ function fifo(path: string): void {
   execFileSync('mkfifo', [path])
 }
 
-test('nothing is spawned at load; each call runs the packaged rg with --no-config first, stdin ignored, stdout piped, stderr collected', async () => {
+test('nothing is spawned at load; each call runs the packaged rg with --no-config first, stdin ignored, stdout and stderr piped', async () => {
   h = await harness({ subprocess: RecordingSubprocess })
   expect(RecordingSubprocess.requests).toEqual([])
   write(h.dir, { 'a.txt': 'x\n' })
   await h.text('grep', { pattern: '-x', include: '*.txt' })
   await h.text('glob', { pattern: '*.txt' })
   const [grep, glob] = RecordingSubprocess.requests as [SpawnRequest, SpawnRequest]
-  expect(grep).toMatchObject({ argv: [rgPath, '--no-config', '--json', '--regexp=-x', '--glob=*.txt', '--', h.dir], cwd: h.dir, stdin: 'ignore', stdout: 'pipe', stderr: { maxBytes: 65_536 }, graceMs: 3000 })
+  expect(grep).toMatchObject({ argv: [rgPath, '--no-config', '--json', '--no-require-git', '--regexp=-x', '--glob=*.txt', '--', h.dir], cwd: h.dir, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe', graceMs: 3000 })
   expect(glob.argv.slice(0, 5)).toEqual([rgPath, '--no-config', '--files', '--null', '--glob=*.txt'])
-  expect(glob).toMatchObject({ cwd: h.dir, stdin: 'ignore', stdout: 'pipe', stderr: { maxBytes: 65_536 } })
+  expect(glob).toMatchObject({ cwd: h.dir, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
 })
 
 test('a RIPGREP_CONFIG_PATH that sets --pre has no effect', async () => {
@@ -58,17 +58,34 @@ test('a RIPGREP_CONFIG_PATH that sets --pre has no effect', async () => {
   }
 })
 
-test('raw output over the cap is SEARCH_RAW_OUTPUT_OVERFLOW, and rg is stopped as soon as the cap is passed', async () => {
+test('a broad grep whose raw output passes rawOutputMaxBytes is no error: the first page in path order, the exact total, the complete result saved', async () => {
+  h = await harness({ subprocess: RecordingSubprocess, spill: MemorySpillStore, config: { rawOutputMaxBytes: 200_000 } })
+  MemorySpillStore.saved.length = 0
+  write(h.dir, Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`d${i % 4}/f${String(i).padStart(2, '0')}.txt`, 'hit here\n'.repeat(50)])))
+  const result = await h.call('grep', { pattern: 'hit' })
+  expect(result.error).toBeUndefined()
+  const text = result.content[0].text
+  expect(text.startsWith('Found 250 of 2000 matches\n\nd0/f00.txt\nLine 1: hit here\n')).toBe(true)
+  expect(text.endsWith('[Showing 250 of 2000 matches. The complete result is saved at /memory/session-1/1-grep-results.txt. Page through it with read (offset, limit) or search it with grep.]')).toBe(true)
+  // The raw JSON did pass the bound; what was held (formatted rows) did not.
+  expect((lastHandle().stdout as Socket).bytesRead).toBeGreaterThan(200_000)
+  const saved = MemorySpillStore.saved[0]?.content.split('\n') ?? []
+  expect(saved[0]).toBe('[grep "hit" in .: 2000 matching lines, one per line as <path>:<line>: <text>]')
+  expect(saved.slice(1, 3)).toEqual(['d0/f00.txt:1: hit here', 'd0/f00.txt:2: hit here'])
+  expect(saved.at(-2)).toBe('d3/f39.txt:50: hit here')
+  expect(saved.length).toBe(2002)
+})
+
+test('matches that cannot be held within rawOutputMaxBytes are SEARCH_RAW_OUTPUT_OVERFLOW naming the bound, and rg is stopped then', async () => {
   h = await harness({ subprocess: RecordingSubprocess, config: { rawOutputMaxBytes: 100_000 } })
   write(h.dir, { 'big.txt': 'hit hit hit\n'.repeat(200_000) }) // about 40 MB of JSON if rg ran to the end
-  // A file named in path is searched by one thread that streams its records (a walk buffers each file's).
   const result = await h.call('grep', { pattern: 'hit', path: 'big.txt' })
   expect(result.error?.code).toBe('SEARCH_RAW_OUTPUT_OVERFLOW')
-  expect(result.content[0].text).toBe('Error: grep search stopped: ripgrep printed more than 100000 bytes of raw output. To search less, use a more specific pattern, a deeper path, or include.')
+  expect(result.content[0].text).toMatch(/^Error: grep search stopped: after \d+ matching lines its formatted matches passed 100000 bytes, the most a search may hold \(rawOutputMaxBytes\)\. To search less, use a more specific pattern, a deeper path, or include\.$/)
   const handle = lastHandle()
   expect(alive(handle.pid)).toBe(false)
-  // Read at most the cap plus the chunk that crossed it, and the pipe's buffer, of the ~40 MB rg would print.
-  expect((handle.stdout as Socket).bytesRead).toBeLessThan(100_000 + 2 * 65_536)
+  // Stopped early: a small part of the ~40 MB rg would print was read.
+  expect((handle.stdout as Socket).bytesRead).toBeLessThan(2_000_000)
 })
 
 test('glob output over the raw cap is SEARCH_RAW_OUTPUT_OVERFLOW too', async () => {
@@ -78,10 +95,28 @@ test('glob output over the raw cap is SEARCH_RAW_OUTPUT_OVERFLOW too', async () 
   expect(result.error?.code).toBe('SEARCH_RAW_OUTPUT_OVERFLOW')
 })
 
-test('a timeout through the timeout policy is TOOL_TIMEOUT, with rg killed (grep on a FIFO nobody writes)', async () => {
-  h = await harness({ subprocess: RecordingSubprocess, config: { timeoutMs: 50 }, plugins: async (t) => { await t.active(t.ctx.plugin(TimeoutPolicy, { overrides: {} })) } })
+test('a FIFO or a device named as path is refused at once, without opening it', async () => {
+  h = await harness({ subprocess: RecordingSubprocess })
   fifo(join(h.dir, 'pipe'))
-  const result = await h.call('grep', { pattern: 'x', path: 'pipe' })
+  for (const [path, kind] of [['pipe', 'a FIFO (named pipe)'], ['/dev/zero', 'a character device']] as const) {
+    const result = await h.call('grep', { pattern: 'x', path })
+    expect(result.error).toEqual({ code: 'INVALID_ARGS', name: 'HarnessError', message: `grep path ${path} is ${kind}, not a regular file or a directory; grep searches only those` })
+  }
+  expect(RecordingSubprocess.requests).toEqual([])
+})
+
+test('a grep stalled by a FIFO .gitignore returns, at its time budget, the matches found so far with a note', async () => {
+  h = await harness({ subprocess: RecordingSubprocess, config: { timeoutMs: 2000 } })
+  write(h.dir, { 'a.txt': 'x\n', 'sub/b.txt': 'x\n' })
+  fifo(join(h.dir, 'sub', '.gitignore'))
+  expect(await h.text('grep', { pattern: 'x' })).toBe('Found 1 match\n\na.txt\nLine 1: x\n\n[The search was stopped after 1000 ms, its time budget, before ripgrep finished: these are the matches found until then, and more may exist. To search less, use a more specific pattern, a deeper path, or include.]')
+  expect(alive(lastHandle().pid)).toBe(false)
+})
+
+test('a timeout through the timeout policy shorter than the tool\'s own is TOOL_TIMEOUT, with rg killed (grep stalled on a FIFO .gitignore)', async () => {
+  h = await harness({ subprocess: RecordingSubprocess, plugins: async (t) => { await t.active(t.ctx.plugin(TimeoutPolicy, { overrides: { grep: 50 } })) } })
+  fifo(join(h.dir, '.gitignore'))
+  const result = await h.call('grep', { pattern: 'x' })
   expect(result.error?.code).toBe('TOOL_TIMEOUT')
   expect(result.content[0].text).toBe('Error: tool call timed out after 50ms')
   expect(alive(lastHandle().pid)).toBe(false)
@@ -90,9 +125,9 @@ test('a timeout through the timeout policy is TOOL_TIMEOUT, with rg killed (grep
 
 test('a caller abort is SEARCH_ABORTED, with rg terminated and awaited', async () => {
   h = await harness({ subprocess: RecordingSubprocess })
-  fifo(join(h.dir, 'pipe'))
+  fifo(join(h.dir, '.gitignore'))
   const controller = new AbortController()
-  const pending = h.call('grep', { pattern: 'x', path: 'pipe' }, { signal: controller.signal })
+  const pending = h.call('grep', { pattern: 'x' }, { signal: controller.signal })
   await until(() => RecordingSubprocess.handles.length === 1, 'rg was spawned')
   controller.abort()
   const result = await pending
@@ -102,11 +137,34 @@ test('a caller abort is SEARCH_ABORTED, with rg terminated and awaited', async (
 
 test('rg killed by a signal from outside is SEARCH_FAILED naming the signal (fault forced with kill -9)', async () => {
   h = await harness({ subprocess: RecordingSubprocess })
-  fifo(join(h.dir, 'pipe'))
-  const pending = h.call('grep', { pattern: 'x', path: 'pipe' })
+  fifo(join(h.dir, '.gitignore'))
+  const pending = h.call('grep', { pattern: 'x' })
   await until(() => RecordingSubprocess.handles.length === 1, 'rg was spawned')
   process.kill(lastHandle().pid, 'SIGKILL')
   expect((await pending).error).toEqual({ code: 'SEARCH_FAILED', name: 'SearchError', message: 'grep search failed: ripgrep was killed by SIGKILL' })
+})
+
+test('hostile ignore files cannot blow up rg: a .gitignore linked to /dev/zero, or a huge one of ** rules, is stopped at the memory cap', async () => {
+  h = await harness({ subprocess: RecordingSubprocess, config: { rgMaxMemoryBytes: 128 * 1024 * 1024 } })
+  write(h.dir, { 'a.txt': 'x\n' })
+  symlinkSync('/dev/zero', join(h.dir, '.gitignore'))
+  const zero = await h.call('grep', { pattern: 'x' })
+  expect(zero.error?.code).toBe('SEARCH_FAILED')
+  expect(zero.content[0].text).toBe('Error: grep search failed: ripgrep used more than its memory limit (134217728 bytes, rgMaxMemoryBytes) and was stopped. A huge or endless ignore file (.gitignore, .ignore, .rgignore — a link to a device, say) or an enormous line is the usual cause; search a narrower path, or a single file.')
+  rmSync(join(h.dir, '.gitignore'))
+  writeFileSync(join(h.dir, '.gitignore'), Array.from({ length: 60_000 }, (_, i) => `**/a${i}/**/b${i}/**`).join('\n'))
+  const huge = await h.call('grep', { pattern: 'x' })
+  expect(huge.error?.code).toBe('SEARCH_FAILED')
+  expect(huge.content[0].text).toContain('ripgrep used more than its memory limit (134217728 bytes')
+  expect(RecordingSubprocess.handles.filter((handle) => alive(handle.pid))).toEqual([])
+})
+
+test('an invalid regex of ~69 KB is SEARCH_INVALID_PATTERN with rg\'s leading "regex parse error" and its reason, the pattern quoted once and bounded', async () => {
+  h = await harness()
+  const pattern = `${'(a|b)'.repeat(14_000)}(`
+  const result = await h.call('grep', { pattern })
+  expect(result.error?.code).toBe('SEARCH_INVALID_PATTERN')
+  expect(result.content[0].text).toBe(`Error: invalid grep pattern "${pattern.slice(0, 297)}…": regex parse error: unclosed group`)
 })
 
 test('a binary that cannot be started is SEARCH_FAILED naming it and the cause (config rgPath override)', async () => {
@@ -114,13 +172,15 @@ test('a binary that cannot be started is SEARCH_FAILED naming it and the cause (
   const result = await h.call('grep', { pattern: 'x' })
   expect(result.error?.code).toBe('SEARCH_FAILED')
   expect(result.content[0].text).toMatch(/^Error: grep search failed: could not start ripgrep \(\/nonexistent\/rg\): .*ENOENT/)
+  const glob = await h.call('glob', { pattern: '*' })
+  expect(glob.content[0].text).toMatch(/^Error: glob search failed: could not start ripgrep \(\/nonexistent\/rg\): .*ENOENT/)
 })
 
 test('output that is not ripgrep\'s is SEARCH_FAILED as malformed (config rgPath pointing at echo)', async () => {
   h = await harness({ config: { rgPath: '/bin/echo' } })
   const grep = await h.call('grep', { pattern: 'x' })
   expect(grep.error?.code).toBe('SEARCH_FAILED')
-  expect(grep.content[0].text).toBe(`Error: grep search failed: could not read ripgrep's output (a record that is not JSON: "--no-config --json --regexp=x -- ${h.dir}")`)
+  expect(grep.content[0].text).toBe(`Error: grep search failed: could not read ripgrep's output (a record that is not JSON: "--no-config --json --no-require-git --regexp=x -- ${h.dir}")`)
   const glob = await h.call('glob', { pattern: '*' })
   expect(glob.error?.code).toBe('SEARCH_FAILED')
   expect(glob.content[0].text).toMatch(/^Error: glob search failed: could not read ripgrep's output \(a path outside the search root: --no-config --files/)
@@ -166,17 +226,17 @@ test('rg exit 2 with matches (an unreadable directory, rg run unprivileged) retu
 
 test('calls leave no file descriptor and no process behind, whatever their outcome', async () => {
   h = await harness({ subprocess: RecordingSubprocess, config: { rawOutputMaxBytes: 1000 } })
-  write(h.dir, { 'a.txt': 'hit\n'.repeat(1000) })
-  fifo(join(h.dir, 'pipe'))
-  await h.call('grep', { pattern: 'hit' })
+  write(h.dir, { 'a.txt': 'hit\n'.repeat(1000), 'sub/b.txt': 'x\n' })
+  fifo(join(h.dir, 'sub', '.gitignore'))
+  await h.call('grep', { pattern: 'hit', path: 'a.txt' })
   const before = readdirSync('/proc/self/fd').length
   for (let i = 0; i < 5; i++) {
-    await h.call('grep', { pattern: 'hit' }) // overflow
-    await h.call('grep', { pattern: 'nothing' })
+    await h.call('grep', { pattern: 'hit', path: 'a.txt' }) // overflow
+    await h.call('grep', { pattern: 'nothing', path: 'a.txt' })
     await h.call('glob', { pattern: '*' })
     await h.call('grep', { pattern: 'a(' })
     const controller = new AbortController()
-    const pending = h.call('grep', { pattern: 'x', path: 'pipe' }, { signal: controller.signal })
+    const pending = h.call('grep', { pattern: 'x', path: 'sub' }, { signal: controller.signal })
     const spawned = RecordingSubprocess.handles.length
     await until(() => RecordingSubprocess.handles.length > spawned, 'rg was spawned again')
     controller.abort()

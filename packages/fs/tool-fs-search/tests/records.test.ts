@@ -5,7 +5,8 @@ import { join } from 'node:path'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { rgPath } from '@vscode/ripgrep'
-import { resolveRoot, truncateUtf8 } from '../src/paths.ts'
+import { cutUtf8 as truncateUtf8 } from '@deepseek-ai/dsh-text'
+import { resolveRoot } from '../src/paths.ts'
 import { GrepCollector, MalformedOutput, RecordSplitter } from '../src/records.ts'
 
 let dir: string

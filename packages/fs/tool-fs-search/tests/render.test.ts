@@ -1,10 +1,19 @@
+import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
 import {
-  abortedMessage, capFooter, exitMessage, invalidPatternMessage, killedMessage, launchFailedMessage, malformedMessage,
-  missingPathMessage, overflowMessage, partialNote, UNSAVED,
+  abortedMessage, capFooter, exitMessage, globOverflowMessage, grepOverflowMessage, invalidPatternMessage, killedMessage,
+  launchFailedMessage, malformedMessage, missingPathMessage, outOfMemoryMessage, partialNote, recordOverflowMessage,
+  specialPathMessage, stoppedNote, UNSAVED,
 } from '../src/common-text.ts'
-import { GLOB_PROMPT, globDescription, renderGlob } from '../src/glob-text.ts'
-import { GREP_PROMPT, grepDescription, renderGrep, type GrepFileValue } from '../src/grep-text.ts'
+import { GLOB_PROMPT, type GlobValue, globDescription, pageGlob, savedGlob } from '../src/glob-text.ts'
+import { GREP_PROMPT, type GrepValue, grepDescription, literalHint, pageGrep, savedGrep, type GrepFileValue } from '../src/grep-text.ts'
+
+const WIDE = 1_000_000
+const renderGlob = (value: GlobValue, caps: { maxResults: number; maxBytes?: number }) => pageGlob(value, { maxBytes: WIDE, ...caps }).text
+const query = { pattern: 'TODO', path: '' }
+const renderGrep = (value: Omit<GrepValue, 'query'> & { query?: GrepValue['query'] }, caps: { maxMatches: number; maxBytes?: number }) =>
+  pageGrep({ query, ...value }, { maxBytes: WIDE, ...caps }).text
+const bytes = (text: string) => Buffer.byteLength(text, 'utf8')
 
 const saved = { saved: { locator: '/tmp/spill/s1/grep-results.txt', retrievalHint: 'Read it with read (offset/limit) or search it with grep.' } }
 
@@ -112,8 +121,13 @@ describe('error messages', () => {
   test('say what, where and why', () => {
     expect(launchFailedMessage('grep', '/opt/rg', 'spawn /opt/rg ENOENT')).toBe('grep search failed: could not start ripgrep (/opt/rg): spawn /opt/rg ENOENT')
     expect(abortedMessage('glob')).toBe('glob search aborted: the call was cancelled or ran out of time, and ripgrep was stopped')
-    expect(overflowMessage('grep', 20_000_000)).toBe('grep search stopped: ripgrep printed more than 20000000 bytes of raw output. To search less, use a more specific pattern, a deeper path, or include.')
-    expect(overflowMessage('glob', 5)).toBe('glob search stopped: ripgrep printed more than 5 bytes of raw output. To search less, use a more specific pattern or a deeper path.')
+    expect(grepOverflowMessage(20_000_000, 81_234)).toBe('grep search stopped: after 81234 matching lines its formatted matches passed 20000000 bytes, the most a search may hold (rawOutputMaxBytes). To search less, use a more specific pattern, a deeper path, or include.')
+    expect(recordOverflowMessage('grep', 1000)).toBe('grep search stopped: one record of ripgrep\'s output passed 1000 bytes, the most a search may hold (rawOutputMaxBytes); a file with an enormous line is the likely cause. To search less, use a more specific pattern, a deeper path, or include.')
+    expect(globOverflowMessage(5)).toBe('glob search stopped: ripgrep listed more than 5 bytes of paths, the most a search may hold (rawOutputMaxBytes). To list less, use a more specific pattern or a deeper path.')
+    expect(outOfMemoryMessage('grep', 67_108_864)).toBe('grep search failed: ripgrep used more than its memory limit (67108864 bytes, rgMaxMemoryBytes) and was stopped. A huge or endless ignore file (.gitignore, .ignore, .rgignore — a link to a device, say) or an enormous line is the usual cause; search a narrower path, or a single file.')
+    expect(specialPathMessage('grep', 'pipe', 'a FIFO (named pipe)')).toBe('grep path pipe is a FIFO (named pipe), not a regular file or a directory; grep searches only those')
+    expect(stoppedNote('grep', 27_000)).toBe('[The search was stopped after 27000 ms, its time budget, before ripgrep finished: these are the matches found until then, and more may exist. To search less, use a more specific pattern, a deeper path, or include.]')
+    expect(stoppedNote('glob', 900)).toBe('[The search was stopped after 900 ms, its time budget, before ripgrep finished: these are the files listed until then, and more may exist. To search less, use a more specific pattern or a deeper path.]')
     expect(malformedMessage('grep', 'a record that is not JSON: "x"')).toBe('grep search failed: could not read ripgrep\'s output (a record that is not JSON: "x")')
     expect(killedMessage('grep', 'SIGKILL')).toBe('grep search failed: ripgrep was killed by SIGKILL')
     expect(exitMessage('grep', 2, 'rg: nope: No such file or directory (os error 2)\n')).toBe('grep search failed (exit 2): rg: nope: No such file or directory (os error 2)')
@@ -121,9 +135,19 @@ describe('error messages', () => {
     expect(missingPathMessage('grep', 'src/nope')).toBe('grep search failed: src/nope: no such file or directory')
   })
 
-  test('an invalid pattern keeps ripgrep\'s own lines, so its caret still points at the problem', () => {
-    expect(invalidPatternMessage('grep', 'rg: regex parse error:\n    (?:a()\n    ^\nerror: unclosed group\n')).toBe(
-      'invalid grep pattern: rg: regex parse error:\n    (?:a()\n    ^\nerror: unclosed group')
+  test('an invalid pattern quotes the model\'s pattern, not ripgrep\'s rewritten one, with ripgrep\'s kind and reason', () => {
+    expect(invalidPatternMessage('grep', 'a(', 'rg: regex parse error:\n    (?:a()\n       ^\nerror: unclosed group\n')).toBe(
+      'invalid grep pattern "a(": regex parse error: unclosed group')
+    expect(invalidPatternMessage('grep', '(a|b){100}', 'rg: error building NFA\n')).toBe(
+      'invalid grep pattern "(a|b){100}": error building NFA (the regex is too large or repeats too much to compile; simplify it)')
+  })
+
+  test('every error text is bounded: an argument is quoted once, at most 300 bytes of it', () => {
+    const huge = `(${'x'.repeat(70_000)}`
+    const message = invalidPatternMessage('grep', huge, `rg: regex parse error:\n    (?:${huge})\n    ^\nerror: unclosed group\n`)
+    expect(message).toBe(`invalid grep pattern "(${'x'.repeat(296)}…": regex parse error: unclosed group`)
+    expect(missingPathMessage('grep', 'p'.repeat(300_000))).toBe(`grep search failed: ${'p'.repeat(297)}…: no such file or directory`)
+    expect(bytes(exitMessage('grep', 2, `rg: ${'y'.repeat(100_000)}\n`.repeat(20)))).toBeLessThanOrEqual(2100)
   })
 })
 
@@ -140,8 +164,129 @@ describe('model-facing guidance', () => {
   })
 
   test('the descriptions state the caps from the config', () => {
-    expect(globDescription(100)).toContain('At most 100 paths are shown')
-    expect(grepDescription(250, 2000)).toContain('At most 250 lines are shown')
-    expect(grepDescription(250, 2000)).toContain('Lines longer than 2000 bytes are cut and marked "(line truncated)"')
+    expect(globDescription({ maxResults: 100, maxResultBytes: 30_000 })).toContain('At most 100 paths and 30000 bytes are shown')
+    expect(globDescription({ maxResults: 100, maxResultBytes: 30_000 })).toContain('most recently modified first (ties in path order)')
+    const grep = grepDescription({ maxMatches: 250, maxLineBytes: 2000, maxResultBytes: 30_000 })
+    expect(grep).toContain('At most 250 lines and 30000 bytes are shown')
+    expect(grep).toContain('Lines longer than 2000 bytes are cut and marked "(line truncated)"')
+    expect(grep).toContain('the same inside and outside a git repository')
+  })
+})
+
+describe('the byte budget', () => {
+  const row = (line: number, preview: string) => ({ line, preview, truncated: false })
+  const long = (n: number) => ({ query, files: [{ path: 'min.js', lines: Array.from({ length: n }, (_, i) => row(i + 1, 'x'.repeat(90))) }], total: n, spill: saved })
+
+  test('grep stops its page at the budget as well as at the match cap: fewer rows when lines are long', () => {
+    const page = pageGrep(long(10), { maxMatches: 250, maxBytes: 600 })
+    expect(page.complete).toBe(false)
+    expect(page.text).toBe([
+      'Found 4 of 10 matches',
+      '',
+      'min.js',
+      ...[1, 2, 3, 4].map((n) => `Line ${n}: ${'x'.repeat(90)}`),
+      '',
+      '[Showing 4 of 10 matches. The complete result is saved at /tmp/spill/s1/grep-results.txt. Read it with read (offset/limit) or search it with grep.]',
+    ].join('\n'))
+    expect(bytes(page.text)).toBeLessThanOrEqual(600)
+  })
+
+  test('a result under the match cap but over the budget is paged too', () => {
+    expect(pageGrep(long(3), { maxMatches: 250, maxBytes: 320 })).toMatchObject({ complete: true })
+    expect(pageGrep(long(3), { maxMatches: 250, maxBytes: 319 }).text.split('\n')[0]).toBe('Found 1 of 3 matches')
+  })
+
+  test('the first match is cut to fit when not even one row would, and marked', () => {
+    const text = pageGrep({ query, files: [{ path: 'a', lines: [row(1, 'y'.repeat(5000))] }], total: 2, spill: saved }, { maxMatches: 250, maxBytes: 400 }).text
+    expect(text).toMatch(/^Found 1 of 2 matches\n\na\nLine 1: y+ \(line truncated\)\n\n\[Showing 1 of 2 matches\./)
+    // Exactly the budget: the header was reserved at its widest, "Found 2 of 2", as wide as "Found 1 of 2".
+    expect(bytes(text)).toBe(400)
+  })
+
+  test('glob stops its page at the budget too', () => {
+    const paths = Array.from({ length: 50 }, (_, i) => `dir/${String(i).padStart(2, '0')}-${'n'.repeat(40)}.ts`)
+    const page = pageGlob({ paths, spill: saved }, { maxResults: 100, maxBytes: 400 })
+    expect(page.complete).toBe(false)
+    expect(page.text.split('\n\n')[1]).toBe('[Showing 4 of 50 files. The complete result is saved at /tmp/spill/s1/grep-results.txt. Read it with read (offset/limit) or search it with grep.]')
+    expect(bytes(page.text)).toBeLessThanOrEqual(400)
+  })
+
+  // Random values and configs, down to a budget smaller than the footer itself.
+  const preview = fc.oneof(fc.constant(null), fc.string({ unit: 'binary', maxLength: 300 }))
+  const line = fc.record({ line: fc.integer({ min: 1, max: 1e7 }), preview, truncated: fc.boolean() })
+  const file = fc.record({ path: fc.string({ unit: 'binary', minLength: 1, maxLength: 80 }), lines: fc.array(line, { minLength: 1, maxLength: 8 }) })
+  const spill = fc.oneof(fc.constant(saved), fc.constant({ unsaved: UNSAVED.noStore }), fc.string({ maxLength: 400 }).map((m) => ({ unsaved: UNSAVED.failed(m) })))
+  const warning = fc.option(fc.string({ unit: 'binary', maxLength: 500 }), { nil: undefined })
+
+  test('no grep page exceeds the budget, whatever the matches and the config (property)', () => {
+    fc.assert(fc.property(fc.array(file, { maxLength: 12 }), spill, warning, fc.integer({ min: 1, max: 4000 }), fc.integer({ min: 1, max: 300 }), fc.boolean(),
+      (files, spill, warning, maxBytes, maxMatches, stopped) => {
+        const total = files.reduce((n, f) => n + f.lines.length, 0)
+        const value: GrepValue = { query: { pattern: 'a(b', path: 'src' }, files, total, spill, ...(warning === undefined ? {} : { warning }), ...(stopped ? { stoppedAfterMs: 27_000 } : {}) }
+        const page = pageGrep(value, { maxMatches, maxBytes })
+        expect(bytes(page.text)).toBeLessThanOrEqual(maxBytes)
+        if (page.complete) expect(total <= maxMatches || total === 0).toBe(true)
+      }))
+  })
+
+  test('no glob page exceeds the budget, whatever the paths and the config (property)', () => {
+    fc.assert(fc.property(fc.array(fc.string({ unit: 'binary', minLength: 1, maxLength: 200 }), { maxLength: 60 }), spill, warning, fc.integer({ min: 1, max: 4000 }), fc.integer({ min: 1, max: 100 }),
+      (paths, spill, warning, maxBytes, maxResults) => {
+        const page = pageGlob({ paths, spill, ...(warning === undefined ? {} : { warning }) }, { maxResults, maxBytes })
+        expect(bytes(page.text)).toBeLessThanOrEqual(maxBytes)
+        if (page.complete) expect(paths.length).toBeLessThanOrEqual(maxResults)
+      }))
+  })
+
+  test('a page with room for them shows rows in order, as a prefix of the complete result (property)', () => {
+    fc.assert(fc.property(fc.array(file, { minLength: 1, maxLength: 12 }), fc.integer({ min: 1, max: 30 }), (files, maxMatches) => {
+      const total = files.reduce((n, f) => n + f.lines.length, 0)
+      const page = pageGrep({ query, files, total, spill: saved }, { maxMatches, maxBytes: WIDE })
+      const rows = page.text.split('\n').filter((l) => l.startsWith('Line '))
+      expect(rows.length).toBe(Math.min(total, maxMatches))
+    }))
+  })
+})
+
+describe('saved results', () => {
+  test('grep: a one-line header, then one match per line as <path>:<line>: <preview>', () => {
+    const value: GrepValue = {
+      query: { pattern: 'TODO', path: 'src', include: '*.ts' },
+      files: [
+        { path: 'src/a.ts', lines: [{ line: 3, preview: '\tx // TODO', truncated: false }, { line: 10, preview: 'TODO é', truncated: true }] },
+        { path: 'src/b\n.ts', lines: [{ line: 1, preview: null, truncated: false }] },
+      ],
+      total: 3,
+    }
+    expect(savedGrep(value)).toBe([
+      '[grep "TODO" include "*.ts" in src: 3 matching lines, one per line as <path>:<line>: <text>]',
+      'src/a.ts:3: \tx // TODO',
+      'src/a.ts:10: TODO é (line truncated)',
+      'src/b\\n.ts:1: (line is not valid UTF-8)',
+      '',
+    ].join('\n'))
+  })
+
+  test('grep: the header of an incomplete search says so, and of one line, singular', () => {
+    expect(savedGrep({ query: { pattern: 'x', path: '' }, files: [{ path: 'a', lines: [{ line: 1, preview: 'x', truncated: false }] }], total: 1, stoppedAfterMs: 5 }))
+      .toBe('[grep "x" in .: 1 matching line (incomplete: see the notes of the call\'s result), one per line as <path>:<line>: <text>]\na:1: x\n')
+  })
+
+  test('glob: one path per line, escaped', () => {
+    expect(savedGlob({ paths: ['b.ts', 'a\tb.ts'] })).toBe('b.ts\na\\tb.ts\n')
+  })
+})
+
+describe('empty results that teach', () => {
+  test('a pattern with unescaped metacharacters adds one line saying so and how to escape them', () => {
+    expect(renderGrep({ query: { pattern: 'function isEspree(parser)', path: '' }, files: [], total: 0 }, { maxMatches: 5 })).toBe(
+      'No matches found\n\n[The pattern is a regular expression, in which ( ) are special characters, not literal text. To match them literally, escape each with a backslash: function isEspree\\(parser\\)]')
+    expect(literalHint('a.b[0]+c')).toBe('[The pattern is a regular expression, in which . [ ] + are special characters, not literal text. To match them literally, escape each with a backslash: a\\.b\\[0\\]\\+c]')
+  })
+
+  test('a plain pattern, or one that already escapes, gets no hint', () => {
+    expect(literalHint('plain.text')).toBeUndefined()
+    expect(literalHint('fn\\s+main(')).toBeUndefined()
+    expect(renderGrep({ files: [], total: 0 }, { maxMatches: 5 })).toBe('No matches found')
   })
 })

@@ -1,0 +1,147 @@
+/*
+ * Text helpers every tool shares, once (STYLE.md point 9): cutting on a character boundary, escaping control
+ * characters, the `(line truncated)` mark, decoding bytes that may not be UTF-8. Pure functions, no dependencies.
+ * Sizes are UTF-8 bytes unless a name says characters (code points).
+ */
+
+/** Follows a line that was cut short, so the reader knows the rest exists. */
+export const TRUNCATED_MARK = ' (line truncated)'
+
+/** `text`, with the truncated mark when it was cut. */
+export function marked(cut: Cut): string {
+  return cut.truncated ? cut.text + TRUNCATED_MARK : cut.text
+}
+
+/** A possibly shortened text, and whether it was shortened. */
+export interface Cut {
+  readonly text: string
+  readonly truncated: boolean
+}
+
+function isContinuation(byte: number | undefined): boolean {
+  return byte !== undefined && (byte & 0xc0) === 0x80
+}
+
+/**
+ * The largest index ≤ `at` (and ≥ `start`) where a character begins: cutting `bytes` there never splits one. At most
+ * three bytes are given back — a longer run of continuation bytes is not UTF-8 anyway and decodes lossily either way.
+ */
+export function charBoundary(bytes: Uint8Array, at: number, start = 0): number {
+  let cut = Math.min(Math.max(at, start), bytes.length)
+  for (let back = 0; back < 3 && cut > start && isContinuation(bytes[cut]); back++) cut--
+  return cut
+}
+
+/**
+ * The length of `bytes[0, end)` without a trailing UTF-8 sequence that more bytes could still complete — where a
+ * stream read so far can be decoded without inventing a U+FFFD that the next chunk would have avoided.
+ */
+export function completeLength(bytes: Uint8Array, end = bytes.length): number {
+  let i = end - 1
+  let continuation = 0
+  while (i >= 0 && continuation < 3 && isContinuation(bytes[i])) {
+    i--
+    continuation++
+  }
+  if (i < 0) return end
+  const lead = bytes[i] as number
+  const need = lead >= 0xf0 && lead <= 0xf4 ? 4 : lead >= 0xe0 && lead < 0xf0 ? 3 : lead >= 0xc2 && lead < 0xe0 ? 2 : 1
+  return need > continuation + 1 ? i : end
+}
+
+/** How many leading bytes (at most 3) are continuation bytes: the remains of a character cut at the front. */
+export function cutPrefixLength(bytes: Uint8Array, start = 0): number {
+  let n = 0
+  while (n < 3 && start + n < bytes.length && isContinuation(bytes[start + n])) n++
+  return n
+}
+
+/** `text` cut to at most `maxBytes` UTF-8 bytes, never inside a character (nor between a surrogate pair's halves). */
+export function cutUtf8(text: string, maxBytes: number): Cut {
+  const max = Math.max(0, Math.floor(maxBytes))
+  // A UTF-16 code unit is at most 3 UTF-8 bytes: most texts are decided without encoding anything.
+  if (text.length * 3 <= max) return { text, truncated: false }
+  if (text.length <= max && Buffer.byteLength(text, 'utf8') <= max) return { text, truncated: false }
+  // Past here the text is longer than `max` bytes. Every code unit is at least one byte, so the first `max` bytes
+  // lie within the first `max` units: a long (minified) line is never encoded whole. A high surrogate ending that
+  // slice starts a 4-byte character that cannot fit, so it goes too (alone it would encode as U+FFFD).
+  let head = text.length > max ? text.slice(0, max) : text
+  if (isHighSurrogate(head.charCodeAt(head.length - 1))) head = head.slice(0, -1)
+  const bytes = Buffer.from(head, 'utf8')
+  return { text: bytes.toString('utf8', 0, charBoundary(bytes, max)), truncated: true }
+}
+
+/** `bytes[start, end)` decoded lossily, cut to at most `maxBytes` of it on a character boundary; only that part is decoded. */
+export function cutUtf8Bytes(bytes: Uint8Array, maxBytes: number, start = 0, end = bytes.length): Cut {
+  const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  if (end - start <= maxBytes) return { text: buffer.toString('utf8', start, end), truncated: false }
+  const cut = charBoundary(buffer, start + Math.max(0, Math.floor(maxBytes)), start)
+  return { text: buffer.toString('utf8', start, cut), truncated: true }
+}
+
+/** The first `max` characters (code points) of `text`: never half a surrogate pair. */
+export function cutChars(text: string, max: number): Cut {
+  if (text.length <= max) return { text, truncated: false }
+  let index = 0
+  for (let count = 0; count < max && index < text.length; count++) {
+    index += isHighSurrogate(text.charCodeAt(index)) && isLowSurrogate(text.charCodeAt(index + 1)) ? 2 : 1
+  }
+  return index >= text.length ? { text, truncated: false } : { text: text.slice(0, index), truncated: true }
+}
+
+/**
+ * `text` within `maxBytes` UTF-8 bytes: whole when it fits, else cut on a character boundary and ended with `…`
+ * (the ellipsis counted). For quoting a model's argument in an error without repeating all of it.
+ */
+export function clip(text: string, maxBytes: number): string {
+  const cut = cutUtf8(text, maxBytes)
+  if (!cut.truncated) return text
+  return `${cutUtf8(text, Math.max(0, maxBytes - ELLIPSIS_BYTES)).text}${ELLIPSIS}`
+}
+
+const ELLIPSIS = '…'
+const ELLIPSIS_BYTES = 3
+
+function isHighSurrogate(unit: number): boolean {
+  return unit >= 0xd800 && unit <= 0xdbff
+}
+
+function isLowSurrogate(unit: number): boolean {
+  return unit >= 0xdc00 && unit <= 0xdfff
+}
+
+/** UTF-8 with every invalid sequence shown as U+FFFD: bytes that are not UTF-8 are shown, never a failure. */
+export function decodeLossy(bytes: Uint8Array, start = 0, end = bytes.length): string {
+  const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  return buffer.toString('utf8', start, end)
+}
+
+// C0 controls, DEL, C1 controls (U+009B is a one-character CSI on some terminals) and the Unicode line separators.
+const CONTROL = /[\x00-\x1f\x7f-\x9f\u2028\u2029]/g
+const CONTROL_BUT_TAB = /[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]/g
+const ANY_CONTROL = /[\x00-\x1f\x7f-\x9f\u2028\u2029]/
+
+function escapeOne(char: string): string {
+  switch (char) {
+    case '\n': return '\\n'
+    case '\r': return '\\r'
+    case '\t': return '\\t'
+  }
+  const code = char.charCodeAt(0)
+  return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`
+}
+
+export interface EscapeOptions {
+  /** Leave tabs as they are (previews of code keep their indentation); otherwise a tab shows as `\t`. */
+  readonly keepTab: boolean
+}
+
+/**
+ * One line, no terminal escapes: control characters become `\n`, `\r`, `\t`, `\x1b`, `\u2028` and the like, so a
+ * text shown to the model (or a terminal) is always one line and can never move the cursor or change colours.
+ */
+export function escapeControl(text: string, options: EscapeOptions): string {
+  // The common case, a text with no control character at all, costs one scan and no allocation.
+  if (!ANY_CONTROL.test(text)) return text
+  return text.replace(options.keepTab ? CONTROL_BUT_TAB : CONTROL, escapeOne)
+}
