@@ -2,54 +2,49 @@ import { statSync } from 'node:fs'
 import { resolve as resolvePath } from 'node:path'
 import type { Context } from 'cordis'
 import {
-  BashError, BashErrorCode, taskDoneNotice,
-  type BashExecRequest, type BashExecSpec, type BashRunResult, type BashTask, type BashTaskDoneEvent, type BashTaskDoneListener,
-  type BashTaskRead, type BashTaskStatus, type CollectedOutput, type OutputIncrement,
+  BashError, BashErrorCode,
+  type BashExecRequest, type BashExecSpec, type BashRunResult, type BashTask, type CollectedOutput, type StrayProcess,
 } from '@deepseek-ai/dsh-bash'
+import { CHILD_ENV, DRAIN_MS, outputEnds, subprocessTask, type TaskOffsets, type TaskProcess } from '@deepseek-ai/dsh-bash-tasks'
 import {
-  SubprocessError, SubprocessErrorCode, type CollectedStream, type CollectOptions, type ExitStatus, type SubprocessHandle, type SubprocessService,
+  SubprocessError, SubprocessErrorCode, type CollectedStream, type CollectOptions, type SubprocessHandle, type SubprocessService,
 } from '@deepseek-ai/dsh-subprocess'
 import { clampTimeout, deadline } from '@deepseek-ai/dsh-timeout'
 import type { Config } from './config.ts'
 
-/** Added over the scrubbed parent env: no colours, no pagers, a terminal that claims nothing. */
-export const CHILD_ENV: Readonly<Record<string, string>> = { NO_COLOR: '1', TERM: 'dumb', PAGER: 'cat', GIT_PAGER: 'cat' }
-
-type StreamName = 'stdout' | 'stderr'
-
-interface Task {
-  readonly id: string
-  readonly command: string
-  readonly workdir: string
-  readonly owner: string | undefined
-  readonly handle: SubprocessHandle
-  status: BashTaskStatus
-  /** Next unread byte of each stream. */
-  readonly offsets: Record<StreamName, number>
-  killing: boolean
-  /** Settles once the status is final. */
-  ended: Promise<void>
-}
+export { CHILD_ENV }
 
 /**
- * Everything the local executor knows, kept out of the Service object (whose properties Cordis reads through a
- * per-caller proxy): the task table, the foreground commands in flight, the listeners. `ctx` is the executor's
- * own context, so events are emitted from it whoever called.
+ * How a provider built on this executor starts a command: the argv for a spec (may reject, e.g. when a sandbox is
+ * unavailable: the call then rejects with that error and nothing runs), and what to release after disposal.
+ */
+export interface Launcher {
+  argv(spec: BashExecSpec): Promise<readonly string[]>
+  /** The handle the executor uses in place of the spawned one (e.g. to report a wrapped shell's own exit). */
+  wrap?(handle: SubprocessHandle): SubprocessHandle
+  close?(): void | Promise<void>
+}
+
+/** Makes a foreground command's leftovers a background task of its owner (the executor's table does it). */
+export type Adopt = (process: TaskProcess, offsets: TaskOffsets) => BashTask
+
+const NEVER = new AbortController().signal
+
+/**
+ * What the local executor does itself, kept out of the Service object (whose properties Cordis reads through a
+ * per-caller proxy): resolving, running in the foreground, spawning tasks for the table, the commands in flight.
  */
 export class LocalBash {
-  private readonly tasks = new Map<string, Task>()
   private readonly foreground = new Set<SubprocessHandle>()
   /** Spawns in flight: disposal waits for them, so nothing started during disposal escapes it. */
   private readonly pending = new Set<Promise<unknown>>()
-  private readonly listeners = new Set<BashTaskDoneListener>()
   private readonly collect: CollectOptions
-  private counter = 0
   private closed = false
 
   /** Looked up once: the executor is restarted whenever ctx.subprocess is replaced (it is injected). */
   private readonly subprocess: SubprocessService
 
-  constructor(private readonly ctx: Context, private readonly config: Config) {
+  constructor(ctx: Context, private readonly config: Config, private readonly launcher?: Launcher) {
     this.subprocess = ctx.subprocess
     this.collect = { maxBytes: config.maxOutputBytes, spill: { maxBytes: config.spillMaxBytes } }
   }
@@ -66,9 +61,13 @@ export class LocalBash {
     }
   }
 
-  async run(spec: BashExecSpec): Promise<BashRunResult> {
+  /**
+   * Runs until the shell exits (or is stopped), then gives the output at most DRAIN_MS to end. What still runs in
+   * the process group is adopted as a task; a process outside it that holds the output is named, not waited for.
+   */
+  async run(spec: BashExecSpec, adopt: Adopt): Promise<BashRunResult> {
     this.prepare(spec)
-    const limit = deadline(spec.signal ?? new AbortController().signal, spec.timeoutMs)
+    const limit = deadline(spec.signal ?? NEVER, spec.timeoutMs)
     let handle: SubprocessHandle
     try {
       handle = await this.launch(spec, limit.signal, (h) => this.foreground.add(h))
@@ -77,19 +76,39 @@ export class LocalBash {
       throw error
     }
     try {
-      const exit = await handle.done
+      const exit = await handle.exited
+      let drained = await outputEnds(handle, DRAIN_MS)
       const timedOut = limit.expired
       const aborted = !timedOut && limit.signal.aborted
-      // A stopped command: its whole tree is gone before the call ends, not only the shell.
-      if (timedOut || aborted) await handle.waitForExit()
+      let leftover = false
+      if (timedOut || aborted) {
+        // A stopped command: its whole group is gone before the call ends, not only the shell.
+        await handle.waitForExit()
+        if (!drained) drained = await outputEnds(handle, DRAIN_MS)
+      } else {
+        leftover = handle.alive()
+      }
+      // From here on the caller's signal and the timer must not reach an adopted task.
+      limit.dispose()
+      // After a stop, the handle may have given the output up by itself already: it still knows who held it.
+      const leftRunning: readonly StrayProcess[] = !leftover && (!drained || timedOut || aborted) ? handle.abandonOutput() : []
+      const stdout = shown(handle.collected.stdout)
+      const stderr = shown(handle.collected.stderr)
+      let adoptedTaskId: string | undefined
+      if (leftover) {
+        this.foreground.delete(handle)
+        adoptedTaskId = adopt(subprocessTask(handle), { stdout: stdout.next, stderr: stderr.next }).id
+      }
       return {
         exitCode: exit.exitCode,
         signal: exit.signal,
         timedOut,
         aborted,
         timeoutMs: spec.timeoutMs,
-        stdout: collected(handle.collected.stdout),
-        stderr: collected(handle.collected.stderr),
+        stdout: stdout.output,
+        stderr: stderr.output,
+        adoptedTaskId,
+        leftRunning,
       }
     } finally {
       limit.dispose()
@@ -97,115 +116,28 @@ export class LocalBash {
     }
   }
 
-  async start(spec: BashExecSpec): Promise<BashTask> {
+  /** A background task's process, for the table (which wires the spec's signal to a kill itself). */
+  async spawnTask(spec: BashExecSpec): Promise<TaskProcess> {
     this.prepare(spec)
-    let task!: Task
-    await this.launch(spec, spec.signal, (handle) => {
-      task = {
-        id: `bash-${++this.counter}`,
-        command: spec.command,
-        workdir: spec.workdir,
-        owner: spec.owner,
-        handle,
-        status: { state: 'running' },
-        offsets: { stdout: 0, stderr: 0 },
-        killing: false,
-        ended: Promise.resolve(),
-      }
-      task.ended = handle.done.then((exit) => this.finish(task, exit))
-      this.tasks.set(task.id, task)
-    })
-    return snapshot(task)
+    return subprocessTask(await this.launch(spec, undefined, () => {}))
   }
 
-  get(id: string): BashTask | undefined {
-    const task = this.tasks.get(id)
-    return task && snapshot(task)
-  }
-
-  list(): BashTask[] {
-    return [...this.tasks.values()].map(snapshot)
-  }
-
-  ownerOf(id: string): string | undefined {
-    return this.tasks.get(id)?.owner
-  }
-
-  readOutput(id: string): BashTaskRead {
-    const task = this.require(id)
-    // Reading is synchronous and the status only changes once both streams are drained, so a final status
-    // always comes with the rest of the output.
-    return { stdout: this.advance(task, 'stdout'), stderr: this.advance(task, 'stderr'), status: task.status }
-  }
-
-  async kill(id: string): Promise<boolean> {
-    const task = this.require(id)
-    const killsIt = task.status.state === 'running' && !task.killing
-    task.killing = true
-    // Also after the shell ended: a descendant it left in its process group is stopped too.
-    task.handle.terminate()
-    await Promise.all([task.ended, task.handle.waitForExit()])
-    return killsIt
-  }
-
-  addListener(listener: BashTaskDoneListener): () => void {
-    if (this.closed) return () => {}
-    this.listeners.add(listener)
-    return () => { this.listeners.delete(listener) }
-  }
-
-  /** Disposal: no notice from now on; every command and task (and its descendants) is stopped and awaited. */
+  /** Disposal: every foreground command (and its descendants) is stopped and awaited. */
   async close(): Promise<void> {
     this.closed = true
-    this.listeners.clear()
     await Promise.allSettled([...this.pending])
-    const handles = [...this.foreground, ...[...this.tasks.values()].map((task) => task.handle)]
+    const handles = [...this.foreground]
     for (const handle of handles) handle.terminate()
     await Promise.all(handles.map((handle) => Promise.all([handle.done, handle.waitForExit()])))
-  }
-
-  private require(id: string): Task {
-    const task = this.tasks.get(id)
-    if (!task) throw new BashError(`unknown bash task ${JSON.stringify(id)}`, { code: BashErrorCode.BASH_UNKNOWN_TASK })
-    return task
-  }
-
-  private advance(task: Task, name: StreamName): OutputIncrement {
-    const stream = task.handle.collected[name]
-    if (!stream) return { text: '', lossy: false }
-    const read = stream.readFrom(task.offsets[name])
-    task.offsets[name] = read.nextOffset
-    return read.spillPath === undefined ? { text: read.text, lossy: read.lossy } : { text: read.text, lossy: read.lossy, spillPath: read.spillPath }
-  }
-
-  private finish(task: Task, exit: ExitStatus): void {
-    task.status = exit.signal !== null ? { state: 'killed', signal: exit.signal } : { state: 'completed', exitCode: exit.exitCode ?? 0 }
-    if (this.closed) return
-    const event: BashTaskDoneEvent = { taskId: task.id, owner: task.owner, status: task.status, notice: taskDoneNotice(task.id, task.status) }
-    for (const listener of [...this.listeners]) {
-      try {
-        listener(event)
-      } catch (error) {
-        this.ctx.logger('bash-local').warn('an onTaskDone listener failed: %s', (error as Error)?.message ?? String(error))
-      }
-    }
-    try {
-      this.ctx.emit('bash/task-done', event)
-    } catch (error) {
-      this.ctx.logger('bash-local').warn('a bash/task-done listener failed: %s', (error as Error)?.message ?? String(error))
-    }
+    await this.launcher?.close?.()
   }
 
   /** The checks that make `run`/`start` reject instead of running: each failure says what is wrong. */
   private prepare(spec: BashExecSpec): void {
-    this.assertOpen()
+    if (this.closed) throw new BashError('the bash executor was disposed', { code: BashErrorCode.BASH_DISPOSED })
     if (spec.signal?.aborted) throw new BashError('command not started: the signal was already aborted', { code: BashErrorCode.BASH_ABORTED, cause: spec.signal.reason })
     if (spec.command.includes('\0')) throw new BashError('command contains a NUL byte', { code: BashErrorCode.BASH_INVALID_REQUEST })
     checkWorkdir(spec.workdir)
-  }
-
-  private assertOpen(): void {
-    if (this.closed) throw new BashError('the bash executor was disposed', { code: BashErrorCode.BASH_DISPOSED })
   }
 
   /** Spawns `<shell> -c <command>` and hands the handle to `register` before disposal can look for it. */
@@ -213,9 +145,10 @@ export class LocalBash {
     const launched = (async () => {
       let handle: SubprocessHandle
       try {
+        // `--`: a command that starts with "-" is a command, never a shell option.
+        const argv = this.launcher ? await this.launcher.argv(spec) : [this.config.shell, '-c', '--', spec.command]
         handle = await this.subprocess.spawn({
-          // `--`: a command that starts with "-" is a command, never a shell option.
-          argv: [this.config.shell, '-c', '--', spec.command],
+          argv,
           cwd: spec.workdir,
           env: spec.env,
           stdin: spec.stdin === undefined ? 'ignore' : { data: spec.stdin },
@@ -227,6 +160,7 @@ export class LocalBash {
       } catch (error) {
         throw translate(error)
       }
+      if (this.launcher?.wrap) handle = this.launcher.wrap(handle)
       register(handle)
       // Disposal began while the shell was starting: it is stopped like every other.
       if (this.closed) handle.terminate()
@@ -239,15 +173,13 @@ export class LocalBash {
   }
 }
 
-function snapshot(task: Task): BashTask {
-  return { id: task.id, command: task.command, workdir: task.workdir, owner: task.owner, status: task.status }
-}
-
-function collected(stream: CollectedStream | undefined): CollectedOutput {
-  if (!stream) return { text: '', truncated: false, totalBytes: 0 }
-  const { text } = stream.readFrom(0)
+/** A stream as the foreground result shows it, and the offset where an adopted task's reads continue. */
+function shown(stream: CollectedStream | undefined): { output: CollectedOutput; next: number } {
+  if (!stream) return { output: { text: '', truncated: false, totalBytes: 0 }, next: 0 }
+  const { text, nextOffset } = stream.readFrom(0)
   const { truncated, totalBytes, spillPath } = stream
-  return truncated && spillPath !== undefined ? { text, truncated, totalBytes, spillPath } : { text, truncated, totalBytes }
+  const output = truncated && spillPath !== undefined ? { text, truncated, totalBytes, spillPath } : { text, truncated, totalBytes }
+  return { output, next: nextOffset }
 }
 
 /** One synchronous stat: cheaper than a thread-pool round trip on every command, and it cannot block for long. */

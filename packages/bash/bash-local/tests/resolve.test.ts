@@ -41,9 +41,12 @@ test('resolve applies the defaults: timeout, workdir = the process cwd, the chil
   const spec = f.t.ctx.bash.resolve({ command: 'true' })
   expect(spec).toEqual({
     command: 'true', workdir: process.cwd(), timeoutMs: 120_000, signal: undefined, owner: undefined, stdin: undefined,
-    env: { NO_COLOR: '1', TERM: 'dumb', PAGER: 'cat', GIT_PAGER: 'cat' },
+    env: CHILD_ENV,
   })
-  expect(CHILD_ENV).toEqual({ NO_COLOR: '1', TERM: 'dumb', PAGER: 'cat', GIT_PAGER: 'cat' })
+  expect(CHILD_ENV).toEqual({
+    NO_COLOR: '1', TERM: 'dumb', PAGER: 'cat', GIT_PAGER: 'cat',
+    GIT_TERMINAL_PROMPT: '0', DEBIAN_FRONTEND: 'noninteractive', GIT_EDITOR: 'true', EDITOR: 'true',
+  })
 })
 
 test('resolve clamps a timeout over the maximum, keeps one within, and raises one below 1', async () => {
@@ -68,5 +71,5 @@ test('resolve makes a relative workdir absolute, keeps the owner verbatim and le
   expect(spec.owner).toBe(' odd owner\n✓ ')
   expect(spec.stdin).toBe('data')
   expect(spec.signal).toBe(signal)
-  expect(spec.env).toEqual({ NO_COLOR: '1', TERM: undefined, PAGER: 'cat', GIT_PAGER: 'cat', A: 'b' })
+  expect(spec.env).toEqual({ ...CHILD_ENV, TERM: undefined, A: 'b' })
 })

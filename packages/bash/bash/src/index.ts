@@ -55,6 +55,13 @@ export interface CollectedOutput {
   readonly spillPath?: string
 }
 
+/** A process the command started that left its process group and still runs: it was not stopped (it cannot be found by group). */
+export interface StrayProcess {
+  readonly pid: number
+  /** Its command line, arguments joined by spaces (cut when long). */
+  readonly command: string
+}
+
 export interface BashRunResult {
   /** null when the shell was killed by a signal. */
   readonly exitCode: number | null
@@ -67,6 +74,13 @@ export interface BashRunResult {
   readonly timeoutMs: number
   readonly stdout: CollectedOutput
   readonly stderr: CollectedOutput
+  /**
+   * The shell exited but processes of its process group still ran (`server &`): they became this background task
+   * of the request's owner, whose output continues where `stdout`/`stderr` stop.
+   */
+  readonly adoptedTaskId: string | undefined
+  /** Processes outside the process group that still held the output open when the call stopped waiting for it. */
+  readonly leftRunning: readonly StrayProcess[]
 }
 
 export type BashTaskStatus =
@@ -82,6 +96,10 @@ export interface BashTask {
   readonly workdir: string
   readonly owner: string | undefined
   readonly status: BashTaskStatus
+  /** When it started (ms since the epoch); for an adopted task, when its foreground command started. */
+  readonly startedAt: number
+  /** Processes outside the task's process group that still held its output open when a kill stopped the task. */
+  readonly leftRunning: readonly StrayProcess[]
 }
 
 /** Output of one stream that no earlier `readOutput` delivered. */
@@ -107,6 +125,21 @@ export interface BashTaskDoneEvent {
   readonly status: BashTaskStatus
   /** For the owner's model: `background task bash-N finished [status: …]. Read its output with bash_output.` */
   readonly notice: string
+  /**
+   * True when the task ended because `kill` was called (by a tool, a signal, a session's end): the owner asked for it,
+   * so no notice is sent to the owner's session for it.
+   */
+  readonly requested: boolean
+}
+
+/** What `waitFor` saw first. */
+export type BashWaitOutcome = 'matched' | 'ended' | 'timeout' | 'aborted'
+
+export interface BashWaitOptions {
+  /** Resolve as soon as output not yet delivered by `readOutput` (either stream) matches. Without it: wait for the end. */
+  readonly pattern?: RegExp
+  readonly timeoutMs: number
+  readonly signal?: AbortSignal
 }
 
 export type BashTaskDoneListener = (event: BashTaskDoneEvent) => void
@@ -179,10 +212,13 @@ export abstract class BashExecutor extends Service {
   /** Starts a background task (no timeout; stop it with `kill`). Rejects like `run`. */
   abstract start(spec: BashExecSpec): Promise<BashTask>
 
-  /** A snapshot, or undefined for an unknown id. */
+  /**
+   * A snapshot, or undefined for an unknown id. A finished task whose output was read to the end is dropped from
+   * memory but still answers here (bounded: the oldest such answers are forgotten first).
+   */
   abstract get(id: string): BashTask | undefined
 
-  /** Every task started by this executor, in start order. */
+  /** The tasks whose output is still held (running, or finished and not yet read to the end), in start order. */
   abstract list(): BashTask[]
 
   /** The owner token given at start, verbatim; undefined for an unknown or ownerless task. */
@@ -190,6 +226,13 @@ export abstract class BashExecutor extends Service {
 
   /** Output not delivered by an earlier call, and the status. Throws BASH_UNKNOWN_TASK for an unknown id. */
   abstract readOutput(id: string): BashTaskRead
+
+  /**
+   * Waits, without reading, until undelivered output matches `pattern`, the task ends, `timeoutMs` passes or
+   * `signal` aborts, and says which came first (a match wins over an end seen at the same time). Throws
+   * BASH_UNKNOWN_TASK for an unknown id.
+   */
+  abstract waitFor(id: string, options: BashWaitOptions): Promise<BashWaitOutcome>
 
   /**
    * Kills a running task's whole process tree and resolves once it is gone: true for the call that killed it,

@@ -1,5 +1,9 @@
+import type { StrayProcess } from '@deepseek-ai/dsh-bash'
+import { leftRunningLine } from './common-text.ts'
+
 export const BASH_KILL_DESCRIPTION = 'Stop a background task (started by bash with run_in_background) and every process it started. Its output stays readable with bash_output.'
 
-export function renderKill(taskId: string, killed: boolean): string {
-  return killed ? `killed background task ${taskId}` : `task ${taskId} had already finished`
+export function renderKill(taskId: string, killed: boolean, leftRunning: readonly StrayProcess[] = []): string {
+  const text = killed ? `killed background task ${taskId}` : `task ${taskId} had already finished`
+  return killed && leftRunning.length > 0 ? `${text}\n${leftRunningLine(leftRunning, 'task')}` : text
 }

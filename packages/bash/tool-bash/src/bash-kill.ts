@@ -8,5 +8,6 @@ import { ownTask } from './tasks.ts'
 export async function bashKill(executor: BashExecutor, args: TaskIdArgs, exec: ToolExecution): Promise<ToolOutput<{ killed: boolean }>> {
   ownTask(executor, args.task_id, exec)
   const killed = await executor.kill(args.task_id)
-  return { text: renderKill(args.task_id, killed), value: { killed } }
+  const leftRunning = executor.get(args.task_id)?.leftRunning ?? []
+  return { text: renderKill(args.task_id, killed, leftRunning), value: { killed } }
 }

@@ -1,16 +1,29 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { statusLine, type BashTaskRead, type OutputIncrement } from '@deepseek-ai/dsh-bash'
+import { statusLine, type BashTask, type BashTaskRead, type BashWaitOutcome, type OutputIncrement } from '@deepseek-ai/dsh-bash'
 import { appendLine, droppedLine } from './common-text.ts'
 
+/** `timeout_ms` of a wait: default and maximum (larger values are lowered to it). */
+export const WAIT_DEFAULT_MS = 30_000
+export const WAIT_MAX_MS = 600_000
+
 export const BASH_OUTPUT_DESCRIPTION = [
-  'Read the output a background task (started by bash with run_in_background) printed since the last bash_output call for it, or "(no new output)".',
+  'Read the output a background task (started by bash with run_in_background, or named by bash as still running) printed since the last bash_output call for it, or "(no new output)".',
   'Stderr follows in a "[stderr]" section. The last line is the status: "[status: running]", "[status: completed, exit code: N]" or "[status: killed by SIG]".',
+  `To wait instead of polling, pass wait_for (a regular expression): the call returns as soon as new output matches it, the task ends, or timeout_ms passes (default ${WAIT_DEFAULT_MS}, at most ${WAIT_MAX_MS}), and a line before the status says which. timeout_ms alone waits for the task to end.`,
+  'Without task_id, lists this session\'s background tasks: id, status, age and command.',
 ].join(' ')
 
 export const TaskIdParameters = Type.Object({
   task_id: Type.String({ minLength: 1, description: 'The task id that bash returned, e.g. "bash-1".' }),
 }, { additionalProperties: false })
 export type TaskIdArgs = Static<typeof TaskIdParameters>
+
+export const BashOutputParameters = Type.Object({
+  task_id: Type.Optional(Type.String({ minLength: 1, description: 'The task id that bash returned, e.g. "bash-1". Omit it to list this session\'s background tasks.' })),
+  wait_for: Type.Optional(Type.String({ minLength: 1, description: 'A regular expression (JavaScript syntax, e.g. "Listening on|ready"): wait until new output of the task matches it, the task ends, or timeout_ms passes.' })),
+  timeout_ms: Type.Optional(Type.Integer({ minimum: 1, description: `How long to wait, in milliseconds (default ${WAIT_DEFAULT_MS}, at most ${WAIT_MAX_MS}). Without wait_for: wait until the task ends.` })),
+}, { additionalProperties: false })
+export type BashOutputArgs = Static<typeof BashOutputParameters>
 
 function increment(text: string, part: OutputIncrement): string {
   let out = text
@@ -19,10 +32,52 @@ function increment(text: string, part: OutputIncrement): string {
   return out
 }
 
-/** New output as printed (stdout, then a `[stderr]` section), then the status on its own line. */
-export function renderRead(read: BashTaskRead): string {
+/** How a wait ended, as the line before the status; none for a plain read, or a wait for the end that saw it. */
+export function waitLine(outcome: BashWaitOutcome | undefined, waitedFor: 'pattern' | 'end', timeoutMs: number): string | undefined {
+  switch (outcome) {
+    case 'matched':
+      return '[wait_for matched]'
+    case 'ended':
+      return waitedFor === 'pattern' ? '[the task ended without a match for wait_for]' : undefined
+    case 'timeout':
+      return waitedFor === 'pattern' ? `[no match for wait_for within ${timeoutMs}ms]` : `[still running after waiting ${timeoutMs}ms]`
+    default:
+      return undefined
+  }
+}
+
+/** New output as printed (stdout, then a `[stderr]` section), then how a wait ended, then the status on its own line. */
+export function renderRead(read: BashTaskRead, wait?: string): string {
   let text = increment('', read.stdout)
   if (read.stderr.text !== '' || read.stderr.lossy) text = increment(appendLine(text, '[stderr]\n'), read.stderr)
   if (text === '') text = '(no new output)'
+  if (wait !== undefined) text = appendLine(text, wait)
   return appendLine(text, statusLine(read.status))
+}
+
+/** `12s`, `3m 5s`, `2h 4m`, `3d 1h`. */
+export function age(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000))
+  if (s < 60) return `${s}s`
+  const m = Math.floor(s / 60)
+  if (m < 60) return `${m}m ${s % 60}s`
+  const h = Math.floor(m / 60)
+  if (h < 24) return `${h}h ${m % 60}m`
+  return `${Math.floor(h / 24)}d ${h % 24}h`
+}
+
+const MAX_COMMAND_CHARS = 120
+
+/** A command on one line: control characters escaped, cut at MAX_COMMAND_CHARS. */
+export function oneLine(command: string): string {
+  const flat = command.replace(/[\u0000-\u001f\u007f]/g, (c) => (c === '\n' ? '\\n' : c === '\t' ? '\\t' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`))
+  const chars = [...flat]
+  return chars.length > MAX_COMMAND_CHARS ? `${chars.slice(0, MAX_COMMAND_CHARS).join('')}…` : flat
+}
+
+/** The session's tasks, one per line: id, status, age, command. */
+export function renderList(tasks: readonly BashTask[], now: number): string {
+  if (tasks.length === 0) return 'no background tasks in this session'
+  const head = `${tasks.length} background task${tasks.length === 1 ? '' : 's'} in this session:`
+  return [head, ...tasks.map((task) => `${task.id} ${statusLine(task.status)} ${age(now - task.startedAt)}: ${oneLine(task.command)}`)].join('\n')
 }

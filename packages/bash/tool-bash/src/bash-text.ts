@@ -1,15 +1,16 @@
 import { type Static, Type } from '@sinclair/typebox'
 import type { BashRunResult, CollectedOutput } from '@deepseek-ai/dsh-bash'
-import { truncatedLine } from './common-text.ts'
+import { leftoverLines, truncatedLine } from './common-text.ts'
 
 export const BASH_PROMPT_ID = 'tool:bash'
 export const BASH_PROMPT_ORDER = 105
 
 export const BASH_PROMPT = [
-  'Use the bash tool to run shell commands: builds, tests, git, package managers. To read, find or search files, use read, glob and grep instead of cat, find, ls or grep in bash.',
-  'Each bash call runs in a fresh non-interactive shell (no terminal, empty stdin) in the working directory or in workdir: cd and variables do not carry over to the next call, and commands that wait for input fail.',
+  'Use this server\'s bash tool to run shell commands: builds, tests, git, package managers. To read, find or search files, its read, glob and grep tools do better than cat, find, ls or grep run through bash.',
+  'Each bash call runs in a fresh non-interactive shell (no terminal, empty stdin) in the working directory or in workdir: cd and variables do not carry over to the next call, and commands that wait for input fail at once (git never prompts for credentials; editors and apt ask nothing).',
   'A failing command is not a tool error. Always read the markers on the last lines of the result: "[exit code: N]" means the command exited with status N (no marker means status 0); "[timed out after Nms]" and "[killed by signal: SIG]" mean it did not finish.',
-  'For servers, watchers and other long-running commands, set run_in_background: bash returns a task id (bash-N) at once; read the new output with bash_output and stop the task with bash_kill.',
+  'For servers, watchers and other long-running commands, set run_in_background: bash returns a task id (bash-N) at once; wait for a line with bash_output wait_for (no need to poll or sleep), read the new output with bash_output and stop the task with bash_kill.',
+  'A command that leaves processes running (cmd &) returns when its shell exits; what it left is a background task named on the last line: "[background processes still running: task bash-N]".',
 ].join('\n')
 
 export interface TimeoutBounds {
@@ -24,6 +25,7 @@ export function bashDescription(bounds: TimeoutBounds): string {
     'Markers on their own lines: "[exit code: N]" for a non-zero exit, "[timed out after Nms]", "[killed by signal: SIG]". A non-zero exit or a timeout is a normal result, not an error: read the markers.',
     `Foreground commands time out after timeoutMs (default ${bounds.defaultMs}, at most ${bounds.maxMs}; larger values are lowered to it).`,
     'With run_in_background the command starts as a background task without a timeout and the result is its id, e.g. "started background task bash-1"; follow it with bash_output and stop it with bash_kill.',
+    'The call returns when the shell exits, even if processes it started in the background (cmd &) still run: they become a background task, named on the last line as "[background processes still running: task bash-N]"; a process that left the process group (setsid) is named by pid as still running and is not stopped.',
   ].join(' ')
 }
 
@@ -55,6 +57,7 @@ export function renderRun(result: BashRunResult): string {
   if (result.aborted) lines.push('[aborted]')
   if (result.signal !== null) lines.push(`[killed by signal: ${result.signal}]`)
   else if (result.exitCode !== null && result.exitCode !== 0) lines.push(`[exit code: ${result.exitCode}]`)
+  lines.push(...leftoverLines(result))
   return lines.join('\n')
 }
 

@@ -25,7 +25,7 @@ export async function bash(executor: BashExecutor, args: BashArgs, exec: ToolExe
     }
     const spec = executor.resolve({ ...request, signal: exec.signal, ...(args.timeoutMs === undefined ? {} : { timeoutMs: args.timeoutMs }) })
     const result = await executor.run(spec)
-    if (result.aborted) throw new HarnessError(abortedMessage(), { code: CoreErrorCode.ABORTED })
+    if (result.aborted) throw new HarnessError(abortedMessage(result.leftRunning), { code: CoreErrorCode.ABORTED })
     return { text: renderRun(result), value: result }
   } catch (error) {
     throw explain(error, args)

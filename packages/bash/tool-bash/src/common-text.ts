@@ -1,4 +1,4 @@
-import type { CollectedOutput } from '@deepseek-ai/dsh-bash'
+import type { BashRunResult, CollectedOutput, StrayProcess } from '@deepseek-ai/dsh-bash'
 
 /*
  * Texts the three tools share. Pure functions of their arguments: each exact text is a unit test.
@@ -9,11 +9,28 @@ export function forbiddenMessage(taskId: string): string {
 }
 
 export function unknownTaskMessage(taskId: string): string {
-  return `unknown task id ${JSON.stringify(taskId)}: use an id that bash returned for a command run with run_in_background, such as bash-1`
+  return [
+    `unknown task id ${JSON.stringify(taskId)}: this process has no background task with that id.`,
+    'Use an id that bash returned (for run_in_background, or named as still running), or call bash_output without task_id to list this session\'s tasks.',
+    'Background tasks do not outlive the process that started them: a one-shot `dsh call` stops its tasks when it exits.',
+  ].join(' ')
 }
 
-export function abortedMessage(): string {
-  return 'bash command aborted: the call was cancelled and the command was killed'
+export function waitArgsMessage(): string {
+  return 'wait_for and timeout_ms need a task_id: pass the id of the task to wait for (bash_output without any argument lists the tasks)'
+}
+
+export function waitPatternMessage(pattern: string, reason: string): string {
+  return `invalid wait_for ${JSON.stringify(pattern)}: ${reason}; pass a JavaScript regular expression, e.g. "Listening on|ready"`
+}
+
+export function waitAbortedMessage(): string {
+  return 'bash_output cancelled while waiting: the task was not touched'
+}
+
+export function abortedMessage(leftRunning: readonly StrayProcess[] = []): string {
+  const text = 'bash command aborted: the call was cancelled and the command was killed'
+  return leftRunning.length === 0 ? text : `${text} ${leftRunningLine(leftRunning, 'command')}`
 }
 
 export function notStartedMessage(): string {
@@ -44,4 +61,23 @@ export function droppedLine(spillPath: string | undefined): string {
 export function appendLine(text: string, piece: string): string {
   if (text === '' || text.endsWith('\n')) return text + piece
   return `${text}\n${piece}`
+}
+
+/** The marker for a foreground command's leftovers that became a background task. */
+export function adoptedLine(taskId: string): string {
+  return `[background processes still running: task ${taskId}]`
+}
+
+/** The marker for processes that left the process group, hold the output and were not stopped (`whose`: command, task). */
+export function leftRunningLine(processes: readonly StrayProcess[], whose: 'command' | 'task'): string {
+  const list = processes.map((p) => (p.command === '' ? `pid ${p.pid}` : `pid ${p.pid} (${p.command})`)).join(', ')
+  return `[still running outside the ${whose}'s process group, not stopped: ${list}]`
+}
+
+/** What a foreground command left behind, as the last lines of its result. */
+export function leftoverLines(result: Pick<BashRunResult, 'adoptedTaskId' | 'leftRunning'>): string[] {
+  const lines: string[] = []
+  if (result.adoptedTaskId !== undefined) lines.push(adoptedLine(result.adoptedTaskId))
+  if (result.leftRunning.length > 0) lines.push(leftRunningLine(result.leftRunning, 'command'))
+  return lines
 }

@@ -7,7 +7,7 @@ import { BASH_PROMPT, BASH_PROMPT_ID, BASH_PROMPT_ORDER, BashParameters, bashDes
 import { bashKill } from './bash-kill.ts'
 import { BASH_KILL_DESCRIPTION } from './bash-kill-text.ts'
 import { bashOutput } from './bash-output.ts'
-import { BASH_OUTPUT_DESCRIPTION, TaskIdParameters, type TaskIdArgs } from './bash-output-text.ts'
+import { BASH_OUTPUT_DESCRIPTION, BashOutputParameters, TaskIdParameters, type BashOutputArgs, type TaskIdArgs } from './bash-output-text.ts'
 
 export const name = 'tool-bash'
 export const inject = ['tools', 'systemPrompt', 'bash']
@@ -17,7 +17,7 @@ export const inject = ['tools', 'systemPrompt', 'bash']
 export interface Config {}
 export const Config: Schema<Config> = Schema.object({})
 
-export type { BashArgs, TaskIdArgs }
+export type { BashArgs, BashOutputArgs, TaskIdArgs }
 export { BASH_PROMPT }
 
 /**
@@ -34,18 +34,27 @@ export function apply(ctx: Context): void {
   }
   ctx.tools.register<BashArgs>({
     name: 'bash',
+    title: 'Run a shell command',
+    // Anything may happen: writes, deletions, network. Clients should ask (or sandbox) before running it.
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
     description: bashDescription(bounds),
     parameters: BashParameters,
     execute: (args, exec) => bash(executor, args, exec),
   })
-  ctx.tools.register<TaskIdArgs>({
+  ctx.tools.register<BashOutputArgs>({
     name: 'bash_output',
+    title: 'Read background task output',
+    // Changes nothing outside the server; each call moves the task's read position on (not idempotent).
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     description: BASH_OUTPUT_DESCRIPTION,
-    parameters: TaskIdParameters,
+    parameters: BashOutputParameters,
     execute: (args, exec) => bashOutput(executor, args, exec),
   })
   ctx.tools.register<TaskIdArgs>({
     name: 'bash_kill',
+    title: 'Stop a background task',
+    // Ends a process tree the model started; a second kill of the same task changes nothing.
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     description: BASH_KILL_DESCRIPTION,
     parameters: TaskIdParameters,
     execute: (args, exec) => bashKill(executor, args, exec),

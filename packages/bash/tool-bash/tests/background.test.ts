@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, expect, test } from 'vitest'
+import { unknownTaskMessage } from '../src/common-text.ts'
 import { harness, until, type Harness } from './helpers.ts'
 
 let h: Harness
@@ -47,7 +48,8 @@ test('bash_kill: "killed background task", then "had already finished"; the stat
   expect(await h.text('bash_output', { task_id: 'bash-1' })).toBe('(no new output)\n[status: killed by SIGTERM]')
   await h.text('bash', background('exit 0'))
   await h.done('bash-2')
-  expect(await h.text('bash_kill', { task_id: 'bash-2' })).toBe('task bash-2 had already finished')
+  // The task ended by itself: its completion notice rides on the session's next result, this one.
+  expect(await h.text('bash_kill', { task_id: 'bash-2' })).toBe('task bash-2 had already finished\n\nbackground task bash-2 finished [status: completed, exit code: 0]. Read its output with bash_output.')
 })
 
 test('another session\'s task is BASH_TASK_FORBIDDEN for bash_output and bash_kill, and stays untouched', async () => {
@@ -69,14 +71,14 @@ test('an unknown task id is BASH_UNKNOWN_TASK', async () => {
   for (const tool of ['bash_output', 'bash_kill'] as const) {
     const result = await h.call(tool, { task_id: 'bash-42' })
     expect(result.error?.code).toBe('BASH_UNKNOWN_TASK')
-    expect(result.content[0].text).toBe('Error: unknown task id "bash-42": use an id that bash returned for a command run with run_in_background, such as bash-1')
+    expect(result.content[0].text).toBe(`Error: ${unknownTaskMessage('bash-42')}`)
   }
 })
 
 test('bash_output and bash_kill reject bad arguments as INVALID_ARGS', async () => {
   h = await harness()
+  expect((await h.call('bash_kill', {})).content[0].text).toBe('Error: invalid arguments: missing required property "task_id"')
   for (const tool of ['bash_output', 'bash_kill'] as const) {
-    expect((await h.call(tool, {})).content[0].text).toBe('Error: invalid arguments: missing required property "task_id"')
     expect((await h.call(tool, { task_id: 1 })).error?.code).toBe('INVALID_ARGS')
     expect((await h.call(tool, { task_id: 'bash-1', extra: true })).content[0].text).toBe('Error: invalid arguments: unexpected property "extra"')
   }
@@ -87,7 +89,7 @@ test('a finished task sends a completion notice for its owner', async () => {
   await h.text('bash', background('exit 2'), { session: 'session-9' })
   expect(await h.done('bash-1')).toEqual({
     taskId: 'bash-1', owner: 'session-9', status: { state: 'completed', exitCode: 2 },
-    notice: 'background task bash-1 finished [status: completed, exit code: 2]. Read its output with bash_output.',
+    notice: 'background task bash-1 finished [status: completed, exit code: 2]. Read its output with bash_output.', requested: false,
   })
 })
 

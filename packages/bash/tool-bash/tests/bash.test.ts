@@ -139,6 +139,7 @@ test('the result value carries the facts for library callers', async () => {
   expect(result.value).toEqual({
     exitCode: 4, signal: null, timedOut: false, aborted: false, timeoutMs: 120_000,
     stdout: { text: 'abc', truncated: false, totalBytes: 3 }, stderr: { text: '', truncated: false, totalBytes: 0 },
+    adoptedTaskId: undefined, leftRunning: [],
   })
 })
 

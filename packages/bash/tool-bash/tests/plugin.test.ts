@@ -39,12 +39,13 @@ test('the schemas are byte-stable JSON Schemas without extra properties', async 
   const [bash, kill, output] = h.ctx.tools.schemas()
   expect(bash?.parameters).toMatchObject({ type: 'object', required: ['command', 'description'], additionalProperties: false })
   expect(Object.keys(bash?.parameters.properties as object)).toEqual(['command', 'description', 'timeoutMs', 'workdir', 'run_in_background'])
-  for (const schema of [kill, output]) {
-    expect(JSON.parse(JSON.stringify(schema?.parameters))).toEqual({
-      type: 'object', additionalProperties: false, required: ['task_id'],
-      properties: { task_id: { type: 'string', minLength: 1, description: 'The task id that bash returned, e.g. "bash-1".' } },
-    })
-  }
+  expect(JSON.parse(JSON.stringify(kill?.parameters))).toEqual({
+    type: 'object', additionalProperties: false, required: ['task_id'],
+    properties: { task_id: { type: 'string', minLength: 1, description: 'The task id that bash returned, e.g. "bash-1".' } },
+  })
+  expect(output?.parameters).toMatchObject({ type: 'object', additionalProperties: false })
+  expect(output?.parameters.required).toBeUndefined()
+  expect(Object.keys(output?.parameters.properties as object)).toEqual(['task_id', 'wait_for', 'timeout_ms'])
 })
 
 test('disposing the plugin removes the tools and the prompt section', async () => {

@@ -1,14 +1,14 @@
 import fc from 'fast-check'
 import { expect, test } from 'vitest'
-import type { BashRunResult, BashTaskRead, CollectedOutput } from '@deepseek-ai/dsh-bash'
+import type { BashRunResult, BashTask, BashTaskRead, CollectedOutput } from '@deepseek-ai/dsh-bash'
 import { renderRun, renderStarted } from '../src/bash-text.ts'
-import { renderRead } from '../src/bash-output-text.ts'
+import { age, oneLine, renderList, renderRead, waitLine } from '../src/bash-output-text.ts'
 import { renderKill } from '../src/bash-kill-text.ts'
 import { abortedMessage, forbiddenMessage, notStartedMessage, unknownTaskMessage, nulMessage, workdirMessage } from '../src/common-text.ts'
 
 const out = (text: string, more: Partial<CollectedOutput> = {}): CollectedOutput => ({ text, truncated: false, totalBytes: Buffer.byteLength(text), ...more })
 const run = (more: Partial<BashRunResult> = {}): BashRunResult => ({
-  exitCode: 0, signal: null, timedOut: false, aborted: false, timeoutMs: 120_000, stdout: out(''), stderr: out(''), ...more,
+  exitCode: 0, signal: null, timedOut: false, aborted: false, timeoutMs: 120_000, stdout: out(''), stderr: out(''), adoptedTaskId: undefined, leftRunning: [], ...more,
 })
 
 test('stdout alone is shown as printed, without its final newline', () => {
@@ -107,8 +107,8 @@ test('bash_kill texts', () => {
 
 test('error texts', () => {
   expect(forbiddenMessage('bash-4')).toBe('task bash-4 belongs to another session')
-  expect(unknownTaskMessage('bash-99')).toBe('unknown task id "bash-99": use an id that bash returned for a command run with run_in_background, such as bash-1')
-  expect(unknownTaskMessage('x\ny')).toBe('unknown task id "x\\ny": use an id that bash returned for a command run with run_in_background, such as bash-1')
+  expect(unknownTaskMessage('bash-99')).toBe('unknown task id "bash-99": this process has no background task with that id. Use an id that bash returned (for run_in_background, or named as still running), or call bash_output without task_id to list this session\'s tasks. Background tasks do not outlive the process that started them: a one-shot `dsh call` stops its tasks when it exits.')
+  expect(unknownTaskMessage('x\ny')).toMatch(/^unknown task id "x\\ny": /)
   expect(abortedMessage()).toBe('bash command aborted: the call was cancelled and the command was killed')
   expect(notStartedMessage()).toBe('bash command not started: the call was cancelled')
   expect(nulMessage()).toBe('command contains a NUL byte, which no shell command can hold')
@@ -146,4 +146,42 @@ test('renderRead: the new output verbatim, then exactly one status line (propert
     const body = rendered.slice(0, -status.length)
     expect(body).toBe(text === '' ? '(no new output)\n' : text.endsWith('\n') ? text : `${text}\n`)
   }), { seed: 106, numRuns: 500 })
+})
+
+test('leftovers come last: the adopted task, then strays that were not stopped', () => {
+  expect(renderRun(run({ stdout: out('started\n'), adoptedTaskId: 'bash-3' }))).toBe('started\n[background processes still running: task bash-3]')
+  expect(renderRun(run({ stdout: out('started\n'), exitCode: 2, leftRunning: [{ pid: 42, command: 'sleep 30' }, { pid: 43, command: '' }] })))
+    .toBe('started\n[exit code: 2]\n[still running outside the command\'s process group, not stopped: pid 42 (sleep 30), pid 43]')
+  expect(renderRun(run({ timedOut: true, signal: 'SIGTERM', exitCode: null, leftRunning: [{ pid: 7, command: 'd' }] })))
+    .toBe('(no output)\n[timed out after 120000ms]\n[killed by signal: SIGTERM]\n[still running outside the command\'s process group, not stopped: pid 7 (d)]')
+})
+
+test('bash_kill names the strays it could not stop, only when it killed', () => {
+  expect(renderKill('bash-1', true, [{ pid: 9, command: 'sleep 30' }])).toBe('killed background task bash-1\n[still running outside the task\'s process group, not stopped: pid 9 (sleep 30)]')
+  expect(renderKill('bash-1', false, [{ pid: 9, command: 'sleep 30' }])).toBe('task bash-1 had already finished')
+})
+
+test('wait lines say how a wait ended; none for a plain read or a wait for the end that saw it', () => {
+  const read: BashTaskRead = { stdout: { text: 'READY\n', lossy: false }, stderr: { text: '', lossy: false }, status: { state: 'running' } }
+  expect(renderRead(read, waitLine('matched', 'pattern', 30_000))).toBe('READY\n[wait_for matched]\n[status: running]')
+  expect(waitLine('timeout', 'pattern', 300)).toBe('[no match for wait_for within 300ms]')
+  expect(waitLine('timeout', 'end', 300)).toBe('[still running after waiting 300ms]')
+  expect(waitLine('ended', 'pattern', 300)).toBe('[the task ended without a match for wait_for]')
+  expect(waitLine('ended', 'end', 300)).toBeUndefined()
+  expect(waitLine(undefined, 'end', 300)).toBeUndefined()
+})
+
+test('the task list: one line per task with status, age and a one-line command', () => {
+  const task = (id: string, command: string, startedAt: number, status: BashTask['status'] = { state: 'running' }): BashTask =>
+    ({ id, command, workdir: '/w', owner: 's', status, startedAt, leftRunning: [] })
+  expect(renderList([], 0)).toBe('no background tasks in this session')
+  expect(renderList([task('bash-1', 'npm run dev', 0)], 192_000)).toBe('1 background task in this session:\nbash-1 [status: running] 3m 12s: npm run dev')
+  expect(renderList([task('bash-1', 'a\nb\tc\x1b', 1000), task('bash-2', 'x'.repeat(130), 0, { state: 'completed', exitCode: 0 })], 42_000))
+    .toBe(`2 background tasks in this session:\nbash-1 [status: running] 41s: a\\nb\\tc\\x1b\nbash-2 [status: completed, exit code: 0] 42s: ${'x'.repeat(120)}…`)
+  expect([age(0), age(59_999), age(3_600_000 + 240_000), age(2 * 86_400_000 + 3_600_000)]).toEqual(['0s', '59s', '1h 4m', '2d 1h'])
+  expect(oneLine('é'.repeat(121))).toBe(`${'é'.repeat(120)}…`)
+})
+
+test('a cancelled call names the strays it left running', () => {
+  expect(abortedMessage([{ pid: 5, command: 'sleep 30' }])).toBe('bash command aborted: the call was cancelled and the command was killed [still running outside the command\'s process group, not stopped: pid 5 (sleep 30)]')
 })

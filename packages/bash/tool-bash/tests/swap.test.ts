@@ -1,17 +1,21 @@
 import type { Context } from 'cordis'
 import { afterEach, expect, test } from 'vitest'
-import {
-  BashError, BashErrorCode, BashExecutor,
-  type BashExecRequest, type BashExecSpec, type BashRunResult, type BashTask, type BashTaskDoneListener, type BashTaskRead,
-} from '@deepseek-ai/dsh-bash'
+import type { BashExecRequest, BashExecSpec, BashRunResult } from '@deepseek-ai/dsh-bash'
+import { TaskBashExecutor, type TaskExit, type TaskProcess } from '@deepseek-ai/dsh-bash-tasks'
+import type { SessionNotice } from '@deepseek-ai/dsh-tools'
 import { harness, type Harness } from './helpers.ts'
 
 let h: Harness
 afterEach(async () => { await h?.cleanup() })
 
-/** Test-only provider: runs nothing, answers from memory. Proves that the tools depend on ctx.bash alone. */
-class EchoExecutor extends BashExecutor {
-  private readonly tasks = new Map<string, BashTask>()
+/**
+ * Test-only provider: runs nothing, answers from memory. It implements resolve, run and spawnTask only — the shared
+ * task table does the rest — which proves that the tools depend on ctx.bash alone and that a provider gets ids,
+ * reads, kills and notices for free.
+ */
+class EchoExecutor extends TaskBashExecutor {
+  /** Ends every task started so far (as exit 0). */
+  static finishAll: () => void = () => {}
 
   constructor(ctx: Context) {
     super(ctx)
@@ -29,39 +33,23 @@ class EchoExecutor extends BashExecutor {
     return {
       exitCode: 0, signal: null, timedOut: false, aborted: false, timeoutMs: spec.timeoutMs,
       stdout: { text, truncated: false, totalBytes: text.length }, stderr: { text: '', truncated: false, totalBytes: 0 },
+      adoptedTaskId: undefined, leftRunning: [],
     }
   }
 
-  async start(spec: BashExecSpec): Promise<BashTask> {
-    const task: BashTask = { id: `bash-${this.tasks.size + 1}`, command: spec.command, workdir: spec.workdir, owner: spec.owner, status: { state: 'completed', exitCode: 0 } }
-    this.tasks.set(task.id, task)
-    return task
-  }
-
-  get(id: string): BashTask | undefined {
-    return this.tasks.get(id)
-  }
-
-  list(): BashTask[] {
-    return [...this.tasks.values()]
-  }
-
-  ownerOf(id: string): string | undefined {
-    return this.tasks.get(id)?.owner
-  }
-
-  readOutput(id: string): BashTaskRead {
-    const task = this.tasks.get(id)
-    if (!task) throw new BashError(`unknown bash task ${id}`, { code: BashErrorCode.BASH_UNKNOWN_TASK })
-    return { stdout: { text: `output of ${task.command}\n`, lossy: false }, stderr: { text: '', lossy: false }, status: task.status }
-  }
-
-  async kill(): Promise<boolean> {
-    return false
-  }
-
-  onTaskDone(_listener: BashTaskDoneListener): () => Promise<void> {
-    return async () => {}
+  protected async spawnTask(spec: BashExecSpec): Promise<TaskProcess> {
+    const text = `output of ${spec.command}\n`
+    let end!: (exit: TaskExit) => void
+    const ended = new Promise<TaskExit>((resolve) => { end = resolve })
+    const previous = EchoExecutor.finishAll
+    EchoExecutor.finishAll = () => { previous(); end({ exitCode: 0, signal: null }) }
+    return {
+      stdout: { readFrom: (offset) => ({ text: text.slice(offset), nextOffset: text.length, lossy: false }) },
+      stderr: undefined,
+      ended,
+      terminate: () => end({ exitCode: null, signal: 'SIGTERM' }),
+      onOutput: () => () => {},
+    }
   }
 }
 
@@ -73,10 +61,23 @@ test('provider swap: dispose LocalBashExecutor, load another executor, and the s
 
   await h.ctx.plugin(EchoExecutor)
   await h.active(h.tool)
+  const notices: SessionNotice[] = []
+  h.ctx.on('tools/session-notice', (notice) => void notices.push(notice))
   expect(await h.text('bash', { command: 'echo hi', description: 'echo' })).toBe(`echo executor: echo hi in ${h.dir}`)
   expect(h.ctx.tools.get('bash')?.description).toContain('(default 1000, at most 2000;')
   expect(await h.text('bash', { command: 'make', description: 'build', run_in_background: true })).toBe('started background task bash-1')
-  expect(await h.text('bash_output', { task_id: 'bash-1' })).toBe('output of make\n[status: completed, exit code: 0]')
-  expect(await h.text('bash_kill', { task_id: 'bash-1' })).toBe('task bash-1 had already finished')
+  expect(await h.text('bash_output', { task_id: 'bash-1' })).toBe('output of make\n[status: running]')
+  EchoExecutor.finishAll()
+  await h.done('bash-1')
+  // The swapped provider's completion notice travels on the generic session channel, which every host forwards.
+  expect(notices).toEqual([{
+    sessionId: 'session-1', key: 'bash-1',
+    text: 'background task bash-1 finished [status: completed, exit code: 0]. Read its output with bash_output.',
+  }])
   expect((await h.call('bash_output', { task_id: 'bash-1' }, { session: 'other' })).error?.code).toBe('BASH_TASK_FORBIDDEN')
+  expect(await h.text('bash_output', { task_id: 'bash-1' })).toBe('(no new output)\n[status: completed, exit code: 0]')
+  expect(await h.text('bash_kill', { task_id: 'bash-1' })).toBe('task bash-1 had already finished')
+  expect(await h.text('bash', { command: 'serve', description: 'serve', run_in_background: true })).toBe('started background task bash-2')
+  expect(await h.text('bash_kill', { task_id: 'bash-2' })).toBe('killed background task bash-2')
+  expect(notices).toHaveLength(1)
 })

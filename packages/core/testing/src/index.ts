@@ -1,3 +1,4 @@
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import { Context, type Fiber, type Message } from 'cordis'
 import { ToolsService } from '@deepseek-ai/dsh-tools'
@@ -101,4 +102,15 @@ export async function rejection(promise: Promise<unknown>): Promise<{ code?: str
     return error as { code?: string; message: string; name: string }
   }
   throw new Error('expected a rejection')
+}
+
+/** Uids with no account and no files on this machine: another local user, for tests that need one (as root). */
+export const OTHER_UIDS = { attacker: 61001, victim: 61002 } as const
+
+/**
+ * Runs `argv` as `uid` (gid the same number, no supplementary groups) through `setpriv`; needs root. A numeric
+ * uid needs no account, so tests create none.
+ */
+export function runAs(uid: number, argv: readonly string[], options: { env?: NodeJS.ProcessEnv; input?: string; cwd?: string } = {}): SpawnSyncReturns<string> {
+  return spawnSync('setpriv', [`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--', ...argv], { encoding: 'utf8', ...options })
 }

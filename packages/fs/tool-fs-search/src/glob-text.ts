@@ -6,7 +6,7 @@ export const GLOB_PROMPT_ID = 'tool:glob'
 export const GLOB_PROMPT_ORDER = 103
 
 export const GLOB_PROMPT = [
-  'Use the glob tool to find files by name or path pattern, not shell commands such as find or ls.',
+  'To find files by name or path pattern, use this server\'s glob tool rather than shell commands such as find or ls.',
   'glob lists hidden files and files ignored by .gitignore too; only the contents of version-control directories (.git, .svn, .hg, .bzr, .jj, .sl) are never listed.',
 ].join('\n')
 

@@ -9,7 +9,7 @@ import { type GlobArgs, type GlobValue, pageGlob, savedGlob } from './glob-text.
 import { decodeKey, enclosingVcsDir, fsPath, joinDisplay, pathKey, relativeKey, resolveRoot, sortInPathOrder } from './paths.ts'
 import { MalformedOutput, RecordSplitter } from './records.ts'
 import { endRecords, judgeExit, runRipgrep, searchDeadline } from './ripgrep.ts'
-import { deliver, isDirectory, type SearchServices, sessionCwd } from './search.ts'
+import { confineRoot, deliver, isDirectory, type SearchServices, sessionCwd } from './search.ts'
 
 interface Entry {
   /** The path below the root (see pathKey). */
@@ -26,6 +26,7 @@ export async function glob(services: SearchServices, args: GlobArgs, exec: ToolE
     throw new SearchError('invalid glob pattern: a file name cannot contain a NUL byte', { code: SearchErrorCode.SEARCH_INVALID_PATTERN })
   }
   const root = resolveRoot(sessionCwd(exec), args.path)
+  await confineRoot(services, 'glob', root, exec)
   if (!(await isDirectory('glob', root))) {
     throw invalidArgs(`glob path must be a directory, but ${errorPath(root.display)} is not one: pass the directory that holds it, or read the file with read`)
   }

@@ -7,7 +7,7 @@ export const GREP_PROMPT_ID = 'tool:grep'
 export const GREP_PROMPT_ORDER = 104
 
 export const GREP_PROMPT = [
-  'Use the grep tool to search file contents, not shell commands such as grep or rg.',
+  'To search file contents, use this server\'s grep tool rather than shell commands such as grep or rg.',
   'Its "Line N:" numbers are line numbers in the file: read a matched file (offset near N) to see the surrounding code.',
 ].join('\n')
 

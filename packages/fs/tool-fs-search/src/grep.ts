@@ -8,13 +8,14 @@ import { type GrepArgs, type GrepValue, pageGrep, savedGrep } from './grep-text.
 import { resolveRoot } from './paths.ts'
 import { GrepCollector, RecordSplitter } from './records.ts'
 import { endRecords, judgeExit, runRipgrep, searchDeadline } from './ripgrep.ts'
-import { deliver, isDirectory, type SearchServices, sessionCwd } from './search.ts'
+import { confineRoot, deliver, isDirectory, type SearchServices, sessionCwd } from './search.ts'
 
 /** `grep`: every line matching `pattern` below `path`, grouped by file in path order, lines ascending. */
 export async function grep(services: SearchServices, args: GrepArgs, exec: ToolExecution): Promise<ToolOutput<GrepValue>> {
   const { config } = services
   checkArgs(args)
   const root = resolveRoot(sessionCwd(exec), args.path)
+  await confineRoot(services, 'grep', root, exec)
   const directory = await isDirectory('grep', root)
 
   // What is held is the formatted matches (previews cut to grepMaxLineBytes), never the raw JSON: a broad search

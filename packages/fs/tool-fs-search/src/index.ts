@@ -27,10 +27,13 @@ export function apply(ctx: Context, config: Config): void {
     config,
     get subprocess() { return ctx.subprocess },
     spillStore: () => ctx.get('spillStore'),
+    workspace: () => ctx.get('workspace'),
     locator: new RipgrepLocator(config.rgPath),
   }
   ctx.tools.register<GlobArgs>({
     name: 'glob',
+    title: 'Find files by name',
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     description: globDescription({ maxResults: config.globMaxResults, maxResultBytes: config.maxResultBytes }),
     parameters: GlobParameters,
     timeoutMs: config.timeoutMs,
@@ -38,6 +41,8 @@ export function apply(ctx: Context, config: Config): void {
   })
   ctx.tools.register<GrepArgs>({
     name: 'grep',
+    title: 'Search file contents',
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     description: grepDescription({ maxMatches: config.grepMaxMatches, maxLineBytes: config.grepMaxLineBytes, maxResultBytes: config.maxResultBytes }),
     parameters: GrepParameters,
     timeoutMs: config.timeoutMs,

@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises'
 import type { SpillStore } from '@deepseek-ai/dsh-spill'
 import type { SubprocessService } from '@deepseek-ai/dsh-subprocess'
+import type { Workspace } from '@deepseek-ai/dsh-workspace'
 import type { ToolExecution } from '@deepseek-ai/dsh-tools'
 import { invalidArgs } from '@deepseek-ai/dsh-tools'
 import type { SearchRoot } from './paths.ts'
@@ -17,12 +18,19 @@ export interface SearchServices {
   readonly config: Config
   readonly subprocess: SubprocessService
   readonly spillStore: () => SpillStore | undefined
+  /** The workspace roots, when confinement is on (optional, looked up at call time). */
+  readonly workspace: () => Workspace | undefined
   readonly locator: RipgrepLocator
 }
 
 /** The calling session's directory: relative paths resolve against it, results are shown relative to it. */
 export function sessionCwd(exec: ToolExecution): string {
   return exec.session?.cwd ?? process.cwd()
+}
+
+/** Workspace roots (optional service): a search root that resolves outside every root is refused before rg runs. */
+export async function confineRoot(services: SearchServices, tool: ToolName, root: SearchRoot, exec: ToolExecution): Promise<void> {
+  await services.workspace()?.confine(root.absolute, { cwd: sessionCwd(exec), tool })
 }
 
 /**

@@ -154,11 +154,11 @@ describe('error messages', () => {
 describe('model-facing guidance', () => {
   test('the prompt sections', () => {
     expect(GLOB_PROMPT).toBe([
-      'Use the glob tool to find files by name or path pattern, not shell commands such as find or ls.',
+      'To find files by name or path pattern, use this server\'s glob tool rather than shell commands such as find or ls.',
       'glob lists hidden files and files ignored by .gitignore too; only the contents of version-control directories (.git, .svn, .hg, .bzr, .jj, .sl) are never listed.',
     ].join('\n'))
     expect(GREP_PROMPT).toBe([
-      'Use the grep tool to search file contents, not shell commands such as grep or rg.',
+      'To search file contents, use this server\'s grep tool rather than shell commands such as grep or rg.',
       'Its "Line N:" numbers are line numbers in the file: read a matched file (offset near N) to see the surrounding code.',
     ].join('\n'))
   })

@@ -3,6 +3,7 @@ import type { Context } from 'cordis'
 import Schema from 'schemastery'
 import type {} from '@deepseek-ai/dsh-system-prompt'
 import { invalidArgs } from '@deepseek-ai/dsh-tools'
+import type {} from '@deepseek-ai/dsh-workspace'
 import { readPage } from './read.ts'
 import { messages, readDescription, readParameters, readPrompt, READ_PROMPT_ID, READ_PROMPT_ORDER, render, type ReadArgs } from './text.ts'
 
@@ -33,11 +34,16 @@ export function apply(ctx: Context, config: Config): void {
   ctx.systemPrompt.register({ id: READ_PROMPT_ID, order: READ_PROMPT_ORDER, text: readPrompt(caps) })
   ctx.tools.register<ReadArgs>({
     name: 'read',
+    title: 'Read a file',
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     description: readDescription(caps),
     parameters: readParameters(caps),
     async execute(args, exec) {
       if (args.path.includes('\0')) throw invalidArgs(messages.nulInPath())
-      const path = resolve(exec.session?.cwd ?? process.cwd(), args.path)
+      const cwd = exec.session?.cwd ?? process.cwd()
+      const path = resolve(cwd, args.path)
+      // Workspace roots (optional service): a path that resolves outside every root is refused before any open.
+      await ctx.get('workspace')?.confine(path, { cwd, tool: 'read' })
       const page = await readPage({ path, offset: args.offset ?? 1, limit: args.limit ?? caps.maxLines, signal: exec.signal }, caps)
       return { text: render(page, caps), value: page }
     },

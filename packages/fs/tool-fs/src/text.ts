@@ -19,7 +19,7 @@ export const READ_PROMPT_ORDER = 100
 
 export function readPrompt(caps: ReadCaps): string {
   return [
-    'Use the read tool to look at a text file, not shell commands such as cat, head, tail or sed.',
+    'To look at a text file, use this server\'s read tool rather than shell commands such as cat, head, tail or sed.',
     `It shows up to ${caps.maxLines} lines (at most ${caps.maxBytes} bytes) per call as "N: <line>" rows, N being the line number in the file — the same numbers grep reports, so pass offset near a match to read around it.`,
     'The last line of the result says whether the file ended or which offset to continue with; a large file is read in pages, never all at once.',
     `Lines longer than ${caps.maxLineChars} characters are cut and marked "(line truncated)". A file that a result said it was saved to can be paged the same way.`,

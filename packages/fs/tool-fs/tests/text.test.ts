@@ -42,7 +42,7 @@ test('error messages say what, where and what to do instead', () => {
 
 test('the prompt section, description and schema are exact and byte-stable', () => {
   expect(readPrompt(caps)).toBe([
-    'Use the read tool to look at a text file, not shell commands such as cat, head, tail or sed.',
+    'To look at a text file, use this server\'s read tool rather than shell commands such as cat, head, tail or sed.',
     'It shows up to 2000 lines (at most 51200 bytes) per call as "N: <line>" rows, N being the line number in the file — the same numbers grep reports, so pass offset near a match to read around it.',
     'The last line of the result says whether the file ended or which offset to continue with; a large file is read in pages, never all at once.',
     'Lines longer than 2000 characters are cut and marked "(line truncated)". A file that a result said it was saved to can be paged the same way.',

@@ -6,10 +6,10 @@ export type CommandName = (typeof COMMANDS)[number]
 export type Invocation =
   | { kind: 'help'; command: CommandName | undefined }
   | { kind: 'version' }
-  | ({ kind: 'call'; tool: string; args: Record<string, unknown> | 'stdin'; cwd?: string; json: boolean; config?: string } & RemoteFlags)
+  | ({ kind: 'call'; tool: string; args: Record<string, unknown> | 'stdin'; cwd?: string; json: boolean; config?: string; sandbox: boolean } & RemoteFlags)
   | ({ kind: 'tools'; json: boolean; config?: string } & RemoteFlags)
   | ({ kind: 'prompt'; config?: string } & RemoteFlags)
-  | ({ kind: 'mcp'; cwd?: string; config?: string; http?: true; host?: string; port?: number } & RemoteFlags)
+  | ({ kind: 'mcp'; cwd?: string; config?: string; sandbox: boolean; http?: true; host?: string; port?: number } & RemoteFlags)
   /** Exit 2: `message` says what is wrong; the caller adds the command's usage line. */
   | { kind: 'usage'; command: CommandName | undefined; message: string }
 
@@ -23,10 +23,10 @@ export interface RemoteFlags {
 type FlagKind = 'value' | 'boolean'
 const REMOTE_FLAGS = { remote: 'value', 'token-file': 'value', 'token-env': 'value' } as const
 const FLAGS: Record<CommandName, Record<string, FlagKind>> = {
-  call: { cwd: 'value', json: 'boolean', config: 'value', ...REMOTE_FLAGS },
+  call: { cwd: 'value', json: 'boolean', config: 'value', sandbox: 'boolean', ...REMOTE_FLAGS },
   tools: { json: 'boolean', config: 'value', ...REMOTE_FLAGS },
   prompt: { config: 'value', ...REMOTE_FLAGS },
-  mcp: { cwd: 'value', config: 'value', ...REMOTE_FLAGS, http: 'boolean', host: 'value', port: 'value' },
+  mcp: { cwd: 'value', config: 'value', sandbox: 'boolean', ...REMOTE_FLAGS, http: 'boolean', host: 'value', port: 'value' },
 }
 
 /** The placeholder a flag's value is shown as in "needs a value" messages. */
@@ -99,6 +99,7 @@ export function parseArgs(argv: readonly string[]): Invocation {
     return typeof v === 'string' ? { [name]: v } : {}
   }
   const json = flags.get('json') === true
+  const sandbox = flags.get('sandbox') === true
   const problem = remoteProblem(command, flags)
   if (problem) return { kind: 'usage', command, message: problem }
   const remote = {
@@ -114,17 +115,17 @@ export function parseArgs(argv: readonly string[]): Invocation {
     case 'mcp': {
       const port = flags.get('port')
       return {
-        kind: 'mcp', ...value('cwd'), ...value('config'), ...remote, ...(flags.get('http') === true ? { http: true as const } : {}), ...value('host'),
+        kind: 'mcp', ...value('cwd'), ...value('config'), sandbox, ...remote, ...(flags.get('http') === true ? { http: true as const } : {}), ...value('host'),
         ...(typeof port === 'string' ? { port: Number(port) } : {}),
       }
     }
     case 'call': {
       const [tool, text] = positionals
       if (tool === undefined) return { kind: 'usage', command, message: 'missing the tool name' }
-      if (text === '-') return { kind: 'call', tool, args: 'stdin', json, ...value('cwd'), ...value('config'), ...remote }
+      if (text === '-') return { kind: 'call', tool, args: 'stdin', json, ...value('cwd'), ...value('config'), sandbox, ...remote }
       const args = text === undefined ? {} : parseToolArgs(text)
       if (typeof args === 'string') return { kind: 'usage', command, message: args }
-      return { kind: 'call', tool, args, json, ...value('cwd'), ...value('config'), ...remote }
+      return { kind: 'call', tool, args, json, ...value('cwd'), ...value('config'), sandbox, ...remote }
     }
   }
 }
@@ -141,6 +142,9 @@ function remoteProblem(command: CommandName, flags: ReadonlyMap<string, string |
   const token = flags.has('token-file') || flags.has('token-env')
   if (flags.has('token-file') && flags.has('token-env')) return 'give one of --token-file and --token-env, not both'
   if (typeof remote === 'string') {
+    if (flags.has('sandbox')) {
+      return "--sandbox confines local tools, which --remote replaces: start the remote dsh with --sandbox in its own command (--remote 'ssh -T host dsh mcp --sandbox --cwd /repo')"
+    }
     if (flags.has('config')) return '--config sets local plugins, which --remote replaces: give the remote dsh its own --config in its command'
     if (flags.has('cwd')) {
       return "--cwd names a local directory, which --remote does not use: put it in the remote command (--remote 'ssh -T host dsh mcp --cwd /repo')"

@@ -18,6 +18,14 @@ interface Entry {
   /** Short name: the `--config` key, and the name used in every message. */
   key: ConfigKey | 'system-prompt' | 'tools-remote'
   load(): Promise<PluginModule>
+  /** Loaded only in this mode (default: always). */
+  only?: (mode: Mode) => boolean
+}
+
+/** Which optional parts run: the bash sandbox (in place of bash-local) and the workspace roots. */
+interface Mode {
+  sandbox: boolean
+  roots: boolean
 }
 
 /**
@@ -30,8 +38,10 @@ const ENTRIES: readonly Entry[] = [
   { key: 'timeout-policy', load: () => module(import('@deepseek-ai/dsh-timeout-policy')) },
   { key: 'subprocess-local', load: () => module(import('@deepseek-ai/dsh-subprocess-local')) },
   { key: 'spill-local', load: () => module(import('@deepseek-ai/dsh-spill-local')) },
-  { key: 'bash-local', load: () => module(import('@deepseek-ai/dsh-bash-local')) },
+  { key: 'bash-local', load: () => module(import('@deepseek-ai/dsh-bash-local')), only: (mode) => !mode.sandbox },
+  { key: 'bash-sandbox', load: () => module(import('@deepseek-ai/dsh-bash-sandbox')), only: (mode) => mode.sandbox },
   { key: 'spill-policy', load: () => module(import('@deepseek-ai/dsh-spill-policy')) },
+  { key: 'workspace', load: () => module(import('@deepseek-ai/dsh-workspace')), only: (mode) => mode.roots },
   { key: 'tool-bash', load: () => module(import('@deepseek-ai/dsh-tool-bash')) },
   { key: 'tool-fs', load: () => module(import('@deepseek-ai/dsh-tool-fs')) },
   { key: 'tool-fs-search', load: () => module(import('@deepseek-ai/dsh-tool-fs-search')) },
@@ -42,7 +52,7 @@ export type RemoteTarget = { command: string[] } | { url: string; token: string 
 
 /**
  * The composition that fronts a remote dsh: the registries, a subprocess provider to start the command, and
- * tools-remote. No local tool, policy or spill: the remote applies its own.
+ * tools-remote. No local tool, policy, sandbox or spill: the remote applies its own.
  */
 const REMOTE_ENTRIES: readonly Entry[] = [
   ENTRIES[0]!,
@@ -53,8 +63,8 @@ const REMOTE_ENTRIES: readonly Entry[] = [
 
 export interface DefaultContextOptions {
   /**
-   * Front this remote dsh instead of composing the local tools (`--remote`). `config` must then be empty: the
-   * remote takes its own.
+   * Front this remote dsh instead of composing the local tools (`--remote`). `config` and `sandbox` must then be
+   * unset: the remote takes its own (its command carries its `--config` and `--sandbox`).
    */
   remote?: RemoteTarget
   /** Per-plugin config, keyed by short name (the parsed `--config` file). Validated before anything runs. */
@@ -63,6 +73,11 @@ export interface DefaultContextOptions {
   log?: (line: string) => void
   /** How long every plugin together may take to become active. Default 10 000 ms. */
   startTimeoutMs?: number
+  /**
+   * Confinement (`--sandbox`): bash-sandbox replaces bash-local and the workspace roots are on. A `bash-sandbox`
+   * section in the config turns it on too; a `workspace` section turns on the roots alone.
+   */
+  sandbox?: boolean
 }
 
 export interface DefaultContext {
@@ -121,10 +136,7 @@ function formatMessage(message: Message): string {
  * arrives, throws DSH_PLUGIN_FAILED naming it (and everything already started is disposed).
  */
 export async function createDefaultContext(options: DefaultContextOptions = {}): Promise<DefaultContext> {
-  const loaded = await loadModules(options.remote ? REMOTE_ENTRIES : ENTRIES)
-  const config: Record<string, unknown> = options.remote
-    ? { 'tools-remote': options.remote }
-    : validateConfig(options.config ?? {}, schemaMap(loaded))
+  const { loaded, config } = options.remote ? await remoteComposition(options) : await localComposition(options)
   const log = options.log ?? stderrLine
   const ctx = new Context()
   ctx.logger.exporter({
@@ -141,7 +153,7 @@ export async function createDefaultContext(options: DefaultContextOptions = {}):
   try {
     for (const item of loaded) {
       if (!item.plugin) throw failed(`plugin ${item.key} cannot start: its package has no default export (the plugin)`)
-      const section = item.key === 'system-prompt' ? undefined : (config as Record<string, unknown>)[item.key]
+      const section = item.key === 'system-prompt' ? undefined : config[item.key]
       started.push({ key: item.key, fiber: ctx.plugin(item.plugin, section) })
     }
     await waitActive(ctx, started, boundMs)
@@ -153,6 +165,73 @@ export async function createDefaultContext(options: DefaultContextOptions = {}):
     throw error
   }
   return { ctx, plugins: started.map((item) => item.key), dispose }
+}
+
+interface Composition {
+  loaded: Loaded[]
+  config: Record<string, unknown>
+}
+
+/** The local tools, with the config validated and confinement (`--sandbox`, roots) applied. */
+async function localComposition(options: DefaultContextOptions): Promise<Composition> {
+  const all = await loadModules()
+  const raw = options.config ?? {}
+  const mode = modeOf(raw, options.sandbox ?? false)
+  const config = validateConfig(confinedConfig(raw, mode, await spillRootOf(raw)), schemaMap(all))
+  const loaded = all.filter((item) => ENTRIES.find((entry) => entry.key === item.key)?.only?.(mode) ?? true)
+  return { loaded, config }
+}
+
+/** tools-remote in place of the local tools; a local config or sandbox would be silently unused, so both are refused. */
+async function remoteComposition(options: DefaultContextOptions): Promise<Composition> {
+  if (options.sandbox) {
+    throw new DshError('--sandbox confines local tools, which a remote replaces: start the remote dsh with --sandbox in its own command', { code: DshErrorCode.DSH_CONFIG_INVALID })
+  }
+  if (options.config !== undefined && !isEmptyObject(options.config)) {
+    throw new DshError('a config sets local plugins, which a remote replaces: give the remote dsh its own --config in its command', { code: DshErrorCode.DSH_CONFIG_INVALID })
+  }
+  return { loaded: await loadModules(REMOTE_ENTRIES), config: { 'tools-remote': options.remote } }
+}
+
+function isEmptyObject(value: unknown): boolean {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 0
+}
+
+function section(raw: unknown, key: ConfigKey): Record<string, unknown> | undefined {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return undefined
+  const value = (raw as Record<string, unknown>)[key]
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? value as Record<string, unknown> : undefined
+}
+
+function modeOf(raw: unknown, sandboxFlag: boolean): Mode {
+  const sandbox = sandboxFlag || section(raw, 'bash-sandbox') !== undefined
+  return { sandbox, roots: sandbox || section(raw, 'workspace') !== undefined }
+}
+
+/** The spill store's directory: the configured root, else spill-local's default. */
+async function spillRootOf(raw: unknown): Promise<string> {
+  const root = section(raw, 'spill-local')?.root
+  if (typeof root === 'string') return root
+  const { defaultRoot } = await import('@deepseek-ai/dsh-spill-local')
+  return defaultRoot()
+}
+
+/**
+ * The config with confinement applied (docs/decisions/2026-12-01-confinement.md): the sandbox takes the bash-local
+ * settings too (one config serves both modes), and with roots on, the spill directory is a read-only root and
+ * the subprocess spill files go there as well, so every saved output can be paged with read, and cat-ed in bash.
+ */
+function confinedConfig(raw: unknown, mode: Mode, spillRoot: string): unknown {
+  if (!mode.roots || raw === null || typeof raw !== 'object' || Array.isArray(raw)) return raw
+  const result: Record<string, unknown> = { ...raw as Record<string, unknown> }
+  if (mode.sandbox) result['bash-sandbox'] = { ...section(raw, 'bash-local'), ...section(raw, 'bash-sandbox') }
+  const workspace = section(raw, 'workspace') ?? {}
+  // A readOnly that is not a list is left as it is, for the validation to name it.
+  const readOnly = workspace.readOnly === undefined ? [spillRoot] : Array.isArray(workspace.readOnly) ? [...workspace.readOnly, spillRoot] : workspace.readOnly
+  result.workspace = { ...workspace, readOnly }
+  const subprocess = section(raw, 'subprocess-local') ?? {}
+  if (subprocess.spillDir === undefined) result['subprocess-local'] = { ...subprocess, spillDir: spillRoot }
+  return result
 }
 
 // FiberState is a const enum in Cordis' declarations, which isolatedModules cannot read: mirror the values.

@@ -8,9 +8,11 @@ export const CONFIG_KEYS = [
   'timeout-policy',
   'subprocess-local',
   'bash-local',
+  'bash-sandbox',
   'tool-bash',
   'spill-local',
   'spill-policy',
+  'workspace',
   'tool-fs',
   'tool-fs-search',
 ] as const

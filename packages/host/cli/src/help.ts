@@ -3,10 +3,10 @@ import type { CommandName } from './args.ts'
 /** Every text the command prints about itself (the results it prints are the tools'). */
 
 export const USAGE: Record<CommandName, string> = {
-  call: 'dsh call <tool> [<json-args>] [--cwd DIR] [--json] [--config FILE]',
+  call: 'dsh call <tool> [<json-args>] [--cwd DIR] [--json] [--sandbox] [--config FILE]',
   tools: 'dsh tools [--json] [--config FILE]',
   prompt: 'dsh prompt [--config FILE]',
-  mcp: 'dsh mcp [--cwd DIR] [--config FILE]',
+  mcp: 'dsh mcp [--cwd DIR] [--sandbox] [--config FILE]',
 }
 
 /** The lines every command that can front a remote workspace adds to its help. */
@@ -16,6 +16,10 @@ const REMOTE_LINES = `  --remote REMOTE  serve the tools of a dsh running elsewh
                    dsh mcp --http (http://host:8765/mcp) with its token:
   --token-file FILE  the bearer token, read from FILE (surrounding whitespace ignored)
   --token-env NAME   the bearer token, read from the environment variable NAME`
+
+const SANDBOX_LINE = '  --sandbox      run bash inside bubblewrap (read-only system, only the workspace roots writable, no network)\n'
+  + '                 and confine glob, grep and read to the workspace roots (with --remote, put --sandbox in the\n'
+  + '                 remote dsh\'s own command instead)'
 
 const CONFIG_LINE = '  --config FILE  per-plugin settings: a JSON object keyed by plugin short name (see the README)'
 
@@ -50,6 +54,7 @@ word; "-" reads it from stdin; omitted means {}.
 
   --cwd DIR      directory that relative paths resolve against (default: the current directory)
   --json         print {"text", "isError", "error"} as one JSON line instead of the text
+${SANDBOX_LINE}
 ${CONFIG_LINE}
 ${REMOTE_LINES}
 
@@ -64,7 +69,8 @@ ${EXIT_CODES}
   tools: `Usage: ${USAGE.tools}
 
 Lists the registered tools, one per line with the first line of its description; with --json, an array of
-{"name", "description", "inputSchema"} (the JSON Schema the model sees).
+{"name", "title", "description", "inputSchema", "annotations"}: what MCP's tools/list carries (inputSchema is
+the JSON Schema the model sees, annotations the approval hints clients act on).
 
   --json         print JSON
 ${CONFIG_LINE}
@@ -84,6 +90,7 @@ MCP client as the command "dsh" with the arguments ["mcp"]. Diagnostics go to st
 every process it started, when stdin closes or on SIGTERM.
 
   --cwd DIR      session directory (default: the client's first file:// root, else the current directory)
+${SANDBOX_LINE}
 ${CONFIG_LINE}
 ${REMOTE_LINES}
   --http         serve MCP's Streamable HTTP at http://ADDRESS:PORT/mcp instead of stdin/stdout, one session

@@ -103,7 +103,7 @@ interface Unavailable {
  * (already reported), or — for a remote that cannot be reached — its REMOTE_UNAVAILABLE error for the caller to
  * report (exit 1, as for any tool error).
  */
-async function startHost(command: CommandName, configPath: string | undefined, remote?: RemoteTarget): Promise<DefaultContext | number | Unavailable> {
+async function startHost(command: CommandName, configPath: string | undefined, sandbox: boolean, remote?: RemoteTarget): Promise<DefaultContext | number | Unavailable> {
   const { createDefaultContext, readConfigFile, DshError, DshErrorCode } = await import('./index.ts')
   // While a remote starts, plugin log lines are held: an unreachable remote is reported once, as its error
   // result, not also as the plugin failure Cordis logs (with a stack trace) on the way.
@@ -116,8 +116,12 @@ async function startHost(command: CommandName, configPath: string | undefined, r
   }
   try {
     const config = configPath === undefined ? {} : await readConfigFile(configPath)
-    const host = await createDefaultContext({ config, log, ...(remote ? { remote } : {}) })
+    const host = await createDefaultContext({ config, log, sandbox, ...(remote ? { remote } : {}) })
     release(() => true)
+    // The tools never need credentials, and a command could read them back from /proc/$PPID/environ. The token
+    // (--token-env) was read before this; a remote command's environment was taken when tools-remote started.
+    const { forgetCredentials } = await import('./environ.ts')
+    forgetCredentials()
     return host
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error)
@@ -135,12 +139,12 @@ async function startHost(command: CommandName, configPath: string | undefined, r
 }
 
 /** Token and `--remote` resolved, then the host started; a number is the exit code (already reported). */
-async function startFor(command: CommandName, invocation: RemoteFlags & { config?: string }): Promise<{ host: DefaultContext | Unavailable; token: string | undefined } | number> {
+async function startFor(command: CommandName, invocation: RemoteFlags & { config?: string; sandbox?: boolean }): Promise<{ host: DefaultContext | Unavailable; token: string | undefined } | number> {
   const token = await readToken(invocation)
   if (typeof token === 'object') return usage(command, token.problem)
   const remote = await remoteTarget(invocation, token)
   if (remote && 'problem' in remote) return usage(command, remote.problem)
-  const host = await startHost(command, invocation.config, remote)
+  const host = await startHost(command, invocation.config, invocation.sandbox ?? false, remote)
   return typeof host === 'number' ? host : { host, token }
 }
 
@@ -229,7 +233,14 @@ async function runTools(invocation: Of<'tools'>): Promise<number> {
   try {
     const schemas = host.ctx.tools.schemas()
     if (invocation.json) {
-      const list = schemas.map(({ name, description, parameters }) => ({ name, description, inputSchema: parameters }))
+      // The same objects MCP's tools/list carries (name, title, description, inputSchema, annotations).
+      const list = schemas.map(({ name, title, description, parameters, annotations }) => ({
+        name,
+        ...(title === undefined ? {} : { title }),
+        description,
+        inputSchema: parameters,
+        ...(annotations === undefined ? {} : { annotations }),
+      }))
       await write(process.stdout, `${JSON.stringify(list, null, 2)}\n`)
     } else {
       const width = Math.max(0, ...schemas.map((s) => s.name.length))

@@ -18,20 +18,23 @@ describe('dsh arguments', () => {
 
   test('a call takes the tool, one JSON object, and its flags in either spelling', () => {
     expect(parseArgs(['call', 'grep', '{"pattern":"TODO"}', '--cwd', '/tmp', '--json', '--config=c.json'])).toEqual({
-      kind: 'call', tool: 'grep', args: { pattern: 'TODO' }, cwd: '/tmp', json: true, config: 'c.json',
+      kind: 'call', tool: 'grep', args: { pattern: 'TODO' }, cwd: '/tmp', json: true, config: 'c.json', sandbox: false,
     })
-    expect(parseArgs(['call', '--cwd=/w', 'glob'])).toEqual({ kind: 'call', tool: 'glob', args: {}, cwd: '/w', json: false })
-    expect(parseArgs(['call', 'bash', '-'])).toEqual({ kind: 'call', tool: 'bash', args: 'stdin', json: false })
+    expect(parseArgs(['call', '--cwd=/w', 'glob'])).toEqual({ kind: 'call', tool: 'glob', args: {}, cwd: '/w', json: false, sandbox: false })
+    expect(parseArgs(['call', 'bash', '-'])).toEqual({ kind: 'call', tool: 'bash', args: 'stdin', json: false, sandbox: false })
   })
 
   test('after "--" every word is positional', () => {
-    expect(parseArgs(['call', 'glob', '--', '{"pattern":"-x"}'])).toEqual({ kind: 'call', tool: 'glob', args: { pattern: '-x' }, json: false })
+    expect(parseArgs(['call', 'glob', '--', '{"pattern":"-x"}'])).toEqual({ kind: 'call', tool: 'glob', args: { pattern: '-x' }, json: false, sandbox: false })
   })
 
   test('tools, prompt and mcp accept only their own flags', () => {
     expect(parseArgs(['tools', '--json'])).toEqual({ kind: 'tools', json: true })
     expect(parseArgs(['prompt', '--config', 'c.json'])).toEqual({ kind: 'prompt', config: 'c.json' })
-    expect(parseArgs(['mcp', '--cwd', 'x'])).toEqual({ kind: 'mcp', cwd: 'x' })
+    expect(parseArgs(['mcp', '--cwd', 'x'])).toEqual({ kind: 'mcp', cwd: 'x', sandbox: false })
+    expect(parseArgs(['mcp', '--sandbox'])).toEqual({ kind: 'mcp', sandbox: true })
+    expect(parseArgs(['call', 'bash', '--sandbox'])).toMatchObject({ kind: 'call', sandbox: true })
+    expect(parseArgs(['tools', '--sandbox'])).toMatchObject({ kind: 'usage', command: 'tools' })
     expect(parseArgs(['prompt', '--json'])).toMatchObject({ kind: 'usage', command: 'prompt', message: 'unknown flag --json for "dsh prompt" (flags: --config, --remote, --token-file, --token-env, --help)' })
     expect(parseArgs(['tools', '--cwd', 'x'])).toMatchObject({ kind: 'usage', command: 'tools' })
   })
@@ -54,7 +57,7 @@ describe('dsh arguments', () => {
     expect(parseArgs([])).toEqual({ kind: 'usage', command: undefined, message: 'missing command' })
     expect(parseArgs(['run'])).toEqual({ kind: 'usage', command: undefined, message: 'unknown command "run" (commands: call, tools, prompt, mcp)' })
     expect(parseArgs(['--cwd', 'x', 'call'])).toEqual({ kind: 'usage', command: undefined, message: 'unknown flag --cwd: flags go after the command' })
-    expect(parseArgs(['call', 'glob', '--bogus=1'])).toEqual({ kind: 'usage', command: 'call', message: 'unknown flag --bogus for "dsh call" (flags: --cwd, --json, --config, --remote, --token-file, --token-env, --help)' })
+    expect(parseArgs(['call', 'glob', '--bogus=1'])).toEqual({ kind: 'usage', command: 'call', message: 'unknown flag --bogus for "dsh call" (flags: --cwd, --json, --config, --sandbox, --remote, --token-file, --token-env, --help)' })
     expect(parseArgs(['call', 'glob', '-x'])).toMatchObject({ kind: 'usage', message: expect.stringMatching(/^unknown flag -x /) })
     expect(parseArgs(['call', 'glob', '--json', '--json'])).toEqual({ kind: 'usage', command: 'call', message: '--json given twice' })
     expect(parseArgs(['call', 'glob', '--json=yes'])).toEqual({ kind: 'usage', command: 'call', message: '--json takes no value' })
@@ -68,7 +71,7 @@ describe('dsh arguments', () => {
   test('a usage error says what is wrong, what to type, and where the details are', () => {
     expect(usageText('call', '--json given twice')).toBe(
       'dsh: --json given twice\n'
-      + 'Usage: dsh call <tool> [<json-args>] [--cwd DIR] [--json] [--config FILE]\n'
+      + 'Usage: dsh call <tool> [<json-args>] [--cwd DIR] [--json] [--sandbox] [--config FILE]\n'
       + 'Run "dsh call --help" for details.\n')
     expect(usageText(undefined, 'missing command')).toBe('dsh: missing command\nUsage: dsh <call|tools|prompt|mcp> ...\nRun "dsh --help" for details.\n')
   })

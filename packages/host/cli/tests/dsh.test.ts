@@ -45,7 +45,7 @@ describe('dsh --help and --version', () => {
       expect(run, args.join(' ')).toMatchObject({ code: 0, stderr: '' })
       expect(run.stdout).toMatch(/Usage/)
     }
-    expect((await dsh(['call', '--help'])).stdout).toMatch(/^Usage: dsh call <tool> \[<json-args>\] \[--cwd DIR\] \[--json\] \[--config FILE\]\n/)
+    expect((await dsh(['call', '--help'])).stdout).toMatch(/^Usage: dsh call <tool> \[<json-args>\] \[--cwd DIR\] \[--json\] \[--sandbox\] \[--config FILE\]\n/)
     expect((await dsh(['mcp', '--version'])).stdout).toBe(version.stdout)
   })
 })
@@ -114,7 +114,7 @@ describe('dsh call', () => {
     const run = await dsh(['call', 'grep', '{pattern:TODO}'])
     expect(run.code).toBe(2)
     expect(run.stdout).toBe('')
-    expect(run.stderr).toMatch(/^dsh: the arguments are not valid JSON \(.*\): pass one JSON object as one shell word, e\.g\. dsh call grep '\{"pattern":"TODO"\}'\nUsage: dsh call <tool> \[<json-args>\] \[--cwd DIR\] \[--json\] \[--config FILE\]\nRun "dsh call --help" for details\.\n$/)
+    expect(run.stderr).toMatch(/^dsh: the arguments are not valid JSON \(.*\): pass one JSON object as one shell word, e\.g\. dsh call grep '\{"pattern":"TODO"\}'\nUsage: dsh call <tool> \[<json-args>\] \[--cwd DIR\] \[--json\] \[--sandbox\] \[--config FILE\]\nRun "dsh call --help" for details\.\n$/)
     const array = await dsh(['call', 'grep', '["TODO"]'])
     expect(array.code).toBe(2)
     expect(array.stderr).toMatch(/^dsh: the arguments must be a JSON object, got an array/)
@@ -127,7 +127,7 @@ describe('dsh call', () => {
       expect(run.stdout).toBe('')
       expect(run.stderr).toMatch(/^dsh: .+\nUsage: .+\nRun "dsh( \w+)? --help" for details\.\n$/)
     }
-    expect((await dsh(['call', 'glob', '--verbose'])).stderr).toMatch(/^dsh: unknown flag --verbose for "dsh call" \(flags: --cwd, --json, --config, --remote, --token-file, --token-env, --help\)\n/)
+    expect((await dsh(['call', 'glob', '--verbose'])).stderr).toMatch(/^dsh: unknown flag --verbose for "dsh call" \(flags: --cwd, --json, --config, --sandbox, --remote, --token-file, --token-env, --help\)\n/)
   })
 
   test('a reader that goes away early (EPIPE) is not an error: dsh cleans up and exits with the call\'s code', async () => {
@@ -185,12 +185,27 @@ describe('dsh call', () => {
 })
 
 describe('dsh tools and dsh prompt', () => {
-  test('tools --json lists every tool with its JSON Schema as inputSchema', async () => {
+  test('tools --json lists every tool with its title, JSON Schema as inputSchema, and annotations', async () => {
     const run = await dsh(['tools', '--json'])
     expect(run.code).toBe(0)
     // Through JSON, as the schemas travel (TypeBox keeps symbol-keyed metadata on them in-process).
-    const expected = host.ctx.tools.schemas().map((s) => ({ name: s.name, description: s.description, inputSchema: s.parameters }))
+    const expected = host.ctx.tools.schemas().map((s) => ({ name: s.name, title: s.title, description: s.description, inputSchema: s.parameters, annotations: s.annotations }))
     expect(JSON.parse(run.stdout)).toEqual(JSON.parse(JSON.stringify(expected)))
+  })
+
+  test('every tool has a title and the approval hints of DESIGN §11 (read-only search and reads; destructive bash and bash_kill)', async () => {
+    const run = await dsh(['tools', '--json'])
+    const tools = JSON.parse(run.stdout) as { name: string; title?: string; annotations?: unknown }[]
+    const readOnly = { readOnlyHint: true, destructiveHint: false, openWorldHint: false }
+    expect(Object.fromEntries(tools.map((tool) => [tool.name, tool.annotations]))).toEqual({
+      bash: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+      bash_kill: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+      bash_output: { ...readOnly, idempotentHint: false },
+      glob: { ...readOnly, idempotentHint: true },
+      grep: { ...readOnly, idempotentHint: true },
+      read: { ...readOnly, idempotentHint: true },
+    })
+    for (const tool of tools) expect(tool.title, tool.name).toMatch(/^[A-Z][a-z]+( [a-z]+)+$/)
   })
 
   test('tools prints one line per tool, in name order', async () => {

@@ -10,8 +10,9 @@ import {
   LoggingMessageNotificationSchema,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js'
+import { instructionsPreamble } from '@deepseek-ai/dsh-mcp'
 import { createDefaultContext, type DefaultContext } from '../src/index.ts'
-import { BIN, ChildTransport, ensureBuilt, processesWith, uniqueSleep, until, workspace } from './helpers.ts'
+import { BIN, ChildTransport, dsh, ensureBuilt, processesWith, uniqueSleep, until, workspace } from './helpers.ts'
 
 const FILES = {
   'package.json': '{ "name": "fixture" }\n',
@@ -68,16 +69,21 @@ async function expected(tool: string, args: Record<string, unknown>, cwd = ws.di
 }
 
 describe('dsh mcp', () => {
-  test('tools/list gives every tool with its JSON Schema as inputSchema', async () => {
+  test('tools/list gives every tool with its title, JSON Schema as inputSchema, and annotations: what dsh tools --json shows', async () => {
     const client = await server()
     const { tools } = await client.listTools()
-    const local = host.ctx.tools.schemas().map((s) => ({ name: s.name, description: s.description, inputSchema: s.parameters }))
+    const local = host.ctx.tools.schemas().map((s) => ({ name: s.name, title: s.title, description: s.description, inputSchema: s.parameters, annotations: s.annotations }))
     expect(tools).toEqual(JSON.parse(JSON.stringify(local)))
+    const listed = await dsh(['tools', '--json'])
+    expect(tools).toEqual(JSON.parse(listed.stdout))
   })
 
-  test('the initialize result\'s instructions are the assembled system prompt', async () => {
+  test('the initialize result\'s instructions are the preamble naming this server\'s tools, then the assembled system prompt (dsh prompt)', async () => {
     const client = await server()
-    expect(client.getInstructions()).toBe(host.ctx.systemPrompt.assemble())
+    const names = host.ctx.tools.list().map((tool) => tool.name)
+    expect(client.getInstructions()).toBe(`${instructionsPreamble('dsh', names)}\n\n${host.ctx.systemPrompt.assemble()}`)
+    expect(client.getInstructions()).toMatch(/^These instructions are about the tools of the MCP server dsh: bash, bash_kill, bash_output, glob, grep, read\. /)
+    expect(client.getInstructions()!.endsWith(`\n\n${(await dsh(['prompt'])).stdout.trimEnd()}`)).toBe(true)
     expect(client.getServerVersion()?.name).toBe('dsh')
   })
 

@@ -12,9 +12,11 @@ const MODULES: Record<string, () => Promise<unknown>> = {
   'timeout-policy': () => import('@deepseek-ai/dsh-timeout-policy'),
   'subprocess-local': () => import('@deepseek-ai/dsh-subprocess-local'),
   'bash-local': () => import('@deepseek-ai/dsh-bash-local'),
+  'bash-sandbox': () => import('@deepseek-ai/dsh-bash-sandbox'),
   'tool-bash': () => import('@deepseek-ai/dsh-tool-bash'),
   'spill-local': () => import('@deepseek-ai/dsh-spill-local'),
   'spill-policy': () => import('@deepseek-ai/dsh-spill-policy'),
+  'workspace': () => import('@deepseek-ai/dsh-workspace'),
   'tool-fs': () => import('@deepseek-ai/dsh-tool-fs'),
   'tool-fs-search': () => import('@deepseek-ai/dsh-tool-fs-search'),
 }

@@ -4,22 +4,34 @@ import { parseArgs } from '../src/args.ts'
 describe('dsh arguments for remote workspaces and --http', () => {
   test('--remote takes a command line or a URL; a URL needs a token from a file or an env var', () => {
     expect(parseArgs(['call', 'read', '{"path":"a"}', '--remote', 'ssh -T box dsh mcp --cwd /repo'])).toEqual({
-      kind: 'call', tool: 'read', args: { path: 'a' }, json: false, remote: 'ssh -T box dsh mcp --cwd /repo',
+      kind: 'call', tool: 'read', args: { path: 'a' }, json: false, sandbox: false, remote: 'ssh -T box dsh mcp --cwd /repo',
     })
     expect(parseArgs(['tools', '--remote=http://box:8765/mcp', '--token-file', '/run/token'])).toEqual({
       kind: 'tools', json: false, remote: 'http://box:8765/mcp', tokenFile: '/run/token',
     })
     expect(parseArgs(['mcp', '--remote', 'https://box/mcp', '--token-env', 'DSH_TOKEN'])).toEqual({
-      kind: 'mcp', remote: 'https://box/mcp', tokenEnv: 'DSH_TOKEN',
+      kind: 'mcp', sandbox: false, remote: 'https://box/mcp', tokenEnv: 'DSH_TOKEN',
     })
     expect(parseArgs(['prompt', '--remote', 'docker exec -i box dsh mcp'])).toEqual({ kind: 'prompt', remote: 'docker exec -i box dsh mcp' })
   })
 
   test('--http serves with a token, on --host/--port', () => {
     expect(parseArgs(['mcp', '--http', '--token-file', 't', '--host', '0.0.0.0', '--port', '9000'])).toEqual({
-      kind: 'mcp', http: true, tokenFile: 't', host: '0.0.0.0', port: 9000,
+      kind: 'mcp', sandbox: false, http: true, tokenFile: 't', host: '0.0.0.0', port: 9000,
     })
-    expect(parseArgs(['mcp', '--http', '--token-env', 'T', '--port', '0'])).toEqual({ kind: 'mcp', http: true, tokenEnv: 'T', port: 0 })
+    expect(parseArgs(['mcp', '--http', '--token-env', 'T', '--port', '0'])).toEqual({ kind: 'mcp', sandbox: false, http: true, tokenEnv: 'T', port: 0 })
+  })
+
+  test('--sandbox with --http confines the local tools it serves', () => {
+    expect(parseArgs(['mcp', '--http', '--sandbox', '--token-env', 'T'])).toEqual({ kind: 'mcp', sandbox: true, http: true, tokenEnv: 'T' })
+  })
+
+  test('--sandbox with --remote is a usage error: the remote dsh takes --sandbox in its own command', () => {
+    const sandboxed = "--sandbox confines local tools, which --remote replaces: start the remote dsh with --sandbox in its own command (--remote 'ssh -T host dsh mcp --sandbox --cwd /repo')"
+    expect(parseArgs(['call', 'bash', '--sandbox', '--remote', 'ssh -T box dsh mcp'])).toEqual({ kind: 'usage', command: 'call', message: sandboxed })
+    expect(parseArgs(['mcp', '--remote', 'http://box/mcp', '--token-env', 'T', '--sandbox'])).toEqual({ kind: 'usage', command: 'mcp', message: sandboxed })
+    // Inside the remote command the flag is the remote's own, not this dsh's.
+    expect(parseArgs(['mcp', '--remote', 'ssh -T box dsh mcp --sandbox'])).toMatchObject({ kind: 'mcp', sandbox: false, remote: 'ssh -T box dsh mcp --sandbox' })
   })
 
   test('flags that do not fit together are usage errors that say what to do instead', () => {

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, request, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { BIN, dsh, ensureBuilt, processesWith, ROOT, startDsh, uniqueSleep, until, workspace } from './helpers.ts'
 
 let ws: ReturnType<typeof workspace>
@@ -20,8 +20,8 @@ afterAll(() => ws?.cleanup())
 const TOKEN = `tok-${process.pid}`
 
 /** `dsh mcp --http --port 0` with the token in an env var; resolves once it printed its URL. */
-async function serve(extra: string[] = []) {
-  const started = startDsh(['mcp', '--http', '--port', '0', '--token-env', 'DSH_TEST_TOKEN', '--cwd', ws.dir, ...extra], { cwd: ws.dir, env: { DSH_TEST_TOKEN: TOKEN } })
+async function serve(extra: string[] = [], dir = ws.dir) {
+  const started = startDsh(['mcp', '--http', '--port', '0', '--token-env', 'DSH_TEST_TOKEN', '--cwd', dir, ...extra], { cwd: dir, env: { DSH_TEST_TOKEN: TOKEN } })
   let stderr = ''
   const url = await new Promise<string>((resolve, reject) => {
     started.child.stderr.on('data', (chunk: Buffer) => {
@@ -75,7 +75,44 @@ describe('dsh mcp --http', () => {
   }, 120_000)
 })
 
+describe('dsh mcp --http --sandbox', () => {
+  test('serves the sandboxed local tools: bash writes only inside the roots, read refuses a path outside them', async () => {
+    // Under /var/tmp: inside the sandbox the host's /tmp is a private one.
+    const base = realpathSync(mkdtempSync('/var/tmp/dsh-http-sandbox-'))
+    const work = join(base, 'work')
+    const outside = join(base, 'outside')
+    mkdirSync(work)
+    mkdirSync(outside)
+    writeFileSync(join(outside, 'keep.txt'), 'original\n')
+    const server = await serve(['--sandbox'], work)
+    try {
+      const client = await httpClient(server.url)
+      const bash = text(await client.callTool({ name: 'bash', arguments: { command: `echo made > made.txt; echo x > ${outside}/keep.txt`, description: 'Write' } }))
+      expect(bash).toContain('Read-only file system')
+      expect(readFileSync(join(work, 'made.txt'), 'utf8')).toBe('made\n')
+      expect(readFileSync(join(outside, 'keep.txt'), 'utf8')).toBe('original\n')
+      const read = await client.callTool({ name: 'read', arguments: { path: join(outside, 'keep.txt') } }) as CallToolResult
+      expect(read.isError).toBe(true)
+      expect(read._meta).toMatchObject({ 'dsh/error': { code: 'WORKSPACE_OUTSIDE_ROOTS' } })
+      await client.close()
+    } finally {
+      server.child.kill('SIGTERM')
+      expect((await server.exited).code).toBe(0)
+      rmSync(base, { recursive: true, force: true })
+    }
+  }, 120_000)
+})
+
 describe('--remote', () => {
+  test('--sandbox beside --remote is a usage error (exit 2) that says where --sandbox goes, and starts nothing', async () => {
+    const run = await dsh(['call', 'bash', '{"command":"true","description":"T"}', '--sandbox', '--remote', "sh -c 'echo started >&2'"])
+    expect(run).toMatchObject({ code: 2, stdout: '' })
+    expect(run.stderr).toBe(
+      "dsh: --sandbox confines local tools, which --remote replaces: start the remote dsh with --sandbox in its own command (--remote 'ssh -T host dsh mcp --sandbox --cwd /repo')\n"
+      + 'Usage: dsh call <tool> [<json-args>] [--cwd DIR] [--json] [--sandbox] [--config FILE]\nRun "dsh call --help" for details.\n',
+    )
+  }, 120_000)
+
   test('dsh call, dsh tools and dsh prompt through a command give what the local ones give', async () => {
     const remote = `'${process.execPath}' '${BIN}' mcp --cwd '${ws.dir}'`
     const call = ['call', 'read', '{"path":"a.txt"}']
@@ -115,7 +152,11 @@ describe('--remote', () => {
     await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp', '--remote', remote], cwd: ROOT, stderr: 'pipe' }))
     const local = new Client({ name: 'test', version: '1.0.0' })
     await local.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp', '--cwd', ws.dir], cwd: ROOT, stderr: 'pipe' }))
-    expect((await client.listTools()).tools).toEqual((await local.listTools()).tools)
+    const tools = (await client.listTools()).tools
+    expect(tools).toEqual((await local.listTools()).tools)
+    // Titles and annotations (the hints clients approve by) cross the remote link, not only the schemas.
+    expect(tools.find((tool) => tool.name === 'read')).toMatchObject({ title: 'Read a file', annotations: { readOnlyHint: true, destructiveHint: false } })
+    expect(tools.find((tool) => tool.name === 'bash')).toMatchObject({ title: 'Run a shell command', annotations: { readOnlyHint: false, destructiveHint: true } })
     expect(client.getInstructions()).toBe(local.getInstructions())
     expect(await client.callTool({ name: 'read', arguments: { path: 'a.txt' } })).toEqual(await local.callTool({ name: 'read', arguments: { path: 'a.txt' } }))
     const sleep = uniqueSleep()
@@ -124,6 +165,34 @@ describe('--remote', () => {
     await client.close()
     await local.close()
     await until(() => processesWith(sleep.marker).length === 0, 'the remote side stopped its task')
+  }, 120_000)
+
+  test('dsh mcp --remote: a remote task\'s completion notice reaches the MCP client once as a log message and once in the next result', async () => {
+    const remote = `'${process.execPath}' '${BIN}' mcp --cwd '${ws.dir}'`
+    const client = new Client({ name: 'test', version: '1.0.0' })
+    const logged: unknown[] = []
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void logged.push(notification.params))
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp', '--remote', remote], cwd: ROOT, stderr: 'pipe' }))
+    try {
+      const plain = text(await client.callTool({ name: 'read', arguments: { path: 'a.txt' } }))
+      // The task waits for a flag (outside the workspace), so that it finishes after the call that started it returned.
+      const flag = join(ws.dir, '..', `dsh-go-${uniqueSleep().marker}`)
+      const command = `while [ ! -e '${flag}' ]; do sleep 0.02; done; echo done`
+      const started = text(await client.callTool({ name: 'bash', arguments: { command, description: 'Wait for flag', run_in_background: true } }))
+      const id = /^started background task (bash-\d+)/.exec(started)?.[1]
+      expect(id).toBeDefined()
+      writeFileSync(flag, '')
+      await until(() => logged.length > 0, 'the completion notice is logged to the client')
+      const notice = `background task ${id} finished [status: completed, exit code: 0]. Read its output with bash_output.`
+      expect(logged).toEqual([{ level: 'info', logger: 'dsh', data: notice }])
+      // Queued once (by the remote dsh), so appended once: the local dsh only forwards the log message.
+      expect(text(await client.callTool({ name: 'read', arguments: { path: 'a.txt' } }))).toBe(`${plain}\n\n${notice}`)
+      expect(text(await client.callTool({ name: 'read', arguments: { path: 'a.txt' } }))).toBe(plain)
+      expect(logged).toHaveLength(1)
+      rmSync(flag)
+    } finally {
+      await client.close()
+    }
   }, 120_000)
 })
 

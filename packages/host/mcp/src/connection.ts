@@ -4,9 +4,8 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { CallToolRequestSchema, ListToolsRequestSchema, type ProgressToken } from '@modelcontextprotocol/sdk/types.js'
 import type { ToolSession } from '@deepseek-ai/dsh-tools'
 import type {} from '@deepseek-ai/dsh-system-prompt'
-import { progressMessage, toCallToolResult, toMcpTool } from './results.ts'
+import { instructionsPreamble, progressMessage, toCallToolResult, toMcpTool } from './results.ts'
 import { rootDirectory } from './session.ts'
-import { onTaskDone, stopSessionTasks } from './tasks.ts'
 
 export interface McpOptions {
   /** Reported to the client in the initialize result. Default `{ name: 'dsh', version: '0.0.0' }`. */
@@ -17,7 +16,7 @@ export interface McpOptions {
   sessionId?: string
   /** How often a call that the client asked progress for reports that it still runs. Default 3000 ms. */
   progressIntervalMs?: number
-  /** How long to wait for the client's answer to roots/list. Default 10 000 ms. */
+  /** How long the first call waits for the client's answer to roots/list before using `process.cwd()`. Default 1000 ms. */
   rootsTimeoutMs?: number
   /** Host diagnostics (never the protocol stream). Default: ignored. */
   log?: (line: string) => void
@@ -46,8 +45,12 @@ export async function connect(ctx: Context, transport: Transport, options: McpOp
   const sessionId = options.sessionId ?? `mcp-${process.pid}-${++connections}`
   const log = options.log ?? (() => {})
   const progressIntervalMs = options.progressIntervalMs ?? 3000
-  const instructions = ctx.get('systemPrompt')?.assemble()
-  const server = new Server(options.serverInfo ?? { name: 'dsh', version: '0.0.0' }, {
+  const serverInfo = options.serverInfo ?? { name: 'dsh', version: '0.0.0' }
+  const prompt = ctx.get('systemPrompt')?.assemble()
+  const instructions = prompt
+    ? `${instructionsPreamble(serverInfo.name, ctx.tools.list().map((tool) => tool.name))}\n\n${prompt}`
+    : undefined
+  const server = new Server(serverInfo, {
     capabilities: { tools: {}, logging: {} },
     ...(instructions ? { instructions } : {}),
   })
@@ -55,7 +58,7 @@ export async function connect(ctx: Context, transport: Transport, options: McpOp
 
   let session: Promise<ToolSession> | undefined
   const resolveSession = () => (session ??= (async () => {
-    const cwd = options.cwd ?? (await rootDirectory(server, options.rootsTimeoutMs ?? 10_000, log)) ?? process.cwd()
+    const cwd = options.cwd ?? (await rootDirectory(server, options.rootsTimeoutMs ?? 1000, log)) ?? process.cwd()
     return { id: sessionId, cwd }
   })())
   // Ask for the roots as soon as the client is ready, so that the first call does not wait for them.
@@ -75,9 +78,11 @@ export async function connect(ctx: Context, transport: Transport, options: McpOp
     }
   })
 
-  const offTaskDone = onTaskDone(ctx, sessionId, (notice) => {
-    server.sendLoggingMessage({ level: 'info', logger: 'dsh', data: notice })
-      .catch((error: Error) => log(`could not send a task notice: ${error.message}`))
+  // Session notices (a background task finished) travel on the generic channel of ctx.tools: no seam's package here.
+  const offNotice = ctx.on('tools/session-notice', (notice) => {
+    if (notice.sessionId !== sessionId) return
+    server.sendLoggingMessage({ level: 'info', logger: 'dsh', data: notice.text })
+      .catch((error: Error) => log(`could not send a session notice: ${error.message}`))
   })
 
   let finish!: () => void
@@ -87,10 +92,12 @@ export async function connect(ctx: Context, transport: Transport, options: McpOp
   server.onclose = () => {
     if (ended) return
     ended = true
-    offTaskDone()
+    offNotice()
     void unbind?.()
-    stopSessionTasks(ctx, sessionId).then(finish, (error: Error) => {
-      log(`could not stop the session's tasks: ${error.message}`)
+    // Providers stop what the session owns (its background tasks) on `tools/session-end`.
+    // ctx.tools may already be gone when the context's disposal closed the connection: nothing to end then.
+    Promise.resolve().then(() => ctx.get('tools')?.endSession(sessionId)).then(finish, (error: Error) => {
+      log(`could not end the session: ${error.message}`)
       finish()
     })
   }

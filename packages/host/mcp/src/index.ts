@@ -1,4 +1,4 @@
 export { connect, type McpConnection, type McpOptions } from './connection.ts'
-export { ERROR_META_KEY, progressMessage, toCallToolResult, toMcpTool } from './results.ts'
+export { ERROR_META_KEY, instructionsPreamble, progressMessage, toCallToolResult, toMcpTool } from './results.ts'
 export { HttpConfigError, MCP_HTTP_PATH, serveHttp, type HttpOptions, type McpHttpServer } from './http.ts'
-export { serveStdio, type StdioOptions } from './stdio.ts'
+export { LineTransport, serveStdio, type StdioOptions } from './stdio.ts'

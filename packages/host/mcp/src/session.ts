@@ -13,7 +13,7 @@ export async function rootDirectory(server: Server, timeoutMs: number, log: (lin
     const { roots } = await server.listRoots(undefined, { timeout: timeoutMs })
     uri = roots.find((root) => root.uri.startsWith('file://'))?.uri
   } catch (error) {
-    log(`roots/list failed (${(error as Error).message}); using the process directory`)
+    log(`roots/list got no usable answer within ${timeoutMs}ms (${(error as Error).message}); using the process directory`)
     return undefined
   }
   if (uri === undefined) return undefined

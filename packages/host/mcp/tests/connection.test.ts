@@ -13,10 +13,10 @@ import {
   type JSONRPCMessage,
   type LoggingMessageNotification,
 } from '@modelcontextprotocol/sdk/types.js'
-import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
+import { createTestContext, until, type TestContext } from '@deepseek-ai/dsh-testing'
 import { HarnessError } from '@deepseek-ai/dsh-tools'
 import SystemPromptService from '@deepseek-ai/dsh-system-prompt'
-import { connect, ERROR_META_KEY, type McpConnection, type McpOptions } from '../src/index.ts'
+import { connect, ERROR_META_KEY, instructionsPreamble, type McpConnection, type McpOptions } from '../src/index.ts'
 
 /** Test-only tools: each exposes one behaviour of the host. */
 interface Probe {
@@ -133,12 +133,16 @@ describe('mcp connection', () => {
     await client.close()
   })
 
-  test('the initialize result carries the assembled system prompt as instructions', async () => {
+  test('the initialize result\'s instructions tie the tool names to this server, then carry the assembled system prompt', async () => {
     t = await createTestContext()
     await fixture(t)
-    const { client } = await pair(t)
-    expect(client.getInstructions()).toBe('First section.\n\nSecond section.')
-    expect(client.getInstructions()).toBe(t.ctx.systemPrompt.assemble())
+    const { client } = await pair(t, { serverInfo: { name: 'dsh', version: '1.0.0' } })
+    expect(client.getInstructions()).toBe(
+      'These instructions are about the tools of the MCP server dsh: echo, fail, gate, wait_for_abort, where. Your client may'
+      + ' list them under longer names (such as mcp__dsh__echo); wherever a tool is named below, this server\'s tool of that'
+      + ' name is meant, not a similar tool of the client.'
+      + '\n\nFirst section.\n\nSecond section.')
+    expect(client.getInstructions()).toBe(`${instructionsPreamble('dsh', ['echo', 'fail', 'gate', 'wait_for_abort', 'where'])}\n\n${t.ctx.systemPrompt.assemble()}`)
     await client.close()
   })
 
@@ -217,7 +221,7 @@ describe('mcp connection', () => {
     await client.close()
   })
 
-  test('a finished background task is announced to the session that owns it, as an info log message', async () => {
+  test('a session notice (a finished background task) reaches the session it names, as an info log message', async () => {
     t = await createTestContext()
     await fixture(t)
     const a = await pair(t)
@@ -231,9 +235,8 @@ describe('mcp connection', () => {
         announced()
       })
     }
-    // The bash executor emits this event (declared by @deepseek-ai/dsh-bash); emitted directly here.
-    const emit = t.ctx.emit as unknown as (name: string, event: unknown) => void
-    emit.call(t.ctx, 'bash/task-done', { taskId: 'bash-1', owner: b.connection.sessionId, status: 'completed', notice: 'background task bash-1 finished [status: completed, exit code: 0]. Read its output with bash_output.' })
+    // A provider (the bash task table) notifies through the generic session channel; done directly here.
+    t.ctx.tools.notify({ sessionId: b.connection.sessionId, text: 'background task bash-1 finished [status: completed, exit code: 0]. Read its output with bash_output.', key: 'bash-1' })
     await done
     // A round trip on each connection: any stray notice would have arrived before the answer.
     await Promise.all([call(a.client, 'echo', { text: 'x' }), call(b.client, 'echo', { text: 'x' })])
@@ -243,6 +246,77 @@ describe('mcp connection', () => {
     }])
     await a.client.close()
     await b.client.close()
+  })
+
+  test('tools/list carries a tool\'s title and annotations, which clients gate approval on', async () => {
+    t = await createTestContext()
+    await fixture(t)
+    t.ctx.tools.register({
+      name: 'look',
+      title: 'Look at something',
+      description: 'Looks.',
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      parameters: { type: 'object', properties: {}, additionalProperties: false },
+      execute: () => 'seen',
+    })
+    const { client } = await pair(t)
+    const { tools } = await client.listTools()
+    expect(tools.find((tool) => tool.name === 'look')).toEqual({
+      name: 'look',
+      title: 'Look at something',
+      description: 'Looks.',
+      inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    })
+    expect(tools.find((tool) => tool.name === 'echo')).toEqual({ name: 'echo', description: 'Returns its text.', inputSchema: expect.any(Object) })
+    await client.close()
+  })
+
+  test('a session notice (ctx.tools.notify) is appended once, after a blank line, to that session\'s next result only', async () => {
+    t = await createTestContext()
+    await fixture(t)
+    // A tiny tool that raises a notice for the session that calls it, as a background task's end would.
+    t.ctx.tools.register<{ text: string }>({
+      name: 'notify_me',
+      description: 'Queues a notice for the calling session.',
+      parameters: { type: 'object', properties: { text: { type: 'string', description: 'the notice' } }, required: ['text'], additionalProperties: false },
+      execute: (args, exec) => {
+        t.ctx.tools.notify({ sessionId: exec.session!.id, text: args.text })
+        return 'queued'
+      },
+    })
+    const a = await pair(t)
+    const b = await pair(t)
+    // Raised during a call: the result in flight is the session's next one.
+    expect(textOf(await call(a.client, 'notify_me', { text: 'background task bash-7 finished' })))
+      .toBe('queued\n\nbackground task bash-7 finished')
+    expect(textOf(await call(a.client, 'echo', { text: 'a' }))).toBe('a')
+    // Raised outside any call (a task ending on its own): the other session's calls never carry it.
+    t.ctx.tools.notify({ sessionId: a.connection.sessionId, text: 'background task bash-8 finished' })
+    expect(textOf(await call(b.client, 'echo', { text: 'b' }))).toBe('b')
+    expect(textOf(await call(a.client, 'echo', { text: 'a' }))).toBe('a\n\nbackground task bash-8 finished')
+    expect(textOf(await call(a.client, 'echo', { text: 'a' }))).toBe('a')
+    // Error results carry it too: the model reads every result.
+    t.ctx.tools.notify({ sessionId: a.connection.sessionId, text: 'another notice' })
+    const failed = await call(a.client, 'fail')
+    expect(failed.isError).toBe(true)
+    expect(textOf(failed)).toBe('Error: it failed on purpose\n\nanother notice')
+    await a.client.close()
+    await b.client.close()
+  })
+
+  test('a client that declares roots but never answers roots/list delays the first call by the 1000 ms default only', async () => {
+    t = await createTestContext()
+    await fixture(t)
+    const lines: string[] = []
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+    const connection = await connect(t.ctx, serverSide, { log: (line) => lines.push(line) })
+    const client = new Client({ name: 'silent', version: '1.0.0' }, { capabilities: { roots: {} } })
+    client.setRequestHandler(ListRootsRequestSchema, () => new Promise<never>(() => {}))
+    await client.connect(clientSide)
+    expect(JSON.parse(textOf(await call(client, 'where')))).toEqual({ id: connection.sessionId, cwd: process.cwd() })
+    expect(lines.join('\n')).toMatch(/^roots\/list got no usable answer within 1000ms \(.*timed out.*\); using the process directory$/m)
+    await client.close()
   })
 
   test('two connections are two sessions', async () => {
@@ -302,6 +376,32 @@ describe('mcp connection', () => {
     await connection.closed
     await probe.aborted
     expect(await pending).toBeInstanceOf(Error)
+  })
+
+  test('closing a connection ends its own session (tools/session-end, awaited before closed resolves) and no other', async () => {
+    t = await createTestContext()
+    await fixture(t)
+    const a = await pair(t)
+    const b = await pair(t)
+    const ended: string[] = []
+    let release!: () => void
+    const held = new Promise<void>((resolve) => { release = resolve })
+    t.ctx.on('tools/session-end', async (sessionId) => {
+      ended.push(sessionId)
+      await held
+    })
+    let closed = false
+    void a.connection.closed.then(() => { closed = true })
+    await a.client.close()
+    await until(() => ended.length === 1, 'the session-end listener ran')
+    expect(ended).toEqual([a.connection.sessionId])
+    expect(closed).toBe(false)
+    release()
+    await a.connection.closed
+    expect(ended).toEqual([a.connection.sessionId])
+    await b.client.close()
+    await b.connection.closed
+    expect(ended).toEqual([a.connection.sessionId, b.connection.sessionId])
   })
 
   test('disposing the context closes the connection', async () => {

@@ -7,11 +7,11 @@ import type { ToolExecution } from '@deepseek-ai/dsh-tools'
 import { RemoteError, RemoteErrorCode } from './errors.ts'
 import { RemoteLink, type Endpoint, type LinkOptions } from './link.ts'
 import { resultText, toolAnnotations, toolTitle } from './result.ts'
-import { PROMPT_SECTION_ID, endpointLabel, unavailableText } from './text.ts'
+import { PROMPT_SECTION_ID, endpointLabel, remotePrompt, unavailableText } from './text.ts'
 
 export { RemoteError, RemoteErrorCode, RemoteToolError } from './errors.ts'
 export { splitCommandLine } from './command.ts'
-export { endpointLabel, stderrSummary, unavailableText, httpReason, PROMPT_SECTION_ID } from './text.ts'
+export { endpointLabel, stderrSummary, unavailableText, httpReason, PROMPT_SECTION_ID, remotePrompt } from './text.ts'
 export { resultText, toolAnnotations, toolTitle } from './result.ts'
 
 declare module 'cordis' {
@@ -118,7 +118,8 @@ export async function apply(ctx: Context, config: Config): Promise<void> {
   let instructions: string | undefined
   try {
     tools = await spare.tools()
-    instructions = spare.client.getInstructions()
+    const given = spare.client.getInstructions()
+    instructions = given === undefined ? undefined : remotePrompt(given, spare.client.getServerVersion()?.name, tools.map((tool) => tool.name))
   } catch (error) {
     await spare.close()
     throw new RemoteError(unavailableText.handshakeFailed(label, `listing the tools failed: ${(error as Error).message}`), { code: RemoteErrorCode.REMOTE_UNAVAILABLE, cause: error })

@@ -1,4 +1,5 @@
 /** Every text of this package that a model or a user reads. Pure, so that each is a unit test. */
+import { instructionsPreamble } from '@deepseek-ai/dsh-mcp'
 
 /** How a remote is named in messages: the command line as given, or the URL without credentials or query. */
 export function endpointLabel(endpoint: { command: readonly string[] } | { url: string }): string {
@@ -75,3 +76,15 @@ export const protocolErrorText = (label: string, message: string) => `the remote
 
 /** The remote's instructions become one prompt section with this id. */
 export const PROMPT_SECTION_ID = 'remote:instructions'
+
+/**
+ * The prompt in a remote dsh's instructions. `dsh mcp` opens them with a paragraph that ties the prompt's tool
+ * names to its MCP server (for clients that rename tools); mounted here they are this context's tools again, and a
+ * host that serves them over MCP adds its own paragraph. So that paragraph is dropped, when it is exactly the one
+ * that server (`server`, with these tools) sends; any other server's instructions are kept as they are.
+ */
+export function remotePrompt(instructions: string, server: string | undefined, tools: readonly string[]): string {
+  if (server === undefined) return instructions
+  const preamble = `${instructionsPreamble(server, tools)}\n\n`
+  return instructions.startsWith(preamble) ? instructions.slice(preamble.length) : instructions
+}

@@ -1,3 +1,6 @@
+import { rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { createDefaultContext, type DefaultContext } from '@deepseek-ai/dsh'
 import type { SessionNotice, ToolResult } from '@deepseek-ai/dsh-tools'
@@ -47,6 +50,13 @@ describe.each(Object.keys(transports) as (keyof typeof transports)[])('tools-rem
   test('mounts the remote tools with their schemas, titles and annotations, and its instructions as the prompt', () => {
     // As JSON: the local schemas are TypeBox objects, whose symbol keys never travel.
     expect(JSON.parse(JSON.stringify(host.ctx.tools.schemas()))).toEqual(JSON.parse(JSON.stringify(local.ctx.tools.schemas())))
+    // Not equal by both lacking them: every shipped tool has a title and annotations, and they cross the link.
+    const mounted = Object.fromEntries(host.ctx.tools.schemas().map(({ name, title, annotations }) => [name, { title, annotations }]))
+    expect(mounted).toMatchObject({
+      read: { title: 'Read a file', annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } },
+      bash: { title: 'Run a shell command', annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true } },
+    })
+    for (const tool of Object.values(mounted)) expect(tool).toEqual({ title: expect.any(String), annotations: expect.any(Object) })
     expect(host.ctx.systemPrompt.assemble()).toBe(local.ctx.systemPrompt.assemble())
   })
 
@@ -74,18 +84,26 @@ describe.each(Object.keys(transports) as (keyof typeof transports)[])('tools-rem
     const notices: SessionNotice[] = []
     const off = host.ctx.on('tools/session-notice', (notice) => void notices.push(notice))
     try {
-      const started = await host.ctx.tools.execute('bash', { command: 'echo finished', description: 'Quick', run_in_background: true }, { session })
-      expect(started.content[0].text).toMatch(/^started background task bash-\d+/)
+      // The task waits for a flag (outside the workspace, which other tests list), so that it finishes after the
+      // call that started it has returned.
+      const flag = join(tmpdir(), `dsh-remote-go-${uniqueSleep().marker}`)
+      const command = `while [ ! -e '${flag}' ]; do sleep 0.02; done; echo finished`
+      const started = await host.ctx.tools.execute('bash', { command, description: 'Quick', run_in_background: true }, { session })
+      const id = /^started background task (bash-\d+)/.exec(started.content[0].text)?.[1]
+      expect(id).toBeDefined()
+      writeFileSync(flag, '')
       await until(() => notices.length > 0, 'the completion notice arrives')
-      expect(notices).toHaveLength(1)
-      expect(notices[0]).toMatchObject({ sessionId: session.id })
-      expect(notices[0]!.text).toMatch(/^background task bash-\d+ finished \[status: completed, exit code: 0\]/)
+      const text = `background task ${id} finished [status: completed, exit code: 0]. Read its output with bash_output.`
+      expect(notices).toEqual([{ sessionId: session.id, text }])
       // The remote appends its own undelivered notice to the session's next result; this side adds nothing, so
-      // the notice is there at most once, and never again after.
+      // the notice is there exactly once, after a blank line, and never again after.
       const next = await host.ctx.tools.execute('read', { path: 'a.txt' }, { session })
-      expect(next.content[0].text.split(notices[0]!.text).length - 1).toBeLessThanOrEqual(1)
+      const plain = await local.ctx.tools.execute('read', { path: 'a.txt' }, { session: { id: `plain-${kind}`, cwd: ws.dir } })
+      expect(next.content[0].text).toBe(`${plain.content[0].text}\n\n${text}`)
       const after = await host.ctx.tools.execute('read', { path: 'a.txt' }, { session })
-      expect(after.content[0].text).not.toContain(notices[0]!.text)
+      expect(after.content[0].text).toBe(plain.content[0].text)
+      expect(notices).toHaveLength(1)
+      rmSync(flag)
     } finally {
       off()
     }

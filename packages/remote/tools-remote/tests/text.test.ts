@@ -1,7 +1,8 @@
 import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
-import { endpointLabel, httpReason, resultText, splitCommandLine, stderrSummary, toolAnnotations, toolTitle, unavailableText } from '../src/index.ts'
+import { instructionsPreamble } from '@deepseek-ai/dsh-mcp'
+import { endpointLabel, httpReason, remotePrompt, resultText, splitCommandLine, stderrSummary, toolAnnotations, toolTitle, unavailableText } from '../src/index.ts'
 
 /** How a POSIX shell user quotes any word: single quotes, with ' written as '\''. */
 const quote = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`
@@ -101,5 +102,24 @@ describe('remote results and tools', () => {
     expect(toolAnnotations(tool({ annotations: { readOnlyHint: true, destructiveHint: false, openWorldHint: false, title: 'x' } }))).toEqual({ readOnlyHint: true, destructiveHint: false, openWorldHint: false })
     expect(toolAnnotations(tool({ annotations: { title: 'only a title' } }))).toBeUndefined()
     expect(toolAnnotations(tool({}))).toBeUndefined()
+  })
+})
+
+describe('remotePrompt', () => {
+  const tools = ['bash', 'read']
+  const prompt = 'Use read to read files.\n\nUse bash to run commands.'
+
+  test('drops the paragraph a dsh mcp puts before its prompt, so a local host that serves it adds its own, once', () => {
+    expect(remotePrompt(`${instructionsPreamble('dsh', tools)}\n\n${prompt}`, 'dsh', tools)).toBe(prompt)
+  })
+
+  test('keeps instructions that do not open with exactly that server\'s paragraph', () => {
+    expect(remotePrompt(prompt, 'dsh', tools)).toBe(prompt)
+    // Another server name, other tools, or no server name at all: not the paragraph this remote would send.
+    const other = `${instructionsPreamble('other', tools)}\n\n${prompt}`
+    expect(remotePrompt(other, 'dsh', tools)).toBe(other)
+    const fewer = `${instructionsPreamble('dsh', ['read'])}\n\n${prompt}`
+    expect(remotePrompt(fewer, 'dsh', tools)).toBe(fewer)
+    expect(remotePrompt(`${instructionsPreamble('dsh', tools)}\n\n${prompt}`, undefined, tools)).toBe(`${instructionsPreamble('dsh', tools)}\n\n${prompt}`)
   })
 })

@@ -1,9 +1,11 @@
-import { chmod, lstat, mkdir, open, realpath, rm, stat, type FileHandle } from 'node:fs/promises'
+import { constants } from 'node:fs'
+import { lstat, open, unlink, type FileHandle } from 'node:fs/promises'
 import { tmpdir, userInfo } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { Context } from 'cordis'
 import Schema from 'schemastery'
 import { SpillError, SpillErrorCode, SpillStore, type SavedText, type SaveTextRequest } from '@deepseek-ai/dsh-spill'
+import { CREATE_FILE_FLAGS, openPrivateDir, PrivateDirError, prune, type Dir, type PruneCount } from '@deepseek-ai/dsh-private-dir'
 import { numbered, sessionDirName, spillFileName } from './names.ts'
 
 export { sessionDirName, spillFileName } from './names.ts'
@@ -11,11 +13,16 @@ export { sessionDirName, spillFileName } from './names.ts'
 export interface Config {
   /** Directory that holds one private directory per session. */
   root?: string
+  /** Saved results older than this many days are removed at start-up; 0 keeps them forever. */
+  pruneAfterDays?: number
 }
 
 export const Config: Schema<Config> = Schema.object({
   root: Schema.string().description('Directory holding one private directory per session (default: <os tmpdir>/dsh-spill-<uid>).'),
+  pruneAfterDays: Schema.number().min(0).default(7).description('At start-up, remove saved results older than this many days (0: never).'),
 })
+
+const DAY_MS = 86_400_000
 
 /** What the model is told after the locator. */
 export const RETRIEVAL_HINT = 'Page through it with read (offset and limit) or search it with grep, passing that path.'
@@ -34,113 +41,142 @@ function failed(message: string, cause?: unknown): SpillError {
 }
 
 function reason(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
+  return error instanceof PrivateDirError ? error.reason : error instanceof Error ? error.message : String(error)
 }
 
 function errno(error: unknown): string | undefined {
-  return (error as NodeJS.ErrnoException | undefined)?.code
+  return error instanceof PrivateDirError ? error.errno : (error as NodeJS.ErrnoException | undefined)?.code
+}
+
+/** The root's stamp of its last pruning (a name no session directory can have: those never start with a dot). */
+export const PRUNE_STAMP = '.last-prune'
+/** Start-ups within this time of the last pruning do not prune again (a `dsh call` per tool call would rescan). */
+export const PRUNE_INTERVAL_MS = 3_600_000
+
+export interface PruneSpillRootOptions {
+  /** Skip when the root was pruned less than this many ms ago (its `.last-prune` stamp); default 0: always. */
+  unlessWithinMs?: number
+  signal?: AbortSignal
+}
+
+/**
+ * Removes saved results under `root` last modified before `before` (and session directories left empty), never
+ * anything of another user, never through a symlink. A missing or unusable root prunes nothing; a root pruned
+ * within `unlessWithinMs` is left alone. Stamps the root before pruning.
+ */
+export async function pruneSpillRoot(root: string, before: number, options: PruneSpillRootOptions = {}): Promise<PruneCount> {
+  const none = { files: 0, directories: 0, bytes: 0 }
+  let dir: Dir
+  try {
+    dir = openPrivateDir(root, { create: false, writable: 'refuse', tighten: false })
+  } catch {
+    return none
+  }
+  try {
+    const stamp = dir.at(PRUNE_STAMP)
+    const last = await lstat(stamp).then((info) => (info.isFile() ? info.mtimeMs : 0), () => 0)
+    if (options.unlessWithinMs && Date.now() - last < options.unlessWithinMs) return none
+    const handle = await open(stamp, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o600)
+    await handle.close()
+    return await prune(dir, options.signal ? { before, signal: options.signal } : { before })
+  } catch {
+    return none
+  } finally {
+    dir.close()
+  }
 }
 
 /**
  * `ctx.spillStore` on local files: `<root>/<session>/<call id>-<name>`, directories 0700, files 0600, created
- * exclusively (never overwritten, never through a planted symlink). Files are kept after the process exits — the
- * OS temp cleaner, or the user, removes them.
+ * exclusively. Every save walks root → session → file through descriptors (`@deepseek-ai/dsh-private-dir`): no
+ * symlink is followed, each directory must be this user's, and nothing is cached, so a directory a temp cleaner
+ * removed is made again on the next save. Files are kept after the process exits; at start-up (at most once an
+ * hour per root), those older than `pruneAfterDays` are removed.
  */
 export class LocalSpillStore extends SpillStore {
   static Config = Config
   readonly root: string
-  private readonly uid = process.getuid?.()
-  /** The checked real path of the root, once known; a failure is not cached, so a repaired root works again. */
-  private checkedRoot: Promise<string> | undefined
-  private readonly sessions = new Map<string, Promise<string>>()
 
   constructor(ctx: Context, config: Config = {}) {
     super(ctx)
     this.root = resolve(config.root ?? defaultRoot())
+    const days = config.pruneAfterDays ?? 7
+    if (days > 0) {
+      // In the background: start-up does not wait for it; disposal stops it between two entries and awaits it.
+      ctx.effect(() => {
+        const controller = new AbortController()
+        const done = pruneSpillRoot(this.root, Date.now() - days * DAY_MS, { unlessWithinMs: PRUNE_INTERVAL_MS, signal: controller.signal })
+        return async () => {
+          controller.abort()
+          await done
+        }
+      }, 'spill-local prune')
+    }
   }
 
   async saveText(request: SaveTextRequest): Promise<SavedText> {
     const data = Buffer.from(request.content, 'utf8')
     const fileName = spillFileName(request.source.callId, request.suggestedName)
-    // One retry when the session directory vanished under us (a temp cleaner): it is made again.
+    const sessionName = sessionDirName(request.owner.sessionId)
+    // One retry when a directory vanished between two steps (a temp cleaner): the walk makes it again.
     for (let attempt = 0; ; attempt++) {
-      const dir = await this.sessionDir(request.owner.sessionId)
       try {
-        const locator = await writeExclusive(dir, fileName, data)
-        return { locator, bytes: data.length, retrievalHint: RETRIEVAL_HINT }
+        return await this.save(sessionName, fileName, data)
       } catch (error) {
-        if (errno(error) === 'ENOENT' && attempt === 0) {
-          this.sessions.delete(request.owner.sessionId)
-          continue
-        }
-        throw failed(`cannot write a spill file in ${dir}: ${reason(error)}`, error)
+        if (attempt === 0 && errno(error instanceof SpillError ? error.cause : error) === 'ENOENT') continue
+        throw error instanceof SpillError ? error : failed(`cannot write a spill file in ${join(this.root, sessionName)}: ${reason(error)}`, error)
       }
     }
   }
 
-  private sessionDir(sessionId: string): Promise<string> {
-    let dir = this.sessions.get(sessionId)
-    if (!dir) {
-      dir = this.prepareRoot().then((root) => this.prepareSession(join(root, sessionDirName(sessionId))))
-      this.sessions.set(sessionId, dir)
-      dir.catch(() => { if (this.sessions.get(sessionId) === dir) this.sessions.delete(sessionId) })
+  private async save(sessionName: string, fileName: string, data: Buffer): Promise<SavedText> {
+    const root = this.openRoot()
+    try {
+      const session = this.openSession(root, sessionName)
+      try {
+        const locator = await writeExclusive(session, fileName, data)
+        return { locator, bytes: data.length, retrievalHint: RETRIEVAL_HINT }
+      } finally {
+        session.close()
+      }
+    } finally {
+      root.close()
     }
-    return dir
-  }
-
-  private prepareRoot(): Promise<string> {
-    if (!this.checkedRoot) {
-      const checked = this.checkRoot()
-      this.checkedRoot = checked
-      checked.catch(() => { if (this.checkedRoot === checked) this.checkedRoot = undefined })
-    }
-    return this.checkedRoot
   }
 
   /**
-   * The root must be a directory of ours that other users cannot write: a directory under a shared temp dir could
-   * otherwise have been planted by someone else. Later saves use its real path, so a swapped symlink cannot
-   * redirect them.
+   * The root must be a real directory of ours (never a symlink: another user could have planted one under a shared
+   * temp dir) that others cannot write to; missing, it is made 0700 (parents too: a configured root may be new).
    */
-  private async checkRoot(): Promise<string> {
-    const unusable = (why: string, cause?: unknown) => failed(`spill root ${this.root} is unusable: ${why}`, cause)
-    let real: string
+  private openRoot(): Dir {
     try {
-      await mkdir(this.root, { recursive: true, mode: 0o700 })
-      real = await realpath(this.root)
+      return openPrivateDir(this.root, { parents: true, writable: 'refuse' })
     } catch (error) {
-      throw unusable(errno(error) === 'EEXIST' || errno(error) === 'ENOTDIR' ? `it is not a directory (${reason(error)})` : reason(error), error)
+      throw failed(`spill root ${this.root} is unusable: ${reason(error)}`, error)
     }
-    const info = await stat(real).catch((error: unknown) => { throw unusable(reason(error), error) })
-    if (!info.isDirectory()) throw unusable('it is not a directory')
-    if (this.uid !== undefined && info.uid !== this.uid) throw unusable(`it is owned by uid ${info.uid}, not by this user (uid ${this.uid})`)
-    if (info.mode & 0o002) throw unusable('other users can write to it; use a private directory')
-    return real
   }
 
-  /** Creates the session directory 0700, or accepts an existing one only if it is a real directory of ours. */
-  private async prepareSession(dir: string): Promise<string> {
+  /** The session directory, made 0700, or an existing one only if it is a real directory of ours. */
+  private openSession(root: Dir, sessionName: string): Dir {
+    const dir = join(this.root, sessionName)
     try {
-      await mkdir(dir, { mode: 0o700 })
-      return dir
+      return root.subdir(sessionName)
     } catch (error) {
-      if (errno(error) !== 'EEXIST') throw failed(`cannot create the session directory ${dir} in spill root ${this.root}: ${reason(error)}`, error)
+      const what = error instanceof PrivateDirError && error.code === 'PRIVATE_DIR_FAILED'
+        ? `cannot create the session directory ${dir} in spill root ${this.root}`
+        : `cannot use the session directory ${dir}`
+      throw failed(`${what}: ${reason(error)}`, error)
     }
-    const info = await lstat(dir).catch((error: unknown) => { throw failed(`cannot use the session directory ${dir}: ${reason(error)}`, error) })
-    if (!info.isDirectory()) throw failed(`cannot use the session directory ${dir}: it is not a directory`)
-    if (this.uid !== undefined && info.uid !== this.uid) throw failed(`cannot use the session directory ${dir}: it is owned by uid ${info.uid}`)
-    if (info.mode & 0o077) await chmod(dir, 0o700).catch((error: unknown) => { throw failed(`cannot make ${dir} private: ${reason(error)}`, error) })
-    return dir
   }
 }
 
-/** Creates `name` (or `name-2`, `name-3`, … when taken) with O_EXCL, mode 0600, and writes all of `data`. */
-async function writeExclusive(dir: string, fileName: string, data: Buffer): Promise<string> {
+/** Creates `name` (or `name-2`, `name-3`, … when taken) exclusively, mode 0600, and writes all of `data`. */
+async function writeExclusive(dir: Dir, fileName: string, data: Buffer): Promise<string> {
   for (let n = 1; ; n++) {
-    const path = join(dir, n === 1 ? fileName : numbered(fileName, n))
+    const name = n === 1 ? fileName : numbered(fileName, n)
     let handle: FileHandle
     try {
-      handle = await open(path, 'wx', 0o600)
+      handle = await open(dir.at(name), CREATE_FILE_FLAGS, 0o600)
     } catch (error) {
       if (errno(error) === 'EEXIST') continue
       throw error
@@ -148,10 +184,10 @@ async function writeExclusive(dir: string, fileName: string, data: Buffer): Prom
     try {
       await handle.writeFile(data)
       await handle.close()
-      return path
+      return join(dir.path, name)
     } catch (error) {
       await handle.close().catch(() => {})
-      await rm(path, { force: true }).catch(() => {})
+      await unlink(dir.at(name)).catch(() => {})
       throw error
     }
   }

@@ -1,11 +1,12 @@
-import { chmod, chown, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises'
+import { existsSync } from 'node:fs'
+import { chmod, chown, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { basename, dirname, isAbsolute, join } from 'node:path'
-import { afterEach, beforeEach, expect, test } from 'vitest'
+import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import fc from 'fast-check'
-import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
+import { createTestContext, OTHER_UIDS, runAs, until, type TestContext } from '@deepseek-ai/dsh-testing'
 import { SpillError, type SaveTextRequest } from '@deepseek-ai/dsh-spill'
-import LocalSpillStore, { RETRIEVAL_HINT, sessionDirName, spillFileName } from '@deepseek-ai/dsh-spill-local'
+import LocalSpillStore, { Config, PRUNE_INTERVAL_MS, PRUNE_STAMP, pruneSpillRoot, RETRIEVAL_HINT, sessionDirName, spillFileName } from '@deepseek-ai/dsh-spill-local'
 
 let t: TestContext
 let dir: string
@@ -21,7 +22,7 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true })
 })
 
-async function load(config: { root?: string } = { root }): Promise<LocalSpillStore> {
+async function load(config: Config = { root }): Promise<LocalSpillStore> {
   await t.active(t.ctx.plugin(LocalSpillStore, config))
   return t.ctx.spillStore as LocalSpillStore
 }
@@ -123,7 +124,10 @@ test('a session directory that is a symlink is refused with SPILL_WRITE_FAILED',
   await symlink(join(dir, 'elsewhere'), join(root, 'session-1'))
   const error = await store.saveText(request()).catch((e: unknown) => e)
   expect(error).toBeInstanceOf(SpillError)
-  expect(error).toMatchObject({ code: 'SPILL_WRITE_FAILED', message: `cannot use the session directory ${join(root, 'session-1')}: it is not a directory` })
+  expect(error).toMatchObject({
+    code: 'SPILL_WRITE_FAILED',
+    message: `cannot use the session directory ${join(root, 'session-1')}: it is a symbolic link to ${join(dir, 'elsewhere')}, and a private directory is never reached through one`,
+  })
   expect(await readdir(join(dir, 'elsewhere'))).toEqual([])
 })
 
@@ -143,7 +147,7 @@ test('a root that is a file rejects with SPILL_WRITE_FAILED naming the root, and
   const error = await store.saveText(request()).catch((e: unknown) => e)
   expect(error).toBeInstanceOf(SpillError)
   expect((error as SpillError).code).toBe('SPILL_WRITE_FAILED')
-  expect((error as SpillError).message).toMatch(new RegExp(`^spill root ${root} is unusable: it is not a directory \\(EEXIST`))
+  expect((error as SpillError).message).toBe(`spill root ${root} is unusable: it is not a directory`)
   await rm(root)
   const saved = await store.saveText(request())
   expect(await readFile(saved.locator, 'utf8')).toBe('hello\n')
@@ -155,16 +159,17 @@ test('a root below a file rejects with SPILL_WRITE_FAILED naming the root', asyn
   const store = await load({ root: below })
   await expect(store.saveText(request())).rejects.toMatchObject({
     code: 'SPILL_WRITE_FAILED',
-    message: expect.stringMatching(new RegExp(`^spill root ${below} is unusable: it is not a directory \\(ENOTDIR`)),
+    message: expect.stringMatching(new RegExp(`^spill root ${below} is unusable: a parent is not a directory \\(ENOTDIR`)),
   })
 })
 
 test('a root where nothing can be created rejects with SPILL_WRITE_FAILED naming the root and the cause', async () => {
-  // /proc/self is a directory of this process's user, not writable by others, in which nothing can be created.
-  const store = await load({ root: '/proc/self' })
+  // /proc/<pid> is a directory of this process's user, not writable by others, in which nothing can be created.
+  const proc = `/proc/${process.pid}`
+  const store = await load({ root: proc })
   await expect(store.saveText(request())).rejects.toMatchObject({
     code: 'SPILL_WRITE_FAILED',
-    message: expect.stringMatching(/^cannot create the session directory \/proc\/\d+\/session-1 in spill root \/proc\/self: E[A-Z]+: /),
+    message: expect.stringMatching(new RegExp(`^spill root ${proc} is unusable: E[A-Z]+: |^cannot create the session directory ${proc}/session-1 in spill root ${proc}: cannot create it: E[A-Z]+: `)),
   })
 })
 
@@ -187,10 +192,11 @@ test('a root owned by another user is refused', async () => {
     await mkdir(foreign, { mode: 0o700 })
     await chown(foreign, 65534, 65534)
   }
+  const owner = (await stat(foreign)).uid
   const store = await load({ root: foreign })
   await expect(store.saveText(request())).rejects.toMatchObject({
     code: 'SPILL_WRITE_FAILED',
-    message: `spill root ${foreign} is unusable: it is owned by uid ${(await stat(foreign)).uid}, not by this user (uid ${uid})`,
+    message: `spill root ${foreign} is unusable: it is owned by uid ${owner}, not by this user (uid ${uid})`,
   })
 })
 
@@ -256,4 +262,157 @@ test('no descriptor is left open after saves, collisions and failures', async ()
     ])
   }
   expect((await readdir('/proc/self/fd')).length).toBe(fds)
+})
+
+/*
+ * Another local user is played with setpriv (the suite runs as root): `runAs(OTHER_UIDS.attacker, …)` plants
+ * entries in a shared, sticky, world-writable directory that stands in for /tmp (TMPDIR points at it).
+ */
+describe('a hostile temp dir', () => {
+  let shared: string
+  let victimDir: string
+  let previousTmp: string | undefined
+
+  beforeEach(async () => {
+    expect(process.getuid?.(), 'another user is played with setpriv, which needs root').toBe(0)
+    await chmod(dir, 0o755)
+    shared = join(dir, 'tmp')
+    await mkdir(shared)
+    await chmod(shared, 0o1777)
+    // A directory of the victim (this user): it passes every owner and mode check.
+    victimDir = join(dir, 'home')
+    await mkdir(victimDir, { mode: 0o700 })
+    await writeFile(join(victimDir, 'keep.txt'), 'precious')
+    previousTmp = process.env.TMPDIR
+    process.env.TMPDIR = shared
+  })
+  afterEach(() => {
+    if (previousTmp === undefined) delete process.env.TMPDIR
+    else process.env.TMPDIR = previousTmp
+  })
+
+  const plant = (argv: string[]) => {
+    const result = runAs(OTHER_UIDS.attacker, argv)
+    expect(result.status, result.stderr).toBe(0)
+  }
+
+  test('a symlink another user planted as the root is refused: the save fails and nothing lands where it points', async () => {
+    const store = await load({})
+    plant(['ln', '-s', victimDir, store.root])
+    await expect(store.saveText(request())).rejects.toMatchObject({
+      code: 'SPILL_WRITE_FAILED',
+      message: `spill root ${store.root} is unusable: it is a symbolic link to ${victimDir}, and a private directory is never reached through one`,
+    })
+    expect(await readdir(victimDir)).toEqual(['keep.txt'])
+  })
+
+  test('a directory another user made as the root is refused', async () => {
+    const store = await load({})
+    plant(['mkdir', '-m', '0777', store.root])
+    await expect(store.saveText(request())).rejects.toMatchObject({
+      code: 'SPILL_WRITE_FAILED',
+      message: `spill root ${store.root} is unusable: it is owned by uid ${OTHER_UIDS.attacker}, not by this user (uid 0)`,
+    })
+    expect(await readdir(store.root)).toEqual([])
+  })
+
+  test('a root removed mid-session (a temp cleaner) is made again, private, on the next save', async () => {
+    const store = await load({})
+    const first = await store.saveText(request({ content: 'one' }))
+    await rm(store.root, { recursive: true })
+    const second = await store.saveText(request({ content: 'two' }))
+    expect(second.locator).toBe(first.locator)
+    expect(await readFile(second.locator, 'utf8')).toBe('two')
+    expect(await mode(store.root)).toBe(0o700)
+    expect(await mode(dirname(second.locator))).toBe(0o700)
+  })
+
+  test('a root removed by a cleaner and replanted as a symlink by another user is refused on the next save', async () => {
+    const store = await load({})
+    await store.saveText(request())
+    await rm(store.root, { recursive: true })
+    plant(['ln', '-s', victimDir, store.root])
+    await expect(store.saveText(request())).rejects.toMatchObject({ code: 'SPILL_WRITE_FAILED', message: expect.stringContaining('it is a symbolic link') })
+    expect(await readdir(victimDir)).toEqual(['keep.txt'])
+  })
+})
+
+describe('pruning at start-up', () => {
+  const DAY = 86_400_000
+
+  async function pinned(path: string, ageMs: number): Promise<void> {
+    const when = new Date(Date.now() - ageMs)
+    await utimes(path, when, when)
+  }
+
+  /** `<root>/old-session/a.txt` (9 days), `<root>/live/old.txt` (9 days) and `live/new.txt` (1 day). */
+  async function aged(at: string): Promise<void> {
+    await mkdir(join(at, 'old-session'), { recursive: true, mode: 0o700 })
+    await mkdir(join(at, 'live'), { mode: 0o700 })
+    await writeFile(join(at, 'old-session', 'a.txt'), 'old')
+    await writeFile(join(at, 'live', 'old.txt'), 'old')
+    await writeFile(join(at, 'live', 'new.txt'), 'new')
+    await pinned(join(at, 'old-session', 'a.txt'), 9 * DAY)
+    await pinned(join(at, 'live', 'old.txt'), 9 * DAY)
+    await pinned(join(at, 'live', 'new.txt'), DAY)
+    await pinned(join(at, 'old-session'), 9 * DAY)
+    await pinned(join(at, 'live'), DAY)
+  }
+
+  test('saved results older than pruneAfterDays (default 7) go at start-up; recent ones, other users\' and symlinked ones stay', async () => {
+    await aged(root)
+    await writeFile(join(root, 'live', 'theirs.txt'), 'theirs')
+    await chown(join(root, 'live', 'theirs.txt'), OTHER_UIDS.attacker, OTHER_UIDS.attacker)
+    await pinned(join(root, 'live', 'theirs.txt'), 30 * DAY)
+    const elsewhere = join(dir, 'elsewhere')
+    await mkdir(elsewhere)
+    await writeFile(join(elsewhere, 'ancient.txt'), 'keep')
+    await pinned(join(elsewhere, 'ancient.txt'), 30 * DAY)
+    await symlink(elsewhere, join(root, 'link'))
+    await load()
+    await until(() => !existsSync(join(root, 'old-session')), 'the old session is pruned')
+    await until(() => !existsSync(join(root, 'live', 'old.txt')), 'the old file is pruned')
+    expect((await readdir(root)).sort()).toEqual(['.last-prune', 'link', 'live'])
+    expect((await readdir(join(root, 'live'))).sort()).toEqual(['new.txt', 'theirs.txt'])
+    expect(await readdir(elsewhere)).toEqual(['ancient.txt'])
+  })
+
+  test('pruneAfterDays is configurable, and 0 keeps everything', async () => {
+    const kept = join(dir, 'kept')
+    await aged(kept)
+    await aged(root)
+    // Both stores start together; once the 1-day one has pruned, the 0-day one has had its chance too.
+    const other = await createTestContext({ withTools: false })
+    try {
+      await other.active(other.ctx.plugin(LocalSpillStore, { root: kept, pruneAfterDays: 0 }))
+      await load({ root, pruneAfterDays: 0.5 })
+      await until(() => !existsSync(join(root, 'live', 'new.txt')), 'the 1-day-old file is pruned at 0.5 days')
+    } finally {
+      await other.dispose()
+    }
+    expect((await readdir(kept)).sort()).toEqual(['live', 'old-session'])
+    expect((await readdir(join(kept, 'live'))).sort()).toEqual(['new.txt', 'old.txt'])
+    expect(() => Config({ pruneAfterDays: -1 })).toThrow(/pruneAfterDays/)
+    expect(Config({}).pruneAfterDays).toBe(7)
+  })
+
+  test('pruneSpillRoot through the API: counts what it removed, and a missing root prunes nothing', async () => {
+    await aged(root)
+    expect(await pruneSpillRoot(root, Date.now() - 7 * DAY)).toEqual({ files: 2, directories: 1, bytes: 6 })
+    expect(await pruneSpillRoot(join(dir, 'missing'), Date.now())).toEqual({ files: 0, directories: 0, bytes: 0 })
+    expect(existsSync(join(dir, 'missing'))).toBe(false)
+  })
+
+  test('a root pruned within the hour is not pruned again at start-up (one dsh call per tool call must not rescan)', async () => {
+    await aged(root)
+    expect((await pruneSpillRoot(root, Date.now() - 7 * DAY, { unlessWithinMs: PRUNE_INTERVAL_MS })).files).toBe(2)
+    expect((await lstat(join(root, PRUNE_STAMP))).mode & 0o777).toBe(0o600)
+    await writeFile(join(root, 'live', 'old-again.txt'), 'old')
+    await pinned(join(root, 'live', 'old-again.txt'), 9 * DAY)
+    expect(await pruneSpillRoot(root, Date.now() - 7 * DAY, { unlessWithinMs: PRUNE_INTERVAL_MS })).toEqual({ files: 0, directories: 0, bytes: 0 })
+    expect(existsSync(join(root, 'live', 'old-again.txt'))).toBe(true)
+    // An hour later (the stamp aged by hand), it is due again.
+    await pinned(join(root, PRUNE_STAMP), PRUNE_INTERVAL_MS + 60_000)
+    expect((await pruneSpillRoot(root, Date.now() - 7 * DAY, { unlessWithinMs: PRUNE_INTERVAL_MS })).files).toBe(1)
+  })
 })

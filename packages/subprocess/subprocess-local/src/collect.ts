@@ -1,10 +1,11 @@
 import { createWriteStream, unlink, type WriteStream } from 'node:fs'
 import type { Readable } from 'node:stream'
 import type { CollectedRead, CollectedStream, CollectOptions } from '@deepseek-ai/dsh-subprocess'
+import type { SpillFile } from './output-dir.ts'
 import { completeLength, cutPrefixLength, TailBuffer } from './tail.ts'
 
-/** Where a collector may put its spill file; throws when no file can be made. */
-export type SpillPathFactory = () => string
+/** Creates a collector's spill file; throws when no file can be made. */
+export type SpillFileFactory = () => SpillFile
 
 /**
  * Collect mode for one output stream: an in-memory tail of `maxBytes` and, with `spill`, the complete stream in a
@@ -24,7 +25,7 @@ export class Collector implements CollectedStream {
   private finish!: () => void
   private pending = 1
 
-  constructor(options: CollectOptions, private readonly makeSpillPath: SpillPathFactory) {
+  constructor(options: CollectOptions, private readonly makeSpillFile: SpillFileFactory) {
     this.tail = new TailBuffer(options.maxBytes)
     this.spillMax = options.spill?.maxBytes
     this.finished = new Promise((resolve) => { this.finish = resolve })
@@ -81,17 +82,18 @@ export class Collector implements CollectedStream {
   }
 
   private openSpill(chunk: Buffer): void {
-    let path: string
+    let spillFile: SpillFile
     try {
-      path = this.makeSpillPath()
+      spillFile = this.makeSpillFile()
     } catch {
       this.spill = 'dropped'
       return
     }
+    const { path, fd } = spillFile
     this.path = path
     this.spill = 'open'
     this.pending++
-    const file = createWriteStream(path, { flags: 'wx', mode: 0o600 })
+    const file = createWriteStream(path, { fd })
     this.file = file
     file.on('error', () => this.dropSpill())
     file.once('close', () => {

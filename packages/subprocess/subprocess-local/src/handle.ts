@@ -1,8 +1,10 @@
 import type { ChildProcess } from 'node:child_process'
 import type { Readable, Writable } from 'node:stream'
-import type { CollectOptions, ExitStatus, OutputDisposition, SpawnRequest, SubprocessHandle } from '@deepseek-ai/dsh-subprocess'
+import type { CollectOptions, ExitStatus, OutputDisposition, OutputHolder, SpawnRequest, SubprocessHandle } from '@deepseek-ai/dsh-subprocess'
 import { Collector } from './collect.ts'
+import type { SpillFile } from './output-dir.ts'
 import { GroupWatch, signalGroup } from './group.ts'
+import { endOf, holdersOf, likelyPeer, ourEnd } from './holders.ts'
 
 /** Longest pause between two checks of whether a group is gone, in ms (the first check is immediate). */
 const MAX_POLL_MS = 100
@@ -12,8 +14,8 @@ const ignore = () => {}
 const isCollect = (mode: OutputDisposition): mode is CollectOptions => typeof mode === 'object'
 
 export interface HandleHooks {
-  /** Where a spill file for `stream` may go (throws when none can be made). */
-  spillPath(pid: number, stream: 'stdout' | 'stderr'): string
+  /** Creates the spill file for `stream` (throws when none can be made). */
+  spillFile(pid: number, stream: 'stdout' | 'stderr'): SpillFile
   /** The whole group is gone: the provider stops tracking it. */
   gone(handle: LocalHandle): void
 }
@@ -25,13 +27,13 @@ export interface HandleHooks {
  */
 export class LocalHandle implements SubprocessHandle {
   readonly pid: number
+  readonly exited: Promise<ExitStatus>
   readonly done: Promise<ExitStatus>
   readonly stdin: Writable | null = null
   readonly stdout: Readable | null = null
   readonly stderr: Readable | null = null
   readonly collected: { stdout?: Collector; stderr?: Collector } = {}
 
-  private readonly exited: Promise<ExitStatus>
   private readonly graceMs: number
   private readonly signal: AbortSignal | undefined
   private readonly watch: GroupWatch
@@ -42,6 +44,11 @@ export class LocalHandle implements SubprocessHandle {
   private gone = false
   private readonly groupGone: Promise<void>
   private markGone!: () => void
+  /** The child's collected streams, for output listeners. */
+  private readonly sources: Readable[] = []
+  /** The child's ends of the collected streams (`socket:[…]`), for finding who still holds them. */
+  private readonly ends = new Set<string>()
+  private holders: readonly OutputHolder[] | undefined
 
   constructor(child: ChildProcess, request: SpawnRequest, private readonly hooks: HandleHooks) {
     const pid = child.pid as number
@@ -63,8 +70,11 @@ export class LocalHandle implements SubprocessHandle {
       const stream = child[name]
       if (!stream) continue
       if (isCollect(mode)) {
-        const collector = new Collector(mode, () => hooks.spillPath(pid, name))
+        const collector = new Collector(mode, () => hooks.spillFile(pid, name))
         collector.attach(stream)
+        this.sources.push(stream)
+        const end = endOf(pid, name === 'stdout' ? 1 : 2)
+        if (end !== undefined) this.ends.add(end)
         this.collected[name] = collector
         finished.push(collector.finished)
       } else {
@@ -110,6 +120,34 @@ export class LocalHandle implements SubprocessHandle {
     return this.exited
   }
 
+  alive(): boolean {
+    return !this.gone && this.watch.alive()
+  }
+
+  onOutput(listener: () => void): () => void {
+    // Registered after the collector's own listener: by the time this runs, the bytes are readable.
+    const onData = () => listener()
+    for (const source of this.sources) source.on('data', onData)
+    return () => {
+      for (const source of this.sources) source.off('data', onData)
+    }
+  }
+
+  abandonOutput(): readonly OutputHolder[] {
+    if (this.holders) return this.holders
+    const open = this.sources.filter((source) => !source.readableEnded && !source.destroyed)
+    // The child's ends were read at spawn; a child that was gone before that leaves only our ends to go by.
+    const guesses = new Set<string>()
+    for (const source of open) {
+      const peer = likelyPeer(ourEnd(source) ?? '')
+      if (peer !== undefined && !this.ends.has(peer)) guesses.add(peer)
+    }
+    this.holders = open.length > 0 ? holdersOf(this.ends, guesses) : []
+    this.collected.stdout?.abandon()
+    this.collected.stderr?.abandon()
+    return this.holders
+  }
+
   /** Last resort at host exit: no grace, no waiting. */
   kill(): void {
     if (!this.gone) signalGroup(this.pid, 'SIGKILL')
@@ -138,9 +176,6 @@ export class LocalHandle implements SubprocessHandle {
    * `done` (and the provider's dispose) cannot hang on a process we may not kill.
    */
   private abandonOutputLater(): void {
-    setTimeout(() => {
-      this.collected.stdout?.abandon()
-      this.collected.stderr?.abandon()
-    }, this.graceMs).unref()
+    setTimeout(() => void this.abandonOutput(), this.graceMs).unref()
   }
 }

@@ -1,9 +1,11 @@
 import type { Context } from 'cordis'
 import Schema from 'schemastery'
 import { SubprocessService, type SpawnRequest, type SubprocessHandle } from '@deepseek-ai/dsh-subprocess'
+import { pruneOutputDirs } from './output-dir.ts'
 import { Spawner } from './spawner.ts'
 
 export { processRuns } from './group.ts'
+export { pruneOutputDirs } from './output-dir.ts'
 
 export const name = 'subprocess-local'
 
@@ -13,11 +15,16 @@ export interface Config {
    * (`dsh-subprocess-XXXXXX`, mode 0700) is made on the first spill and outlives the provider.
    */
   spillDir?: string
+  /** Spill files older than this many days (in any of this user's spill directories there) go at start-up; 0: never. */
+  pruneAfterDays?: number
 }
 
 export const Config: Schema<Config> = Schema.object({
   spillDir: Schema.string().description('Parent directory of the private (0700) spill directory; default: the OS temp dir.'),
+  pruneAfterDays: Schema.number().min(0).default(7).description('At start-up, remove full-output files older than this many days (0: never).'),
 })
+
+const DAY_MS = 86_400_000
 
 /**
  * The local `ctx.subprocess`: `child_process.spawn` without a shell, every child the leader of its own process
@@ -41,6 +48,18 @@ export class LocalSubprocess extends SubprocessService {
         process.off('exit', onExit)
       }
     }, 'subprocess-local')
+    const days = config.pruneAfterDays ?? 7
+    if (days > 0) {
+      // In the background: start-up does not wait; disposal stops it between two entries and awaits it.
+      ctx.effect(() => {
+        const controller = new AbortController()
+        const done = pruneOutputDirs(config.spillDir, Date.now() - days * DAY_MS, controller.signal)
+        return async () => {
+          controller.abort()
+          await done
+        }
+      }, 'subprocess-local prune')
+    }
   }
 
   spawn(request: SpawnRequest): Promise<SubprocessHandle> {

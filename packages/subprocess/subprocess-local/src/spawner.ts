@@ -1,10 +1,7 @@
 import { spawn as spawnChild, type ChildProcess, type StdioOptions } from 'node:child_process'
-import { mkdirSync, mkdtempSync } from 'node:fs'
-import { rmdir } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
 import { childEnv, SubprocessError, SubprocessErrorCode, type OutputDisposition, type SpawnRequest } from '@deepseek-ai/dsh-subprocess'
 import { LocalHandle } from './handle.ts'
+import { OutputDir } from './output-dir.ts'
 import { checkRequest, spawnFailure } from './request.ts'
 
 const stdio = (mode: OutputDisposition) => (typeof mode === 'object' ? 'pipe' : mode)
@@ -17,10 +14,11 @@ export class Spawner {
   /** Every handle whose tree may still run or whose output is not complete yet. */
   private readonly live = new Set<LocalHandle>()
   private closed = false
-  private dir: string | undefined
-  private spills = 0
+  private readonly output: OutputDir
 
-  constructor(private readonly spillDir: string | undefined) {}
+  constructor(spillDir: string | undefined) {
+    this.output = new OutputDir(spillDir)
+  }
 
   async spawn(request: SpawnRequest): Promise<LocalHandle> {
     checkRequest(request)
@@ -43,7 +41,7 @@ export class Spawner {
       throw spawnFailure(request, error)
     }
     const handle = new LocalHandle(child, request, {
-      spillPath: (pid, stream) => this.spillPath(pid, stream),
+      spillFile: (pid, stream) => this.output.createFile(pid, stream),
       // Tracked until the tree is gone and its output is complete (spill files flushed), so close() awaits both.
       gone: (gone) => void gone.done.then(() => this.live.delete(gone)),
     })
@@ -62,16 +60,7 @@ export class Spawner {
     const handles = [...this.live]
     for (const handle of handles) handle.terminate()
     await Promise.all(handles.map((handle) => Promise.all([handle.waitForExit(), handle.done])))
-    // Removed only if no spill file was kept in it: kept files outlive the provider.
-    if (this.dir) await rmdir(this.dir).catch(() => {})
+    await this.output.close()
   }
 
-  private spillPath(pid: number, stream: string): string {
-    if (!this.dir) {
-      const parent = resolve(this.spillDir ?? tmpdir())
-      mkdirSync(parent, { recursive: true, mode: 0o700 })
-      this.dir = mkdtempSync(join(parent, 'dsh-subprocess-'))
-    }
-    return join(this.dir, `${++this.spills}-${pid}-${stream}.log`)
-  }
 }

@@ -73,9 +73,18 @@ export interface CollectedStream {
   readonly spillPath: string | undefined
 }
 
+/** A process outside the group that holds a collected stream open (found through /proc; Linux only). */
+export interface OutputHolder {
+  readonly pid: number
+  /** Its command line, arguments joined by spaces (cut when long). */
+  readonly command: string
+}
+
 export interface SubprocessHandle {
   /** The leader's pid, which is also the process group id. */
   readonly pid: number
+  /** The leader's exit, at once: collected output may still arrive (see `done`). Never rejects. */
+  readonly exited: Promise<ExitStatus>
   /**
    * Leader exit, after its collected streams are drained (EOF, and spill files complete on disk). `'pipe'` streams
    * are the caller's and are not waited for. A descendant that keeps a collected pipe open keeps this pending
@@ -86,6 +95,16 @@ export interface SubprocessHandle {
   terminate(): void
   /** Resolves once no process of the group is left (the leader and every descendant that kept the group). */
   waitForExit(): Promise<ExitStatus>
+  /** True while a process of the group (the leader or a descendant that kept the group) still runs, checked now. */
+  alive(): boolean
+  /** Calls `listener` after new bytes were collected on stdout or stderr; returns the remover. */
+  onOutput(listener: () => void): () => void
+  /**
+   * Stops reading the collected streams now, so that `done` resolves with what arrived, and returns the other
+   * processes that still held them open (empty when none could be found). Call it once nothing of the group runs
+   * and the streams still do not end: a process that left the group holds them. Idempotent.
+   */
+  abandonOutput(): readonly OutputHolder[]
   /** Only with stdin `'pipe'`: the caller writes, then ends it. */
   readonly stdin: Writable | null
   /** Only with `'pipe'` output. */

@@ -1,0 +1,113 @@
+import { realpathSync, statSync } from 'node:fs'
+import { homedir } from 'node:os'
+import { join, resolve, sep } from 'node:path'
+
+/** What one sandboxed command may touch. Every path is absolute and real (bubblewrap mounts on real paths only). */
+export interface SandboxPolicy {
+  /** Bound read-write at their own path (the workspace roots, `writable`). */
+  readonly writable: readonly string[]
+  /** Bound read-only at their own path, after the private /tmp (so a spill directory under the host's /tmp shows). */
+  readonly readOnly: readonly string[]
+  /** Hidden: an empty read-only directory over each `dir`, /dev/null over each `file`. */
+  readonly hidden: readonly HiddenPath[]
+  /** The host directory bound at /tmp: private to the executor, kept between its commands. */
+  readonly tmpDir: string
+  readonly network: 'none' | 'host'
+}
+
+export interface HiddenPath {
+  readonly path: string
+  readonly kind: 'dir' | 'file'
+  /** Files below a hidden directory that stay visible read-only (the resolver config under /run). */
+  readonly keep?: readonly string[]
+}
+
+/**
+ * The bubblewrap arguments (without the program and without the command after `--`), in mount order: later
+ * mounts win, so the system is read-only, the private /tmp and the roots are writable on top of it, and the hidden
+ * credential paths are masked last — also inside a writable root. Namespaces: a new user (when possible), PID,
+ * IPC, UTS and cgroup namespace, and a network namespace with only a loopback unless `network` is `host`.
+ */
+export function bwrapArgs(policy: SandboxPolicy, workdir: string): string[] {
+  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--bind', policy.tmpDir, '/tmp']
+  for (const dir of policy.writable) args.push('--bind', dir, dir)
+  for (const dir of policy.readOnly) args.push('--ro-bind', dir, dir)
+  for (const hidden of policy.hidden) {
+    if (hidden.kind === 'file') {
+      args.push('--ro-bind', '/dev/null', hidden.path)
+      continue
+    }
+    args.push('--tmpfs', hidden.path)
+    for (const file of hidden.keep ?? []) args.push('--ro-bind', file, file)
+    args.push('--remount-ro', hidden.path)
+  }
+  // No `--die-with-parent`: the namespace's init (bwrap's pid 1, in the command's process group) outlives the
+  // shell while anything it started runs, so the executor adopts it as a task; stopping that group kills the init,
+  // and with it the whole namespace. No capabilities: bwrap run by root keeps them otherwise, and root inside
+  // could unmount a mask or remount / writable.
+  args.push('--unshare-all', '--cap-drop', 'ALL')
+  if (policy.network === 'host') args.push('--share-net')
+  args.push('--chdir', workdir)
+  return args
+}
+
+/** The default credential locations (`~` is $HOME). */
+export const DEFAULT_DENY_READ: readonly string[] = [
+  '~/.ssh', '~/.aws', '~/.gnupg', '~/.config/gcloud', '~/.docker', '~/.kube', '~/.azure', '~/.config/gh',
+  '~/.netrc', '~/.git-credentials', '~/.npmrc', '~/.pypirc', '~/.password-store',
+]
+
+/**
+ * Hidden whatever the config says: /run holds the host's Unix sockets (docker, dbus, systemd, the user's runtime
+ * dir), which a read-only mount does not stop anyone from connecting to. The resolver config, when /etc/resolv.conf
+ * leads there, stays visible so that `network: "host"` still resolves names.
+ */
+export function systemHidden(): HiddenPath[] {
+  const run = existing('/run')
+  if (run?.kind !== 'dir') return []
+  const resolver = existing('/etc/resolv.conf')
+  const keep = resolver?.kind === 'file' && within(resolver.real, run.real) ? [resolver.real] : []
+  return [{ path: run.real, kind: 'dir', keep }]
+}
+
+/** `~` and `~/…` mean $HOME (the host's, as the command would see it); everything else is made absolute. */
+export function expandHome(path: string, home: string = process.env.HOME || homedir()): string {
+  if (path === '~') return home
+  if (path.startsWith('~/')) return join(home, path.slice(2))
+  return resolve(path)
+}
+
+/** The real path of an existing entry and what it is, or undefined when there is nothing there. */
+export function existing(path: string): { real: string; kind: 'dir' | 'file' } | undefined {
+  try {
+    const real = realpathSync(path)
+    const info = statSync(real)
+    return { real, kind: info.isDirectory() ? 'dir' : 'file' }
+  } catch {
+    return undefined
+  }
+}
+
+/** Existing directories among `paths`, as real paths, without duplicates. */
+export function existingDirs(paths: readonly string[]): string[] {
+  const dirs: string[] = []
+  for (const path of paths) {
+    const found = existing(path)
+    if (found?.kind === 'dir' && !dirs.includes(found.real)) dirs.push(found.real)
+  }
+  return dirs
+}
+
+/** Existing entries among `denyRead` (`~` expanded), as real paths: a path that does not exist needs no mask. */
+export function hiddenPaths(denyRead: readonly string[], home?: string): HiddenPath[] {
+  const hidden: HiddenPath[] = []
+  for (const path of denyRead) {
+    const found = existing(expandHome(path, home))
+    if (found && !hidden.some((item) => item.path === found.real)) hidden.push({ path: found.real, kind: found.kind })
+  }
+  return hidden
+}
+
+export function within(path: string, root: string): boolean {
+  return path === root || path.startsWith(root.endsWith(sep) ? root : root + sep)
+}

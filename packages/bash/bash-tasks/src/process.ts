@@ -1,0 +1,81 @@
+import type { StrayProcess } from '@deepseek-ai/dsh-bash'
+import type { SubprocessHandle } from '@deepseek-ai/dsh-subprocess'
+
+/** How long output may keep arriving after a shell exits before the call stops waiting for it, in ms. */
+export const DRAIN_MS = 250
+
+/** One output stream of a task, read from an absolute byte offset (the shape of a collected subprocess stream). */
+export interface TaskStream {
+  readFrom(offset: number): { text: string; nextOffset: number; lossy: boolean; spillPath?: string }
+}
+
+/** How a task's processes ended. */
+export interface TaskExit {
+  /** The shell's exit code; null when a signal killed it. */
+  readonly exitCode: number | null
+  readonly signal: string | null
+  /** Processes outside the task's reach that still held its output open when a stop gave up waiting for them. */
+  readonly leftRunning?: readonly StrayProcess[]
+}
+
+/**
+ * What a provider hands the task table for one background task: its output, its end, a way to stop it and to
+ * hear of new output. The table never spawns or signals anything itself.
+ */
+export interface TaskProcess {
+  readonly stdout: TaskStream | undefined
+  readonly stderr: TaskStream | undefined
+  /**
+   * Settles once nothing of the task runs any more and its output is complete (or given up on). Never rejects; must
+   * settle within the provider's grace after `terminate()`, whatever holds the output open.
+   */
+  readonly ended: Promise<TaskExit>
+  /** Stops everything the task runs. Idempotent; may be called after it ended. */
+  terminate(): void
+  /** Calls `listener` after new output became readable; returns the remover. */
+  onOutput(listener: () => void): () => void
+}
+
+/** True when `handle`'s output ends within `ms` (its `done` settles); false when something still holds it open. */
+export async function outputEnds(handle: SubprocessHandle, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined
+  const bound = new Promise<boolean>((resolve) => { timer = setTimeout(resolve, ms, false) })
+  try {
+    return await Promise.race([handle.done.then(() => true), bound])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/**
+ * A `ctx.subprocess` handle as a task: it ends once its whole process group is gone and its output ended. A process
+ * that left the group but holds the output open keeps the task running (its output is still the task's) until a
+ * stop: then the table waits `drainMs` for the output, gives it up and names the holders in `leftRunning`.
+ */
+export function subprocessTask(handle: SubprocessHandle, options: { drainMs?: number } = {}): TaskProcess {
+  const drainMs = options.drainMs ?? DRAIN_MS
+  let stop!: () => void
+  let stopping = false
+  const stopped = new Promise<void>((resolve) => { stop = resolve })
+  const ended = (async (): Promise<TaskExit> => {
+    const exit = await handle.exited
+    await handle.waitForExit()
+    const ends = handle.done.then(() => true)
+    const drained = await Promise.race([ends, stopped.then(() => outputEnds(handle, drainMs))])
+    // After a stop, the handle may have given the output up by itself already: it still knows who held it.
+    const leftRunning = drained && !stopping ? [] : handle.abandonOutput()
+    await handle.done
+    return { exitCode: exit.exitCode, signal: exit.signal, leftRunning }
+  })()
+  return {
+    stdout: handle.collected.stdout,
+    stderr: handle.collected.stderr,
+    ended,
+    terminate() {
+      stopping = true
+      stop()
+      handle.terminate()
+    },
+    onOutput: (listener) => handle.onOutput(listener),
+  }
+}

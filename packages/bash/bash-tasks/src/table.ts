@@ -1,0 +1,315 @@
+import type { Context } from 'cordis'
+import {
+  BashError, BashErrorCode, taskDoneNotice,
+  type BashExecSpec, type BashTask, type BashTaskDoneEvent, type BashTaskDoneListener, type BashTaskRead, type BashTaskStatus,
+  type BashWaitOptions, type BashWaitOutcome, type OutputIncrement, type StrayProcess,
+} from '@deepseek-ai/dsh-bash'
+import type {} from '@deepseek-ai/dsh-tools'
+import type { TaskExit, TaskProcess, TaskStream } from './process.ts'
+
+type StreamName = 'stdout' | 'stderr'
+const STREAMS: readonly StreamName[] = ['stdout', 'stderr']
+
+export interface TaskTableOptions {
+  /** Finished tasks whose output is held until read; past this, the oldest one's output is dropped. Default 100. */
+  maxFinishedTasks?: number
+  /** Dropped tasks that still answer `get` (their final status); past this, the oldest become unknown. Default 1000. */
+  maxForgottenTasks?: number
+}
+
+/** Where the unread output of each stream starts. */
+export interface TaskOffsets {
+  readonly stdout: number
+  readonly stderr: number
+}
+
+interface Entry {
+  readonly id: string
+  readonly command: string
+  readonly workdir: string
+  readonly owner: string | undefined
+  readonly startedAt: number
+  status: BashTaskStatus
+  leftRunning: readonly StrayProcess[]
+  /** Undefined once the task was dropped from memory (read to the end, or too many finished unread). */
+  process: TaskProcess | undefined
+  readonly offsets: Record<StreamName, number>
+  /** A kill was asked for while it ran: it ends as killed, and its owner gets no notice. */
+  killing: boolean
+  finished: boolean
+  /** Settles once the status is final. */
+  ended: Promise<void>
+  /** What a read of a task dropped before it was read to the end says once: that its output was lost. */
+  lost: Record<StreamName, OutputIncrement> | undefined
+}
+
+const NONE: OutputIncrement = { text: '', lossy: false }
+/** setTimeout's largest delay; a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1
+
+/**
+ * The background tasks of one executor: ids, owners, incremental reads, waits, status, completion events and
+ * session notices, kills and their bookkeeping. Plain state, kept out of the Service object (whose properties Cordis
+ * reads through a per-caller proxy). `ctx` is the executor's own context: events are emitted from it.
+ */
+export class TaskTable {
+  private readonly entries = new Map<string, Entry>()
+  /** Finished tasks still holding output, oldest first. */
+  private readonly unread: Entry[] = []
+  /** Ids of dropped tasks that still answer `get`, oldest first. */
+  private readonly forgotten: string[] = []
+  private readonly listeners = new Set<BashTaskDoneListener>()
+  /** Starts in flight: disposal waits for them, so nothing started during disposal escapes it. */
+  private readonly pending = new Set<Promise<unknown>>()
+  private readonly maxFinished: number
+  private readonly maxForgotten: number
+  private counter = 0
+  private closed = false
+
+  constructor(private readonly ctx: Context, options: TaskTableOptions = {}) {
+    this.maxFinished = options.maxFinishedTasks ?? 100
+    this.maxForgotten = options.maxForgottenTasks ?? 1000
+  }
+
+  assertOpen(): void {
+    if (this.closed) throw new BashError('the bash executor was disposed', { code: BashErrorCode.BASH_DISPOSED })
+  }
+
+  /** Starts a task through `spawn` and registers it; the spec's signal kills it. */
+  async start(spec: BashExecSpec, spawn: () => Promise<TaskProcess>): Promise<BashTask> {
+    this.assertOpen()
+    if (spec.signal?.aborted) throw new BashError('command not started: the signal was already aborted', { code: BashErrorCode.BASH_ABORTED, cause: spec.signal.reason })
+    const spawned = spawn()
+    this.pending.add(spawned)
+    const forget = () => { this.pending.delete(spawned) }
+    spawned.then(forget, forget)
+    const entry = this.register(spec, await spawned, { stdout: 0, stderr: 0 })
+    const signal = spec.signal
+    if (signal) {
+      const onAbort = () => void this.kill(entry.id).catch(() => {})
+      if (signal.aborted) onAbort()
+      else {
+        signal.addEventListener('abort', onAbort, { once: true })
+        void entry.ended.then(() => signal.removeEventListener('abort', onAbort))
+      }
+    }
+    // Disposal began while the task was starting: it is stopped like every other.
+    if (this.closed) entry.process?.terminate()
+    return snapshot(entry)
+  }
+
+  /** Makes an already running process a task (a foreground command's leftovers); its unread output starts at `offsets`. */
+  adopt(spec: BashExecSpec, process: TaskProcess, offsets: TaskOffsets): BashTask {
+    const entry = this.register(spec, process, offsets)
+    if (this.closed) process.terminate()
+    return snapshot(entry)
+  }
+
+  get(id: string): BashTask | undefined {
+    const entry = this.entries.get(id)
+    return entry && snapshot(entry)
+  }
+
+  list(): BashTask[] {
+    return [...this.entries.values()].filter((entry) => entry.process !== undefined).map(snapshot)
+  }
+
+  ownerOf(id: string): string | undefined {
+    return this.entries.get(id)?.owner
+  }
+
+  readOutput(id: string): BashTaskRead {
+    const entry = this.require(id)
+    const process = entry.process
+    if (!process) {
+      const lost = entry.lost
+      entry.lost = undefined
+      return { stdout: lost?.stdout ?? NONE, stderr: lost?.stderr ?? NONE, status: entry.status }
+    }
+    // Synchronous, and the status turns final only once the output is complete: a final status comes with the rest.
+    const read: BashTaskRead = { stdout: this.advance(entry, process, 'stdout'), stderr: this.advance(entry, process, 'stderr'), status: entry.status }
+    if (entry.finished) {
+      this.drop(entry)
+      // The model has just read the end itself: a notice still waiting for its next result would only repeat it.
+      if (entry.owner !== undefined) this.ctx.get('tools')?.withdrawNotice(entry.owner, entry.id)
+    }
+    return read
+  }
+
+  async waitFor(id: string, options: BashWaitOptions): Promise<BashWaitOutcome> {
+    const entry = this.require(id)
+    const { pattern, signal } = options
+    const matches = (): boolean => {
+      const process = entry.process
+      if (!pattern || !process) return false
+      return STREAMS.some((name) => {
+        const stream = process[name]
+        if (!stream) return false
+        pattern.lastIndex = 0
+        return pattern.test(stream.readFrom(entry.offsets[name]).text)
+      })
+    }
+    if (matches()) return 'matched'
+    if (entry.finished) return 'ended'
+    if (signal?.aborted) return 'aborted'
+    return new Promise((resolve) => {
+      let settled = false
+      const cleanup: (() => void)[] = []
+      const finish = (outcome: BashWaitOutcome) => {
+        if (settled) return
+        settled = true
+        for (const undo of cleanup) undo()
+        resolve(outcome)
+      }
+      if (pattern && entry.process) {
+        const off = entry.process.onOutput(() => { if (matches()) finish('matched') })
+        cleanup.push(off)
+      }
+      void entry.ended.then(() => finish(matches() ? 'matched' : 'ended'))
+      const timer = setTimeout(() => finish('timeout'), Math.min(Math.max(options.timeoutMs, 0), MAX_TIMER_MS))
+      cleanup.push(() => clearTimeout(timer))
+      if (signal) {
+        const onAbort = () => finish('aborted')
+        signal.addEventListener('abort', onAbort, { once: true })
+        cleanup.push(() => signal.removeEventListener('abort', onAbort))
+      }
+    })
+  }
+
+  async kill(id: string): Promise<boolean> {
+    const entry = this.require(id)
+    if (entry.finished || !entry.process) return false
+    const first = !entry.killing
+    entry.killing = true
+    entry.process.terminate()
+    await entry.ended
+    return first
+  }
+
+  addListener(listener: BashTaskDoneListener): () => void {
+    if (this.closed) return () => {}
+    this.listeners.add(listener)
+    return () => { this.listeners.delete(listener) }
+  }
+
+  /** A session is over: its running tasks are killed (no notice: it is gone) and all of its tasks are forgotten. */
+  async endSession(owner: string): Promise<void> {
+    const mine = [...this.entries.values()].filter((entry) => entry.owner === owner)
+    await Promise.all(mine.map((entry) => this.kill(entry.id).catch(() => false)))
+    for (const entry of mine) {
+      this.entries.delete(entry.id)
+      const at = this.unread.indexOf(entry)
+      if (at !== -1) this.unread.splice(at, 1)
+    }
+  }
+
+  /** Disposal: no event from now on; every running task (and all it runs) is stopped and awaited. */
+  async close(): Promise<void> {
+    this.closed = true
+    this.listeners.clear()
+    await Promise.allSettled([...this.pending])
+    const running = [...this.entries.values()].filter((entry) => !entry.finished)
+    for (const entry of running) entry.process?.terminate()
+    await Promise.all(running.map((entry) => entry.ended))
+  }
+
+  private register(spec: BashExecSpec, process: TaskProcess, offsets: TaskOffsets): Entry {
+    const entry: Entry = {
+      id: `bash-${++this.counter}`,
+      command: spec.command,
+      workdir: spec.workdir,
+      owner: spec.owner,
+      startedAt: Date.now(),
+      status: { state: 'running' },
+      leftRunning: [],
+      process,
+      offsets: { stdout: offsets.stdout, stderr: offsets.stderr },
+      killing: false,
+      finished: false,
+      ended: Promise.resolve(),
+      lost: undefined,
+    }
+    entry.ended = process.ended.then(
+      (exit) => this.finish(entry, exit),
+      // A provider's bug must not leave the task running forever in the table.
+      () => this.finish(entry, { exitCode: null, signal: 'SIGKILL' }),
+    )
+    this.entries.set(entry.id, entry)
+    return entry
+  }
+
+  private require(id: string): Entry {
+    const entry = this.entries.get(id)
+    if (!entry) throw new BashError(`unknown bash task ${JSON.stringify(id)}`, { code: BashErrorCode.BASH_UNKNOWN_TASK })
+    return entry
+  }
+
+  private advance(entry: Entry, process: TaskProcess, name: StreamName): OutputIncrement {
+    const stream: TaskStream | undefined = process[name]
+    if (!stream) return NONE
+    const read = stream.readFrom(entry.offsets[name])
+    entry.offsets[name] = read.nextOffset
+    return read.spillPath === undefined ? { text: read.text, lossy: read.lossy } : { text: read.text, lossy: read.lossy, spillPath: read.spillPath }
+  }
+
+  private finish(entry: Entry, exit: TaskExit): void {
+    entry.finished = true
+    entry.leftRunning = exit.leftRunning ?? []
+    // A kill that was asked for is what the status says, even if the shell had exited by itself before it came:
+    // `bash_kill` answered "killed", so no later text may say "completed".
+    if (entry.killing) entry.status = { state: 'killed', signal: exit.signal ?? 'SIGTERM' }
+    else entry.status = exit.signal !== null ? { state: 'killed', signal: exit.signal } : { state: 'completed', exitCode: exit.exitCode ?? 0 }
+    this.unread.push(entry)
+    while (this.unread.length > this.maxFinished) this.release(this.unread[0] as Entry)
+    if (this.closed) return
+    const notice = taskDoneNotice(entry.id, entry.status)
+    const event: BashTaskDoneEvent = { taskId: entry.id, owner: entry.owner, status: entry.status, notice, requested: entry.killing }
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(event)
+      } catch (error) {
+        this.warn('an onTaskDone listener failed: %s', error)
+      }
+    }
+    try {
+      this.ctx.emit('bash/task-done', event)
+    } catch (error) {
+      this.warn('a bash/task-done listener failed: %s', error)
+    }
+    if (!entry.killing && entry.owner !== undefined) this.ctx.get('tools')?.notify({ sessionId: entry.owner, text: notice, key: entry.id })
+  }
+
+  /** Drops a finished task's output before it was read to the end; the next read says what was lost and where it is. */
+  private release(entry: Entry): void {
+    const process = entry.process
+    if (process) {
+      const lost = (name: StreamName): OutputIncrement => {
+        const read = process[name]?.readFrom(entry.offsets[name])
+        if (!read || (read.text === '' && !read.lossy)) return NONE
+        return read.spillPath === undefined ? { text: '', lossy: true } : { text: '', lossy: true, spillPath: read.spillPath }
+      }
+      entry.lost = { stdout: lost('stdout'), stderr: lost('stderr') }
+    }
+    this.drop(entry)
+  }
+
+  /** Forgets a finished task's output; its snapshot still answers `get` (bounded). */
+  private drop(entry: Entry): void {
+    entry.process = undefined
+    const at = this.unread.indexOf(entry)
+    if (at !== -1) this.unread.splice(at, 1)
+    this.forgotten.push(entry.id)
+    while (this.forgotten.length > this.maxForgotten) this.entries.delete(this.forgotten.shift() as string)
+  }
+
+  private warn(format: string, error: unknown): void {
+    this.ctx.logger('bash').warn(format, (error as Error)?.message ?? String(error))
+  }
+}
+
+function snapshot(entry: Entry): BashTask {
+  return {
+    id: entry.id, command: entry.command, workdir: entry.workdir, owner: entry.owner, status: entry.status,
+    startedAt: entry.startedAt, leftRunning: entry.leftRunning,
+  }
+}

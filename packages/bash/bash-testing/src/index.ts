@@ -1,0 +1,449 @@
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { createServer, type Server } from 'node:net'
+import { join } from 'node:path'
+import type { Context } from 'cordis'
+import { afterEach, beforeEach, describe, expect, test } from 'vitest'
+import type { BashExecRequest, BashExecSpec, BashTaskDoneEvent } from '@deepseek-ai/dsh-bash'
+import { rejection, until } from '@deepseek-ai/dsh-testing'
+import type { SessionNotice } from '@deepseek-ai/dsh-tools'
+
+/** What a provider's factory gives the suite for one case. */
+export interface ExecutorUnderTest {
+  /** A root context with `ctx.tools` and the provider loaded and active as `ctx.bash`. */
+  readonly ctx: Context
+  /** A fresh empty directory: every case's workdir. */
+  readonly dir: string
+  /** Disposes the provider alone (its fiber), as a host reloading it would. */
+  disposeExecutor(): Promise<void>
+  /** Disposes everything and removes `dir`; throws if a plugin reported an error. */
+  cleanup(): Promise<void>
+}
+
+export interface ContractOptions {
+  /**
+   * True for a provider that confines everything a command starts, `setsid` daemons included (a PID namespace):
+   * such leftovers are adopted and stopped like any other. False (default): they escape the process group, so they
+   * are named in `leftRunning` and left running, and the call does not wait for the output they hold.
+   */
+  confinesStrays?: boolean
+}
+
+/** The environment variable that marks every process a case starts, so that survivors can be found in /proc. */
+const MARK = 'BASH_CONTRACT_CASE'
+
+/** Pids of live processes whose environment holds `MARK=<marker>` (any depth: children inherit it). */
+export function processesMarked(marker: string): number[] {
+  const needle = `${MARK}=${marker}\0`
+  const pids: number[] = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue
+    try {
+      if (readFileSync(`/proc/${entry}/environ`, 'latin1').includes(needle)) pids.push(Number(entry))
+    } catch {
+      // gone meanwhile, or another user's process
+    }
+  }
+  return pids
+}
+
+let cases = 0
+
+/**
+ * The `BashExecutor` contract, as vitest cases: run, timeout, abort, background tasks, reads, waits, kills,
+ * notices, session ends, disposal, and the `&` cases. `make` is called once per case. The provider should have a
+ * short kill grace (`graceMs` ≤ 500) so that TERM-trapping cases stay quick. After every case, no process the
+ * case started may be left (found through an environment marker in /proc).
+ */
+export function bashExecutorContract(name: string, make: () => Promise<ExecutorUnderTest>, options: ContractOptions = {}): void {
+  describe(`BashExecutor contract: ${name}`, () => {
+    let x: ExecutorUnderTest
+    let marker: string
+    let events: BashTaskDoneEvent[]
+    let notices: SessionNotice[]
+    /** Strays a case started on purpose (outside any group): killed after the case, before the survivor scan. */
+    let strays: number[]
+
+    beforeEach(async () => {
+      marker = `${process.pid}-${++cases}-${Math.random().toString(36).slice(2)}`
+      strays = []
+      x = await make()
+      events = []
+      notices = []
+      x.ctx.on('bash/task-done', (event) => void events.push(event))
+      x.ctx.on('tools/session-notice', (notice) => void notices.push(notice))
+    })
+
+    afterEach(async () => {
+      try {
+        await x.cleanup()
+      } finally {
+        for (const pid of strays) {
+          try { process.kill(pid, 'SIGKILL') } catch { /* gone */ }
+        }
+      }
+      await until(() => processesMarked(marker).length === 0, `no process of the case survives (left: ${processesMarked(marker).join(', ')})`, 300)
+    })
+
+    const bash = () => x.ctx.bash
+    const spec = (command: string, more: Omit<BashExecRequest, 'command'> = {}): BashExecSpec =>
+      bash().resolve({ workdir: x.dir, ...more, command, env: { ...more.env, [MARK]: marker } })
+    const run = (command: string, more: Omit<BashExecRequest, 'command'> = {}) => bash().run(spec(command, more))
+    const start = (command: string, more: Omit<BashExecRequest, 'command'> = {}) => bash().start(spec(command, more))
+    const file = (name: string) => join(x.dir, name)
+    const done = (taskId: string) => new Promise<BashTaskDoneEvent>((resolve) => {
+      const seen = events.find((event) => event.taskId === taskId)
+      if (seen) return resolve(seen)
+      const off = x.ctx.on('bash/task-done', (event) => {
+        if (event.taskId !== taskId) return
+        off()
+        resolve(event)
+      })
+    })
+    /** Reads a task until its stdout (everything so far, concatenated) satisfies `check`. */
+    const readUntil = async (taskId: string, check: (stdout: string) => boolean, what: string) => {
+      let stdout = ''
+      await until(() => {
+        stdout += bash().readOutput(taskId).stdout.text
+        return check(stdout)
+      }, what)
+      return stdout
+    }
+    const gate = (name: string) => `until [ -e ${file(name)} ]; do sleep 0.01; done`
+    /** A `sleep 30` in a session of its own; the file `up` exists once it left the group. */
+    const daemon = () => `setsid bash -c 'touch ${file('up')}; exec sleep 30' &`
+    const open = (name: string) => writeFileSync(file(name), '')
+
+    describe('foreground', () => {
+      test('a command that succeeds: stdout, empty stderr, exit 0, nothing adopted, nothing left running', async () => {
+        const result = await run('echo hello; echo world')
+        expect(result).toMatchObject({
+          exitCode: 0, signal: null, timedOut: false, aborted: false, adoptedTaskId: undefined, leftRunning: [],
+          stdout: { text: 'hello\nworld\n', truncated: false, totalBytes: 12 }, stderr: { text: '', truncated: false, totalBytes: 0 },
+        })
+      })
+
+      test('a non-zero exit resolves with its code and both streams', async () => {
+        const result = await run('echo out; echo err >&2; exit 7')
+        expect(result).toMatchObject({ exitCode: 7, signal: null, stdout: { text: 'out\n' }, stderr: { text: 'err\n' } })
+      })
+
+      test('the command runs in the workdir, with the request env over the non-interactive env', async () => {
+        const result = await run('pwd; echo "$GIT_TERMINAL_PROMPT $DEBIAN_FRONTEND $GIT_EDITOR $EDITOR $NO_COLOR $TERM $PAGER $GIT_PAGER $EXTRA"', { env: { EXTRA: 'x' } })
+        expect(result.stdout.text).toBe(`${x.dir}\n0 noninteractive true true 1 dumb cat cat x\n`)
+      })
+
+      test('given stdin is what the command reads; without it, a read gets end of file at once', async () => {
+        expect((await run('cat', { stdin: 'from stdin' })).stdout.text).toBe('from stdin')
+        expect((await run('read -r line; echo "read status $?"')).stdout.text).toBe('read status 1\n')
+      })
+
+      test('a command over its timeout is killed: timedOut, not aborted, killed by SIGTERM, output kept', async () => {
+        const result = await run('echo started; sleep 100', { timeoutMs: 300 })
+        expect(result).toMatchObject({ timedOut: true, aborted: false, timeoutMs: 300, exitCode: null, signal: 'SIGTERM', stdout: { text: 'started\n' } })
+      })
+
+      test('an aborted command resolves aborted once its whole tree is gone', async () => {
+        const controller = new AbortController()
+        const running = run(`sleep 100 & echo $! > ${file('pid')}; wait`, { signal: controller.signal })
+        await until(() => readable(file('pid')), 'the command started')
+        controller.abort()
+        expect(await running).toMatchObject({ aborted: true, timedOut: false })
+        expect(processesMarked(marker)).toEqual([])
+      })
+
+      test('a TERM-trapping command that times out dies at SIGKILL after the grace', async () => {
+        const result = await run(`trap '' TERM; sleep 100 & echo $! > ${file('pid')}; wait`, { timeoutMs: 300 })
+        expect(result).toMatchObject({ timedOut: true, signal: 'SIGKILL' })
+        expect(processesMarked(marker)).toEqual([])
+      })
+
+      test('rejections: an already-aborted signal, a NUL byte, a missing workdir, a disposed executor; nothing runs', async () => {
+        const controller = new AbortController()
+        controller.abort()
+        expect(await rejection(run(`touch ${file('ran')}`, { signal: controller.signal }))).toMatchObject({ code: 'BASH_ABORTED' })
+        expect(await rejection(run('echo a\0b'))).toMatchObject({ code: 'BASH_INVALID_REQUEST' })
+        expect(await rejection(run(`touch ${file('ran')}`, { workdir: file('missing') }))).toMatchObject({ code: 'BASH_INVALID_WORKDIR' })
+        const executor = bash()
+        const later = spec(`touch ${file('ran')}`)
+        await x.disposeExecutor()
+        expect(await rejection(executor.run(later))).toMatchObject({ code: 'BASH_DISPOSED' })
+        expect(await rejection(executor.start(later))).toMatchObject({ code: 'BASH_DISPOSED' })
+        expect(readable(file('ran'))).toBe(false)
+      })
+    })
+
+    describe('a foreground command that leaves processes behind', () => {
+      test('`sleep 30 &`: the call returns when the shell exits; the sleep becomes a task of the owner, output continuing there', async () => {
+        const result = await run(`echo started; (${gate('go')}; echo later; sleep 30) & echo $! > ${file('pid')}`, { owner: 'session-a' })
+        expect(result).toMatchObject({ exitCode: 0, timedOut: false, stdout: { text: 'started\n' }, leftRunning: [] })
+        const id = result.adoptedTaskId as string
+        expect(id).toMatch(/^bash-\d+$/)
+        expect(bash().get(id)).toMatchObject({ owner: 'session-a', status: { state: 'running' } })
+        open('go')
+        expect(await readUntil(id, (out) => out === 'later\n', 'the adopted task printed')).toBe('later\n')
+        expect(await bash().kill(id)).toBe(true)
+        expect(bash().get(id)?.status).toMatchObject({ state: 'killed' })
+        expect(processesMarked(marker)).toEqual([])
+        expect(notices).toEqual([])
+      })
+
+      test('`(daemon &)` and `nohup … &` with the output redirected are adopted too, and killing the task stops them', async () => {
+        const result = await run(`(sleep 30 &); nohup sleep 30 > /dev/null 2>&1 & echo started`)
+        expect(result.stdout.text).toBe('started\n')
+        const id = result.adoptedTaskId as string
+        expect(id).toMatch(/^bash-\d+$/)
+        expect(processesMarked(marker)).toHaveLength(2)
+        expect(await bash().kill(id)).toBe(true)
+        expect(processesMarked(marker)).toEqual([])
+      })
+
+      test('a leftover that ends by itself ends its task: completed with the shell\'s exit code, and a notice for the owner', async () => {
+        const result = await run(`(${gate('go')}) & exit 4`, { owner: 'session-a' })
+        const id = result.adoptedTaskId as string
+        expect(result.exitCode).toBe(4)
+        open('go')
+        expect((await done(id)).status).toEqual({ state: 'completed', exitCode: 4 })
+        expect(notices.map((n) => n.key)).toEqual([id])
+      })
+
+      test('a dev server on a loopback port: adopted, waited for, reached, then killed by request; the port is free again', async () => {
+        const script = 'const s=require("http").createServer((q,r)=>r.end("pong")).listen(0,"127.0.0.1",()=>console.log("listening "+s.address().port))'
+        // The gate holds the server back until the call has returned, so that "listening" is the task's new output.
+        const result = await run(`(${gate('go')}; exec ${JSON.stringify(process.execPath)} -e ${shellQuote(script)}) &`, { owner: 'session-a' })
+        const id = result.adoptedTaskId as string
+        expect(id).toMatch(/^bash-\d+$/)
+        const waiting = bash().waitFor(id, { pattern: /listening \d+/, timeoutMs: 20_000 })
+        open('go')
+        expect(await waiting).toBe('matched')
+        const port = Number(/listening (\d+)/.exec(bash().readOutput(id).stdout.text)?.[1])
+        expect(await (await fetch(`http://127.0.0.1:${port}/`)).text()).toBe('pong')
+        expect(await bash().kill(id)).toBe(true)
+        expect(await portIsFree(port)).toBe(true)
+        expect(notices).toEqual([])
+        expect(events.filter((e) => e.taskId === id).map((e) => e.requested)).toEqual([true])
+      })
+
+      const confines = options.confinesStrays ?? false
+      test('`setsid sleep 30 & echo started` with timeoutMs 1000: returns without waiting for the pipe; the daemon is named or adopted', async () => {
+        const result = await run('setsid sleep 30 & echo started', { timeoutMs: 1000 })
+        strays.push(...result.leftRunning.map((p) => p.pid))
+        expect(result).toMatchObject({ exitCode: 0, timedOut: false, stdout: { text: 'started\n' } })
+        if (confines) {
+          expect(result.leftRunning).toEqual([])
+          expect(await bash().kill(result.adoptedTaskId as string)).toBe(true)
+        } else {
+          expect(result.adoptedTaskId).toBeUndefined()
+          expect(result.leftRunning).toEqual([{ pid: expect.any(Number), command: 'sleep 30' }])
+        }
+      })
+
+      test('a timeout ends the call within its grace although a daemon outside the group holds the pipe', async () => {
+        const result = await run(`${daemon()} ${gate('up')}; sleep 100`, { timeoutMs: 1000 })
+        strays.push(...result.leftRunning.map((p) => p.pid))
+        expect(result).toMatchObject({ timedOut: true, adoptedTaskId: undefined })
+        expect(result.leftRunning.map((p) => p.command)).toEqual(confines ? [] : ['sleep 30'])
+      })
+
+      test('an abort ends the call within its grace although a daemon outside the group holds the pipe', async () => {
+        const controller = new AbortController()
+        const running = run(`${daemon()} sleep 100`, { signal: controller.signal })
+        await until(() => readable(file('up')), 'the daemon left the group')
+        controller.abort()
+        const result = await running
+        strays.push(...result.leftRunning.map((p) => p.pid))
+        expect(result).toMatchObject({ aborted: true, adoptedTaskId: undefined })
+        expect(result.leftRunning.map((p) => p.command)).toEqual(confines ? [] : ['sleep 30'])
+      })
+
+      test('a background task whose daemon holds the pipe: killing it ends the task and names what was left running', async () => {
+        const task = await start(`${daemon()} ${gate('never')}`)
+        await until(() => readable(file('up')), 'the daemon left the group')
+        expect(await bash().kill(task.id)).toBe(true)
+        const after = bash().get(task.id)
+        strays.push(...(after?.leftRunning ?? []).map((p) => p.pid))
+        expect(after?.status).toMatchObject({ state: 'killed' })
+        expect(after?.leftRunning.map((p) => p.command)).toEqual(confines ? [] : ['sleep 30'])
+        expect(bash().readOutput(task.id).status).toMatchObject({ state: 'killed' })
+      })
+    })
+
+    describe('background tasks', () => {
+      test('start gives a running task with the next id; get and list know it; ownerOf is verbatim', async () => {
+        const first = await start('sleep 100', { owner: '  séance\t42 ' })
+        const second = await start('true')
+        expect(first).toMatchObject({ command: 'sleep 100', workdir: x.dir, owner: '  séance\t42 ', status: { state: 'running' }, leftRunning: [] })
+        expect(typeof first.startedAt).toBe('number')
+        expect(Number(second.id.slice(5))).toBe(Number(first.id.slice(5)) + 1)
+        expect(bash().get(first.id)).toEqual(first)
+        expect(bash().list().map((task) => task.id)).toContain(first.id)
+        expect(bash().ownerOf(first.id)).toBe('  séance\t42 ')
+        expect(bash().ownerOf(second.id)).toBeUndefined()
+        expect(bash().get('bash-999999')).toBeUndefined()
+      })
+
+      test('readOutput delivers each byte once; the final status comes with the rest; then the task leaves the list', async () => {
+        const task = await start(`echo one; echo warn >&2; ${gate('go')}; echo two; exit 3`)
+        await readUntil(task.id, (out) => out === 'one\n', 'the first line was read')
+        expect(bash().readOutput(task.id)).toMatchObject({ stdout: { text: '' }, status: { state: 'running' } })
+        open('go')
+        await done(task.id)
+        const last = bash().readOutput(task.id)
+        expect(last.stdout.text).toBe('two\n')
+        expect(last.status).toEqual({ state: 'completed', exitCode: 3 })
+        expect(bash().list().map((t) => t.id)).not.toContain(task.id)
+        expect(bash().get(task.id)?.status).toEqual({ state: 'completed', exitCode: 3 })
+        expect(bash().readOutput(task.id)).toEqual({ stdout: { text: '', lossy: false }, stderr: { text: '', lossy: false }, status: { state: 'completed', exitCode: 3 } })
+      })
+
+      test('readOutput, waitFor and kill throw BASH_UNKNOWN_TASK for an unknown id', async () => {
+        expect(() => bash().readOutput('bash-999999')).toThrow(expect.objectContaining({ code: 'BASH_UNKNOWN_TASK' }))
+        expect(await rejection(bash().kill('nope'))).toMatchObject({ code: 'BASH_UNKNOWN_TASK' })
+        expect(await rejection(bash().waitFor('nope', { timeoutMs: 10 }))).toMatchObject({ code: 'BASH_UNKNOWN_TASK' })
+      })
+
+      test('a background task has no timeout', async () => {
+        const task = await start(`${gate('go')}; echo survived`, { timeoutMs: 1 })
+        expect((await run('sleep 100', { timeoutMs: 50 })).timedOut).toBe(true)
+        open('go')
+        await done(task.id)
+        expect(bash().readOutput(task.id).stdout.text).toBe('survived\n')
+      })
+
+      test('kill: true once, false after; the status says killed; the tree is gone when it resolves', async () => {
+        const task = await start(`sleep 100 & ${gate('never')}`)
+        const [first, second] = await Promise.all([bash().kill(task.id), bash().kill(task.id)])
+        expect([first, second]).toEqual([true, false])
+        expect(await bash().kill(task.id)).toBe(false)
+        expect(bash().get(task.id)?.status).toMatchObject({ state: 'killed' })
+        expect(processesMarked(marker)).toEqual([])
+      })
+
+      test('the start signal kills the task when it aborts', async () => {
+        const controller = new AbortController()
+        const task = await start('sleep 100', { signal: controller.signal })
+        controller.abort()
+        expect((await done(task.id)).status).toMatchObject({ state: 'killed' })
+      })
+    })
+
+    describe('waiting for output', () => {
+      test('wait_for matches output printed after the wait began', async () => {
+        const task = await start(`echo booting; ${gate('go')}; echo READY; sleep 100`)
+        await readUntil(task.id, (out) => out === 'booting\n', 'the first line was read')
+        const waiting = bash().waitFor(task.id, { pattern: /^READY$/m, timeoutMs: 20_000 })
+        open('go')
+        expect(await waiting).toBe('matched')
+        expect(bash().readOutput(task.id).stdout.text).toBe('READY\n')
+      })
+
+      test('undelivered output that already matches returns at once; delivered output never matches again', async () => {
+        const task = await start('echo READY; sleep 100')
+        expect(await bash().waitFor(task.id, { pattern: /READY/, timeoutMs: 20_000 })).toBe('matched')
+        bash().readOutput(task.id)
+        expect(await bash().waitFor(task.id, { pattern: /READY/, timeoutMs: 50 })).toBe('timeout')
+      })
+
+      test('a task that never prints it: timeout; one that exits first: ended; no pattern: waits for the end', async () => {
+        const quiet = await start('echo starting; sleep 100')
+        expect(await bash().waitFor(quiet.id, { pattern: /READY/, timeoutMs: 200 })).toBe('timeout')
+        const quitter = await start(`${gate('go')}; echo bye; exit 3`)
+        const waiting = bash().waitFor(quitter.id, { pattern: /READY/, timeoutMs: 20_000 })
+        open('go')
+        expect(await waiting).toBe('ended')
+        expect(bash().readOutput(quitter.id).status).toEqual({ state: 'completed', exitCode: 3 })
+        const plain = await start(`${gate('go2')}; exit 0`)
+        const whole = bash().waitFor(plain.id, { timeoutMs: 20_000 })
+        open('go2')
+        expect(await whole).toBe('ended')
+      })
+
+      test('an aborted wait says so', async () => {
+        const task = await start('sleep 100')
+        const controller = new AbortController()
+        const waiting = bash().waitFor(task.id, { pattern: /x/, timeoutMs: 20_000, signal: controller.signal })
+        controller.abort()
+        expect(await waiting).toBe('aborted')
+      })
+    })
+
+    describe('notices and sessions', () => {
+      const probe = () => x.ctx.tools.register({ name: 'contract_probe', description: 'd', parameters: { type: 'object' }, execute: () => 'probe' })
+      const probeText = async (session: string) =>
+        (await x.ctx.tools.execute('contract_probe', {}, { session: { id: session, cwd: x.dir } })).content[0].text
+
+      test('a task that ends by itself notifies its owner\'s session once, keyed by the task id', async () => {
+        probe()
+        const task = await start('exit 2', { owner: 'session-a' })
+        const event = await done(task.id)
+        const notice = `background task ${task.id} finished [status: completed, exit code: 2]. Read its output with bash_output.`
+        expect(event).toEqual({ taskId: task.id, owner: 'session-a', status: { state: 'completed', exitCode: 2 }, notice, requested: false })
+        expect(notices).toEqual([{ sessionId: 'session-a', text: notice, key: task.id }])
+        expect(await probeText('session-b')).toBe('probe')
+        expect(await probeText('session-a')).toBe(`probe\n\n${notice}`)
+        expect(await probeText('session-a')).toBe('probe')
+      })
+
+      test('reading a task to its end withdraws its undelivered notice', async () => {
+        probe()
+        const task = await start('echo hi', { owner: 'session-a' })
+        await done(task.id)
+        expect(bash().readOutput(task.id).status).toEqual({ state: 'completed', exitCode: 0 })
+        expect(await probeText('session-a')).toBe('probe')
+      })
+
+      test('a kill that was asked for sends no notice; the event says it was requested', async () => {
+        const task = await start('sleep 100', { owner: 'session-a' })
+        await bash().kill(task.id)
+        expect((await done(task.id)).requested).toBe(true)
+        expect(notices).toEqual([])
+      })
+
+      test('a session\'s end kills its running tasks (no notice) and forgets them; other sessions\' tasks run on', async () => {
+        const mine = await start(`sleep 100 & ${gate('never')}`, { owner: 'session-a' })
+        const theirs = await start('sleep 100', { owner: 'session-b' })
+        await x.ctx.tools.endSession('session-a')
+        expect(bash().get(mine.id)).toBeUndefined()
+        expect(bash().get(theirs.id)?.status).toEqual({ state: 'running' })
+        expect(notices).toEqual([])
+        expect(processesMarked(marker)).toHaveLength(1)
+      })
+    })
+
+    describe('disposal', () => {
+      test('disposal kills every task, TERM-trapping ones and their children too, and waits: zero survivors, no event', async () => {
+        await start(`trap '' TERM; sleep 1000 & echo $!; wait`)
+        await start('sleep 1000 & echo $!; wait', { owner: 'session-a' })
+        await start('bash -c "sleep 1000 & wait" & wait')
+        const running = run(`trap '' TERM; touch ${file('fg')}; sleep 1000 & wait`)
+        await until(() => readable(file('fg')) && processesMarked(marker).length >= 9, 'every process is up')
+        await x.disposeExecutor()
+        expect(processesMarked(marker)).toEqual([])
+        expect((await running).signal).toBe('SIGKILL')
+        expect(events).toEqual([])
+        expect(notices).toEqual([])
+      })
+    })
+  })
+}
+
+function readable(path: string): boolean {
+  try {
+    readFileSync(path)
+    return true
+  } catch {
+    return false
+  }
+}
+
+function shellQuote(text: string): string {
+  return `'${text.replaceAll("'", "'\\''")}'`
+}
+
+/** Whether a listener can bind `port` on 127.0.0.1 now. */
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server: Server = createServer()
+    server.once('error', () => resolve(false))
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)))
+  })
+}

@@ -1,0 +1,78 @@
+import { createServer, type Server } from 'node:http'
+import { afterEach, expect, test } from 'vitest'
+import { processesWith, uniqueSleep } from '@deepseek-ai/dsh-testing'
+import { harness, until, type Harness } from './helpers.ts'
+
+let h: Harness
+const markers: string[] = []
+const servers: Server[] = []
+afterEach(async () => {
+  await h?.cleanup()
+  for (const server of servers.splice(0)) await new Promise((resolve) => server.close(resolve))
+  // A process the test left outside every group on purpose (setsid) is stopped here; nothing else may survive.
+  for (const marker of markers) for (const pid of processesWith(marker)) process.kill(pid, 'SIGKILL')
+  for (const marker of markers.splice(0)) await until(() => processesWith(marker).length === 0, `no process with ${marker} survives`, 300)
+})
+
+const sleeper = () => {
+  const sleep = uniqueSleep()
+  markers.push(sleep.marker)
+  return sleep
+}
+const run = (command: string, more: Record<string, unknown> = {}) => ({ command, description: 'leftover test', ...more })
+
+test('`cmd &` returns when the shell exits; the result names the task the leftover became, which bash_kill stops (no "finished" notice)', async () => {
+  h = await harness()
+  const sleep = sleeper()
+  expect(await h.text('bash', run(`${sleep.command} & echo started`))).toBe('started\n[background processes still running: task bash-1]')
+  expect(processesWith(sleep.marker)).toHaveLength(1)
+  expect(await h.text('bash_output', {})).toMatch(/^1 background task in this session:\nbash-1 \[status: running\] \d+s: sleep 1000\.\d+"\d+" & echo started$/)
+  expect(await h.text('bash_kill', { task_id: 'bash-1' })).toBe('killed background task bash-1')
+  expect(processesWith(sleep.marker)).toEqual([])
+  expect(await h.text('bash_output', { task_id: 'bash-1' })).toBe('(no new output)\n[status: killed by SIGTERM]')
+  expect(await h.text('bash', run('true'))).toBe('(no output)')
+})
+
+test('`setsid daemon & echo started` with timeoutMs 1000 returns at once and names the daemon it did not stop', async () => {
+  h = await harness()
+  const sleep = sleeper()
+  const text = await h.text('bash', run(`setsid ${sleep.command} & echo started`, { timeoutMs: 1000 }))
+  const [pid] = processesWith(sleep.marker)
+  expect(text).toBe(`started\n[still running outside the command's process group, not stopped: pid ${pid} (sleep ${sleep.marker})]`)
+})
+
+test('a dev server started with & is adopted, waited for with wait_for, reached, then killed by the model', async () => {
+  h = await harness()
+  const script = 'const s=require("http").createServer((q,r)=>r.end("pong")).listen(0,"127.0.0.1",()=>console.log("listening on "+s.address().port))'
+  // The server waits for a file, so that its first line arrives after the call returned (as a slow server's would).
+  const started = await h.text('bash', run(`(until [ -e go ]; do sleep 0.01; done; exec ${JSON.stringify(process.execPath)} -e '${script}') & echo starting`))
+  expect(started).toBe('starting\n[background processes still running: task bash-1]')
+  const waiting = h.text('bash_output', { task_id: 'bash-1', wait_for: 'listening on \\d+' })
+  await h.text('bash', run('touch go'))
+  const ready = await waiting
+  expect(ready).toMatch(/^listening on \d+\n\[wait_for matched\]\n\[status: running\]$/)
+  const port = Number(/listening on (\d+)/.exec(ready)?.[1])
+  expect(await (await fetch(`http://127.0.0.1:${port}/`)).text()).toBe('pong')
+  expect(await h.text('bash_kill', { task_id: 'bash-1' })).toBe('killed background task bash-1')
+  await expect(fetch(`http://127.0.0.1:${port}/`)).rejects.toThrow()
+  expect(await h.text('bash', run('true'))).toBe('(no output)')
+})
+
+test('a command reading stdin gets end of file at once', async () => {
+  h = await harness()
+  expect(await h.text('bash', run('if read -r line; then echo "got $line"; else echo eof; fi'))).toBe('eof')
+})
+
+test('git asking for credentials fails at once instead of waiting for a person (GIT_TERMINAL_PROMPT=0)', async () => {
+  h = await harness()
+  const server = createServer((_request, response) => {
+    response.writeHead(401, { 'WWW-Authenticate': 'Basic realm="test"' })
+    response.end()
+  })
+  servers.push(server)
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  const text = await h.text('bash', run(`GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null git ls-remote http://127.0.0.1:${port}/nowhere.git`, { timeoutMs: 60_000 }))
+  expect(text).toContain('terminal prompts disabled')
+  expect(text).toMatch(/\n\[exit code: 128\]$/)
+})

@@ -1,0 +1,76 @@
+import { afterEach, expect, test } from 'vitest'
+import { harness, type Harness } from './helpers.ts'
+
+let h: Harness
+afterEach(async () => { await h?.cleanup() })
+
+const background = (command: string) => ({ command, description: 'wait test', run_in_background: true })
+
+test('wait_for returns as soon as new output matches, with the output and "[wait_for matched]"', async () => {
+  h = await harness()
+  await h.text('bash', background('echo booting; until [ -e go ]; do sleep 0.01; done; echo READY; sleep 100'))
+  const waiting = h.text('bash_output', { task_id: 'bash-1', wait_for: '^READY$' })
+  await h.text('bash', { command: 'touch go', description: 'open the gate' })
+  expect(await waiting).toBe('booting\nREADY\n[wait_for matched]\n[status: running]')
+})
+
+test('wait_for on a task that never prints it: the timeout, said as such', async () => {
+  h = await harness()
+  await h.text('bash', background('echo starting; sleep 100'))
+  expect(await h.text('bash_output', { task_id: 'bash-1', wait_for: 'READY', timeout_ms: 300 }))
+    .toBe('starting\n[no match for wait_for within 300ms]\n[status: running]')
+})
+
+test('wait_for on a task that exits first: its end, said as such, with the final status', async () => {
+  h = await harness()
+  await h.text('bash', background('until [ -e go ]; do sleep 0.01; done; echo bye; exit 3'))
+  const waiting = h.text('bash_output', { task_id: 'bash-1', wait_for: 'READY' })
+  await h.text('bash', { command: 'touch go', description: 'open the gate' })
+  expect(await waiting).toBe('bye\n[the task ended without a match for wait_for]\n[status: completed, exit code: 3]')
+})
+
+test('timeout_ms alone waits for the end of the task; a task still running at the timeout says so', async () => {
+  h = await harness()
+  await h.text('bash', background('until [ -e go ]; do sleep 0.01; done; echo done'))
+  await h.text('bash', background('sleep 100'))
+  const waiting = h.text('bash_output', { task_id: 'bash-1', timeout_ms: 60_000 })
+  await h.text('bash', { command: 'touch go', description: 'open the gate' })
+  expect(await waiting).toBe('done\n[status: completed, exit code: 0]')
+  expect(await h.text('bash_output', { task_id: 'bash-2', timeout_ms: 200 })).toBe('(no new output)\n[still running after waiting 200ms]\n[status: running]')
+})
+
+test('a cancelled wait is an ABORTED error and leaves the task running', async () => {
+  h = await harness()
+  await h.text('bash', background('sleep 100'))
+  const controller = new AbortController()
+  const waiting = h.call('bash_output', { task_id: 'bash-1', wait_for: 'x' }, { signal: controller.signal })
+  setImmediate(() => controller.abort())
+  expect((await waiting).error?.code).toBe('ABORTED')
+  expect(await h.text('bash_output', { task_id: 'bash-1' })).toBe('(no new output)\n[status: running]')
+})
+
+test('argument errors: wait_for or timeout_ms without task_id, a wait_for that is no regular expression', async () => {
+  h = await harness()
+  await h.text('bash', background('sleep 100'))
+  const noTask = await h.call('bash_output', { wait_for: 'x' })
+  expect(noTask.error?.code).toBe('INVALID_ARGS')
+  expect(noTask.content[0].text).toBe('Error: wait_for and timeout_ms need a task_id: pass the id of the task to wait for (bash_output without any argument lists the tasks)')
+  expect((await h.call('bash_output', { timeout_ms: 5 })).error?.code).toBe('INVALID_ARGS')
+  const bad = await h.call('bash_output', { task_id: 'bash-1', wait_for: '(' })
+  expect(bad.error?.code).toBe('INVALID_ARGS')
+  expect(bad.content[0].text).toMatch(/^Error: invalid wait_for "\(": .+; pass a JavaScript regular expression, e.g. "Listening on\|ready"$/)
+  expect((await h.call('bash_output', { task_id: 'bash-1', timeout_ms: 0 })).error?.code).toBe('INVALID_ARGS')
+})
+
+test('bash_output without task_id lists this session\'s tasks only; a task read to its end leaves the list', async () => {
+  h = await harness()
+  expect(await h.text('bash_output', {})).toBe('no background tasks in this session')
+  await h.text('bash', background('sleep 100'))
+  await h.text('bash', background('sleep 100'), { session: 'other' })
+  await h.text('bash', background('exit 0'))
+  await h.done('bash-3')
+  const list = await h.text('bash_output', {})
+  expect(list.split('\n\n')[0]).toMatch(/^2 background tasks in this session:\nbash-1 \[status: running\] \d+s: sleep 100\nbash-3 \[status: completed, exit code: 0\] \d+s: exit 0$/)
+  await h.text('bash_output', { task_id: 'bash-3' })
+  expect(await h.text('bash_output', {})).toMatch(/^1 background task in this session:\nbash-1 \[status: running\] \d+s: sleep 100$/)
+})

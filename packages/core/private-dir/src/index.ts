@@ -1,0 +1,12 @@
+export {
+  anchored,
+  CREATE_FILE_FLAGS,
+  Dir,
+  makePrivateTempDir,
+  openPrivateDir,
+  openSharedDir,
+  PrivateDirError,
+  PrivateDirErrorCode,
+  type OpenPrivateOptions,
+} from './dir.ts'
+export { prune, type PruneCount, type PruneOptions } from './prune.ts'
