@@ -399,8 +399,11 @@ export function bashExecutorContract(name: string, make: () => Promise<ExecutorU
       })
 
       test('a session\'s end kills its running tasks (no notice) and forgets them; other sessions\' tasks run on', async () => {
-        const mine = await start(`sleep 100 & ${gate('never')}`, { owner: 'session-a' })
+        // A provider may take a while to exec the command (a sandbox sets up first): wait until both are up.
         const theirs = await start('sleep 100', { owner: 'session-b' })
+        await until(() => processesMarked(marker).length >= 1, 'the other session\'s task is up')
+        const mine = await start(`sleep 100 & ${gate('never')}`, { owner: 'session-a' })
+        await until(() => processesMarked(marker).length >= 2, 'the session\'s own task is up')
         await x.ctx.tools.endSession('session-a')
         expect(bash().get(mine.id)).toBeUndefined()
         expect(bash().get(theirs.id)?.status).toEqual({ state: 'running' })
