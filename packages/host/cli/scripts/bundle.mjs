@@ -4,7 +4,8 @@
 // docs/decisions/2026-12-01-bundled-cli-entry.md. Output, all git-ignored under dist/:
 //   dsh.mjs             the entry: argument parsing, help, version (nothing else loads for those)
 //   chunks/runtime-*    the composition and every plugin, with validators compiled ahead of time
-//   chunks/mcp-*        the MCP SDK and host (only `dsh mcp` loads it)
+//   chunks/mcp-*        the MCP SDK and host (only `dsh mcp` and `--remote` load it)
+//   chunks/dist-*       tools-remote (only `--remote` loads it)
 //   chunks/ajv-*        ajv, for a schema the build did not see (a --config that changes a schema)
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
@@ -40,6 +41,9 @@ async function writeValidators() {
 }
 
 const MCP = /[\\/]node_modules[\\/](@modelcontextprotocol|zod|zod-to-json-schema)[\\/]|[\\/]packages[\\/]host[\\/]mcp[\\/]/
+// tools-remote (only `--remote` loads it) stays out of the groups: in the runtime group it would make that chunk
+// import the SDK's; in the mcp group it would pull the core it imports into that chunk. Its own chunk it is.
+const REMOTE = /[\\/]packages[\\/]remote[\\/]tools-remote[\\/]/
 const AJV = /[\\/]node_modules[\\/](ajv|ajv-formats|fast-deep-equal|fast-uri|json-schema-traverse)[\\/]/
 const ENTRY = /[\\/]packages[\\/]host[\\/]cli[\\/]dist[\\/](bin|main|args|help)\.js$/
 // ajv's run-time helpers (string length, deep equality) are what the precompiled validators need: not all of ajv.
@@ -78,7 +82,7 @@ async function bundle({ tools, precompiled }) {
           { name: 'runtime', test: AJV_RUNTIME, priority: 4 },
           { name: 'ajv', test: AJV, priority: 3 },
           { name: 'mcp', test: MCP, priority: 2 },
-          { name: 'runtime', test: (id) => !ENTRY.test(id), priority: 1 },
+          { name: 'runtime', test: (id) => !ENTRY.test(id) && !REMOTE.test(id), priority: 1 },
         ],
       },
     },

@@ -6,20 +6,31 @@ export type CommandName = (typeof COMMANDS)[number]
 export type Invocation =
   | { kind: 'help'; command: CommandName | undefined }
   | { kind: 'version' }
-  | { kind: 'call'; tool: string; args: Record<string, unknown> | 'stdin'; cwd?: string; json: boolean; config?: string; sandbox: boolean }
-  | { kind: 'tools'; json: boolean; config?: string }
-  | { kind: 'prompt'; config?: string }
-  | { kind: 'mcp'; cwd?: string; config?: string; sandbox: boolean }
+  | ({ kind: 'call'; tool: string; args: Record<string, unknown> | 'stdin'; cwd?: string; json: boolean; config?: string; sandbox: boolean } & RemoteFlags)
+  | ({ kind: 'tools'; json: boolean; config?: string } & RemoteFlags)
+  | ({ kind: 'prompt'; config?: string } & RemoteFlags)
+  | ({ kind: 'mcp'; cwd?: string; config?: string; sandbox: boolean; http?: true; host?: string; port?: number } & RemoteFlags)
   /** Exit 2: `message` says what is wrong; the caller adds the command's usage line. */
   | { kind: 'usage'; command: CommandName | undefined; message: string }
 
-type FlagKind = 'value' | 'boolean'
-const FLAGS: Record<CommandName, Record<string, FlagKind>> = {
-  call: { cwd: 'value', json: 'boolean', config: 'value', sandbox: 'boolean' },
-  tools: { json: 'boolean', config: 'value' },
-  prompt: { config: 'value' },
-  mcp: { cwd: 'value', config: 'value', sandbox: 'boolean' },
+/** `--remote <command|url>` and the token an HTTP remote (or `dsh mcp --http`) needs. */
+export interface RemoteFlags {
+  remote?: string
+  tokenFile?: string
+  tokenEnv?: string
 }
+
+type FlagKind = 'value' | 'boolean'
+const REMOTE_FLAGS = { remote: 'value', 'token-file': 'value', 'token-env': 'value' } as const
+const FLAGS: Record<CommandName, Record<string, FlagKind>> = {
+  call: { cwd: 'value', json: 'boolean', config: 'value', sandbox: 'boolean', ...REMOTE_FLAGS },
+  tools: { json: 'boolean', config: 'value', ...REMOTE_FLAGS },
+  prompt: { config: 'value', ...REMOTE_FLAGS },
+  mcp: { cwd: 'value', config: 'value', sandbox: 'boolean', ...REMOTE_FLAGS, http: 'boolean', host: 'value', port: 'value' },
+}
+
+/** The placeholder a flag's value is shown as in "needs a value" messages. */
+const VALUE_NAMES: Record<string, string> = { cwd: 'DIR', remote: "'<command>'|<url>", 'token-env': 'NAME', host: 'ADDRESS', port: 'PORT' }
 
 const POSITIONALS: Record<CommandName, number> = { call: 2, tools: 0, prompt: 0, mcp: 0 }
 
@@ -74,7 +85,7 @@ export function parseArgs(argv: readonly string[]): Invocation {
     }
     const value = eq !== -1 ? word.slice(eq + 1) : argv[++i]
     if (value === undefined || value === '') {
-      const what = name === 'cwd' ? 'DIR' : 'FILE'
+      const what = VALUE_NAMES[name] ?? 'FILE'
       return { kind: 'usage', command, message: `--${name} needs a value: --${name} ${what}` }
     }
     flags.set(name, value)
@@ -89,22 +100,69 @@ export function parseArgs(argv: readonly string[]): Invocation {
   }
   const json = flags.get('json') === true
   const sandbox = flags.get('sandbox') === true
+  const problem = remoteProblem(command, flags)
+  if (problem) return { kind: 'usage', command, message: problem }
+  const remote = {
+    ...value('remote'),
+    ...(typeof flags.get('token-file') === 'string' ? { tokenFile: flags.get('token-file') as string } : {}),
+    ...(typeof flags.get('token-env') === 'string' ? { tokenEnv: flags.get('token-env') as string } : {}),
+  }
   switch (command) {
     case 'tools':
-      return { kind: 'tools', json, ...value('config') }
+      return { kind: 'tools', json, ...value('config'), ...remote }
     case 'prompt':
-      return { kind: 'prompt', ...value('config') }
-    case 'mcp':
-      return { kind: 'mcp', ...value('cwd'), ...value('config'), sandbox }
+      return { kind: 'prompt', ...value('config'), ...remote }
+    case 'mcp': {
+      const port = flags.get('port')
+      return {
+        kind: 'mcp', ...value('cwd'), ...value('config'), sandbox, ...remote, ...(flags.get('http') === true ? { http: true as const } : {}), ...value('host'),
+        ...(typeof port === 'string' ? { port: Number(port) } : {}),
+      }
+    }
     case 'call': {
       const [tool, text] = positionals
       if (tool === undefined) return { kind: 'usage', command, message: 'missing the tool name' }
-      if (text === '-') return { kind: 'call', tool, args: 'stdin', json, ...value('cwd'), ...value('config'), sandbox }
+      if (text === '-') return { kind: 'call', tool, args: 'stdin', json, ...value('cwd'), ...value('config'), sandbox, ...remote }
       const args = text === undefined ? {} : parseToolArgs(text)
       if (typeof args === 'string') return { kind: 'usage', command, message: args }
-      return { kind: 'call', tool, args, json, ...value('cwd'), ...value('config'), sandbox }
+      return { kind: 'call', tool, args, json, ...value('cwd'), ...value('config'), sandbox, ...remote }
     }
   }
+}
+
+/** True for a `--remote` value that names a Streamable HTTP endpoint rather than a command. */
+export function isRemoteUrl(remote: string): boolean {
+  return /^https?:\/\//i.test(remote)
+}
+
+/** Flags that do not fit together, as a sentence (checked before anything is read or started). */
+function remoteProblem(command: CommandName, flags: ReadonlyMap<string, string | true>): string | undefined {
+  const remote = flags.get('remote')
+  const http = flags.get('http') === true
+  const token = flags.has('token-file') || flags.has('token-env')
+  if (flags.has('token-file') && flags.has('token-env')) return 'give one of --token-file and --token-env, not both'
+  if (typeof remote === 'string') {
+    if (flags.has('sandbox')) {
+      return "--sandbox confines local tools, which --remote replaces: start the remote dsh with --sandbox in its own command (--remote 'ssh -T host dsh mcp --sandbox --cwd /repo')"
+    }
+    if (flags.has('config')) return '--config sets local plugins, which --remote replaces: give the remote dsh its own --config in its command'
+    if (flags.has('cwd')) {
+      return "--cwd names a local directory, which --remote does not use: put it in the remote command (--remote 'ssh -T host dsh mcp --cwd /repo')"
+    }
+    if (isRemoteUrl(remote) && !token) return `--remote ${remote} needs the server's token: --token-file FILE or --token-env NAME`
+  }
+  if (token && !(typeof remote === 'string' && isRemoteUrl(remote)) && !http) {
+    return command === 'mcp'
+      ? 'a token (--token-file/--token-env) is for --http or --remote <url>'
+      : 'a token (--token-file/--token-env) is for --remote <url>'
+  }
+  if ((flags.has('host') || flags.has('port')) && !http) return `--${flags.has('host') ? 'host' : 'port'} is for --http`
+  if (http && !token) return 'dsh mcp --http needs a token: --token-file FILE or --token-env NAME (it never serves without one)'
+  const port = flags.get('port')
+  if (typeof port === 'string' && !(/^\d{1,5}$/.test(port) && Number(port) <= 65535)) {
+    return `--port ${port}: not a port number (0-65535; 0 picks a free one)`
+  }
+  return undefined
 }
 
 /** The tool's arguments from one JSON word: an object, or the problem as a sentence. */

@@ -16,7 +16,7 @@ const module = (imported: Promise<unknown>) => imported as Promise<PluginModule>
 
 interface Entry {
   /** Short name: the `--config` key, and the name used in every message. */
-  key: ConfigKey | 'system-prompt'
+  key: ConfigKey | 'system-prompt' | 'tools-remote'
   load(): Promise<PluginModule>
   /** Loaded only in this mode (default: always). */
   only?: (mode: Mode) => boolean
@@ -47,7 +47,26 @@ const ENTRIES: readonly Entry[] = [
   { key: 'tool-fs-search', load: () => module(import('@deepseek-ai/dsh-tool-fs-search')) },
 ]
 
+/** A remote dsh to front instead of the local tools: a command giving a byte stream, or a URL with its token. */
+export type RemoteTarget = { command: string[] } | { url: string; token: string }
+
+/**
+ * The composition that fronts a remote dsh: the registries, a subprocess provider to start the command, and
+ * tools-remote. No local tool, policy, sandbox or spill: the remote applies its own.
+ */
+const REMOTE_ENTRIES: readonly Entry[] = [
+  ENTRIES[0]!,
+  ENTRIES[1]!,
+  { key: 'subprocess-local', load: () => module(import('@deepseek-ai/dsh-subprocess-local')) },
+  { key: 'tools-remote', load: () => module(import('@deepseek-ai/dsh-tools-remote')) },
+]
+
 export interface DefaultContextOptions {
+  /**
+   * Front this remote dsh instead of composing the local tools (`--remote`). `config` and `sandbox` must then be
+   * unset: the remote takes its own (its command carries its `--config` and `--sandbox`).
+   */
+  remote?: RemoteTarget
   /** Per-plugin config, keyed by short name (the parsed `--config` file). Validated before anything runs. */
   config?: unknown
   /** Receives each warning or error a plugin logs, one formatted line. Default: written to stderr. */
@@ -76,9 +95,9 @@ interface Loaded {
   config: Schema | undefined
 }
 
-async function loadModules(): Promise<Loaded[]> {
-  const modules = await Promise.all(ENTRIES.map((entry) => entry.load()))
-  return ENTRIES.map((entry, index) => {
+async function loadModules(entries: readonly Entry[] = ENTRIES): Promise<Loaded[]> {
+  const modules = await Promise.all(entries.map((entry) => entry.load()))
+  return entries.map((entry, index) => {
     const module = modules[index] as PluginModule
     const plugin = module.default
     const config = module.Config ?? (plugin as { Config?: Schema } | undefined)?.Config
@@ -117,11 +136,7 @@ function formatMessage(message: Message): string {
  * arrives, throws DSH_PLUGIN_FAILED naming it (and everything already started is disposed).
  */
 export async function createDefaultContext(options: DefaultContextOptions = {}): Promise<DefaultContext> {
-  const all = await loadModules()
-  const raw = options.config ?? {}
-  const mode = modeOf(raw, options.sandbox ?? false)
-  const config = validateConfig(confinedConfig(raw, mode, await spillRootOf(raw)), schemaMap(all))
-  const loaded = all.filter((item) => ENTRIES.find((entry) => entry.key === item.key)?.only?.(mode) ?? true)
+  const { loaded, config } = options.remote ? await remoteComposition(options) : await localComposition(options)
   const log = options.log ?? stderrLine
   const ctx = new Context()
   ctx.logger.exporter({
@@ -133,7 +148,8 @@ export async function createDefaultContext(options: DefaultContextOptions = {}):
   let disposed: Promise<void> | undefined
   const dispose = () => (disposed ??= ctx.fiber.dispose())
   const started: { key: string; fiber: Fiber }[] = []
-  const boundMs = options.startTimeoutMs ?? 10_000
+  // A remote's start is its connection (an ssh handshake, say), bounded by tools-remote's own connect timeout.
+  const boundMs = options.startTimeoutMs ?? (options.remote ? 45_000 : 10_000)
   try {
     for (const item of loaded) {
       if (!item.plugin) throw failed(`plugin ${item.key} cannot start: its package has no default export (the plugin)`)
@@ -168,6 +184,36 @@ export function safetyNet(config: DshConfig): Record<string, unknown> {
     return typeof value === 'number' ? value : DEFAULT_MAX_RESULT_BYTES
   })
   return { ...section, maxInlineBytes: Math.max(...budgets) }
+}
+
+interface Composition {
+  loaded: Loaded[]
+  config: Record<string, unknown>
+}
+
+/** The local tools, with the config validated and confinement (`--sandbox`, roots) applied. */
+async function localComposition(options: DefaultContextOptions): Promise<Composition> {
+  const all = await loadModules()
+  const raw = options.config ?? {}
+  const mode = modeOf(raw, options.sandbox ?? false)
+  const config = validateConfig(confinedConfig(raw, mode, await spillRootOf(raw)), schemaMap(all))
+  const loaded = all.filter((item) => ENTRIES.find((entry) => entry.key === item.key)?.only?.(mode) ?? true)
+  return { loaded, config }
+}
+
+/** tools-remote in place of the local tools; a local config or sandbox would be silently unused, so both are refused. */
+async function remoteComposition(options: DefaultContextOptions): Promise<Composition> {
+  if (options.sandbox) {
+    throw new DshError('--sandbox confines local tools, which a remote replaces: start the remote dsh with --sandbox in its own command', { code: DshErrorCode.DSH_CONFIG_INVALID })
+  }
+  if (options.config !== undefined && !isEmptyObject(options.config)) {
+    throw new DshError('a config sets local plugins, which a remote replaces: give the remote dsh its own --config in its command', { code: DshErrorCode.DSH_CONFIG_INVALID })
+  }
+  return { loaded: await loadModules(REMOTE_ENTRIES), config: { 'tools-remote': options.remote } }
+}
+
+function isEmptyObject(value: unknown): boolean {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 0
 }
 
 function section(raw: unknown, key: ConfigKey): Record<string, unknown> | undefined {

@@ -9,8 +9,17 @@ export const USAGE: Record<CommandName, string> = {
   mcp: 'dsh mcp [--cwd DIR] [--sandbox] [--config FILE]',
 }
 
+/** The lines every command that can front a remote workspace adds to its help. */
+const REMOTE_LINES = `  --remote REMOTE  serve the tools of a dsh running elsewhere instead of the local ones: a command whose
+                   stdin/stdout speak MCP, as one shell word ('ssh -T host dsh mcp --cwd /repo',
+                   'kubectl exec -i pod -- dsh mcp', 'docker exec -i box dsh mcp'), or the URL of a
+                   dsh mcp --http (http://host:8765/mcp) with its token:
+  --token-file FILE  the bearer token, read from FILE (surrounding whitespace ignored)
+  --token-env NAME   the bearer token, read from the environment variable NAME`
+
 const SANDBOX_LINE = '  --sandbox      run bash inside bubblewrap (read-only system, only the workspace roots writable, no network)\n'
-  + '                 and confine glob, grep and read to the workspace roots'
+  + '                 and confine glob, grep and read to the workspace roots (with --remote, put --sandbox in the\n'
+  + '                 remote dsh\'s own command instead)'
 
 const CONFIG_LINE = '  --config FILE  per-plugin settings: a JSON object keyed by plugin short name (see the README)'
 
@@ -30,7 +39,7 @@ Commands:
   call    run one tool call and print its result text
   tools   list the tools the model sees
   prompt  print the assembled system prompt
-  mcp     serve every tool over MCP on stdin/stdout
+  mcp     serve every tool over MCP on stdin/stdout (or Streamable HTTP with --http)
 
 Example:
   dsh call grep '{"pattern":"TODO","include":"*.ts"}'
@@ -47,6 +56,7 @@ word; "-" reads it from stdin; omitted means {}.
   --json         print {"text", "isError", "error"} as one JSON line instead of the text
 ${SANDBOX_LINE}
 ${CONFIG_LINE}
+${REMOTE_LINES}
 
 Examples:
   dsh call glob '{"pattern":"**/*.ts"}'
@@ -64,12 +74,14 @@ the JSON Schema the model sees, annotations the approval hints clients act on).
 
   --json         print JSON
 ${CONFIG_LINE}
+${REMOTE_LINES}
 `,
   prompt: `Usage: ${USAGE.prompt}
 
 Prints the assembled system prompt: every tool's guidance, in order. The text is the same on every run.
 
 ${CONFIG_LINE}
+${REMOTE_LINES}
 `,
   mcp: `Usage: ${USAGE.mcp}
 
@@ -80,6 +92,12 @@ every process it started, when stdin closes or on SIGTERM.
   --cwd DIR      session directory (default: the client's first file:// root, else the current directory)
 ${SANDBOX_LINE}
 ${CONFIG_LINE}
+${REMOTE_LINES}
+  --http         serve MCP's Streamable HTTP at http://ADDRESS:PORT/mcp instead of stdin/stdout, one session
+                 per MCP session; every request needs the token (--token-file/--token-env), and a Host or
+                 Origin that names another server is refused (DNS rebinding). Stops on SIGTERM/SIGINT.
+  --host ADDRESS  address to listen on (default 127.0.0.1; anything else is reachable from the network)
+  --port PORT     port to listen on (default 8765; 0 picks a free one; the URL is printed to stderr)
 `,
 }
 

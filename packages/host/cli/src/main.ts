@@ -1,11 +1,11 @@
-import { stat } from 'node:fs/promises'
+import { readFile, stat } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { resolve } from 'node:path'
 import type { Writable } from 'node:stream'
-import { parseArgs, parseToolArgs, type CommandName, type Invocation } from './args.ts'
+import { isRemoteUrl, parseArgs, parseToolArgs, type CommandName, type Invocation, type RemoteFlags } from './args.ts'
 import { HELP, usageText } from './help.ts'
 // Types only: the composition (and with it every plugin) is imported when a command needs it, never for --help.
-import type { DefaultContext } from './compose.ts'
+import type { DefaultContext, RemoteTarget } from './compose.ts'
 
 export const EXIT = { OK: 0, TOOL_ERROR: 1, USAGE: 2, START_FAILED: 3 } as const
 
@@ -67,24 +67,91 @@ async function resolveCwd(dir: string | undefined): Promise<string | { problem: 
   }
 }
 
-/** The composition with `--config` applied, or the exit code of why it could not be built (already reported). */
-async function startHost(command: CommandName, configPath: string | undefined, sandbox = false): Promise<DefaultContext | number> {
+/** The token named by `--token-file` / `--token-env` (surrounding whitespace trimmed), or what is wrong. */
+async function readToken(flags: RemoteFlags): Promise<string | { problem: string } | undefined> {
+  if (flags.tokenFile !== undefined) {
+    let text: string
+    try {
+      text = await readFile(flags.tokenFile, 'utf8')
+    } catch (error) {
+      return { problem: `--token-file ${flags.tokenFile}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})` }
+    }
+    return text.trim() || { problem: `--token-file ${flags.tokenFile}: the file is empty` }
+  }
+  if (flags.tokenEnv !== undefined) {
+    return process.env[flags.tokenEnv]?.trim() || { problem: `--token-env ${flags.tokenEnv}: that environment variable is not set or empty` }
+  }
+  return undefined
+}
+
+/** `--remote` as the composition takes it, or what is wrong with it. */
+async function remoteTarget(flags: RemoteFlags, token: string | undefined): Promise<RemoteTarget | { problem: string } | undefined> {
+  if (flags.remote === undefined) return undefined
+  if (isRemoteUrl(flags.remote)) return { url: flags.remote, token: token ?? '' }
+  const { splitCommandLine } = await import('@deepseek-ai/dsh-tools-remote')
+  const argv = splitCommandLine(flags.remote)
+  return Array.isArray(argv) ? { command: argv } : { problem: `--remote: ${argv.problem}` }
+}
+
+/** The remote could not be reached: the error as a tool would give it (`dsh call` prints it as its result). */
+interface Unavailable {
+  unavailable: { message: string; name: string; code: string }
+}
+
+/**
+ * The composition with `--config` applied (or fronting `remote`), or the exit code of why it could not be built
+ * (already reported), or — for a remote that cannot be reached — its REMOTE_UNAVAILABLE error for the caller to
+ * report (exit 1, as for any tool error).
+ */
+async function startHost(command: CommandName, configPath: string | undefined, sandbox: boolean, remote?: RemoteTarget): Promise<DefaultContext | number | Unavailable> {
   const { createDefaultContext, readConfigFile, DshError, DshErrorCode } = await import('./index.ts')
+  // While a remote starts, plugin log lines are held: an unreachable remote is reported once, as its error
+  // result, not also as the plugin failure Cordis logs (with a stack trace) on the way.
+  let held: string[] | undefined = remote ? [] : undefined
+  const log = (line: string) => (held ? held.push(line) : process.stderr.write(`${line}\n`))
+  const release = (keep: (line: string) => boolean) => {
+    const lines = held ?? []
+    held = undefined
+    for (const line of lines) if (keep(line)) process.stderr.write(`${line}\n`)
+  }
   try {
     const config = configPath === undefined ? {} : await readConfigFile(configPath)
-    const host = await createDefaultContext({ config, sandbox })
-    // The tools never need credentials, and a command could read them back from /proc/$PPID/environ.
+    const host = await createDefaultContext({ config, log, sandbox, ...(remote ? { remote } : {}) })
+    release(() => true)
+    // The tools never need credentials, and a command could read them back from /proc/$PPID/environ. The token
+    // (--token-env) was read before this; a remote command's environment was taken when tools-remote started.
     const { forgetCredentials } = await import('./environ.ts')
     forgetCredentials()
     return host
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error)
+    const cause = (error as { cause?: { code?: unknown; message?: string; name?: string } }).cause
+    release((line) => !(cause?.code === 'REMOTE_UNAVAILABLE' && line.startsWith('dsh: [error] tools-remote:')))
     if (error instanceof DshError && error.code === DshErrorCode.DSH_CONFIG_INVALID) {
       return usage(command, `invalid --config ${configPath}: ${message}`)
+    }
+    if (cause?.code === 'REMOTE_UNAVAILABLE') {
+      return { unavailable: { message: cause.message ?? message, name: cause.name ?? 'RemoteError', code: 'REMOTE_UNAVAILABLE' } }
     }
     await write(process.stderr, `dsh: the runtime could not start: ${message}\n`)
     return EXIT.START_FAILED
   }
+}
+
+/** Token and `--remote` resolved, then the host started; a number is the exit code (already reported). */
+async function startFor(command: CommandName, invocation: RemoteFlags & { config?: string; sandbox?: boolean }): Promise<{ host: DefaultContext | Unavailable; token: string | undefined } | number> {
+  const token = await readToken(invocation)
+  if (typeof token === 'object') return usage(command, token.problem)
+  const remote = await remoteTarget(invocation, token)
+  if (remote && 'problem' in remote) return usage(command, remote.problem)
+  const host = await startHost(command, invocation.config, invocation.sandbox ?? false, remote)
+  return typeof host === 'number' ? host : { host, token }
+}
+
+/** A remote that cannot be reached, for the commands that do not print a tool result: stderr, exit 1. */
+async function reportUnavailable(host: Unavailable): Promise<number> {
+  await write(process.stderr, `dsh: ${host.unavailable.message}\n`)
+  return EXIT.TOOL_ERROR
 }
 
 async function stop(host: DefaultContext): Promise<void> {
@@ -131,8 +198,15 @@ async function runCall(invocation: Of<'call'>): Promise<number> {
     if (typeof parsed === 'string') return usage('call', parsed.replace('the arguments', 'the arguments on stdin'))
     args = parsed
   }
-  const host = await startHost('call', invocation.config, invocation.sandbox)
-  if (typeof host === 'number') return host
+  const started = await startFor('call', invocation)
+  if (typeof started === 'number') return started
+  const host = started.host
+  if ('unavailable' in host) {
+    const error = host.unavailable
+    const text = `Error: ${error.message}`
+    await write(process.stdout, invocation.json ? `${JSON.stringify({ text, isError: true, error })}\n` : `${text}\n`)
+    return EXIT.TOOL_ERROR
+  }
   running = true
   let code: number
   try {
@@ -152,8 +226,10 @@ async function runCall(invocation: Of<'call'>): Promise<number> {
 }
 
 async function runTools(invocation: Of<'tools'>): Promise<number> {
-  const host = await startHost('tools', invocation.config)
-  if (typeof host === 'number') return host
+  const started = await startFor('tools', invocation)
+  if (typeof started === 'number') return started
+  const host = started.host
+  if ('unavailable' in host) return reportUnavailable(host)
   try {
     const schemas = host.ctx.tools.schemas()
     if (invocation.json) {
@@ -185,8 +261,10 @@ function firstSentence(text: string): string {
 }
 
 async function runPrompt(invocation: Of<'prompt'>): Promise<number> {
-  const host = await startHost('prompt', invocation.config)
-  if (typeof host === 'number') return host
+  const started = await startFor('prompt', invocation)
+  if (typeof started === 'number') return started
+  const host = started.host
+  if ('unavailable' in host) return reportUnavailable(host)
   try {
     await write(process.stdout, `${host.ctx.systemPrompt.assemble()}\n`)
   } finally {
@@ -198,15 +276,38 @@ async function runPrompt(invocation: Of<'prompt'>): Promise<number> {
 async function runMcp(invocation: Of<'mcp'>): Promise<number> {
   const cwd = invocation.cwd === undefined ? undefined : await resolveCwd(invocation.cwd)
   if (cwd !== undefined && typeof cwd !== 'string') return usage('mcp', cwd.problem)
-  const host = await startHost('mcp', invocation.config, invocation.sandbox)
-  if (typeof host === 'number') return host
+  const started = await startFor('mcp', invocation)
+  if (typeof started === 'number') return started
+  const host = started.host
+  if ('unavailable' in host) return reportUnavailable(host)
+  const options = {
+    serverInfo: { name: 'dsh', version: version() },
+    ...(cwd === undefined ? {} : { cwd }),
+    log: (line: string) => process.stderr.write(`dsh mcp: ${line}\n`),
+  }
   try {
+    if (invocation.http) {
+      const { serveHttp } = await import('@deepseek-ai/dsh-mcp')
+      const server = await serveHttp(host.ctx, {
+        ...options,
+        token: started.token ?? '',
+        ...(invocation.host === undefined ? {} : { host: invocation.host }),
+        port: invocation.port ?? DEFAULT_HTTP_PORT,
+      }).catch(async (error: NodeJS.ErrnoException) => {
+        await write(process.stderr, `dsh mcp: cannot listen on ${invocation.host ?? '127.0.0.1'}:${invocation.port ?? DEFAULT_HTTP_PORT}: ${error.message}\n`)
+        return undefined
+      })
+      if (!server) return EXIT.START_FAILED
+      // The one line a supervisor (or a test) reads to learn where the server is.
+      await write(process.stderr, `dsh mcp: listening on ${server.url}\n`)
+      const close = () => void server.close()
+      process.on('SIGTERM', close)
+      process.on('SIGINT', close)
+      await server.closed
+      return EXIT.OK
+    }
     const { serveStdio } = await import('@deepseek-ai/dsh-mcp')
-    const connection = await serveStdio(host.ctx, {
-      serverInfo: { name: 'dsh', version: version() },
-      ...(cwd === undefined ? {} : { cwd }),
-      log: (line) => process.stderr.write(`dsh mcp: ${line}\n`),
-    })
+    const connection = await serveStdio(host.ctx, options)
     const close = () => void connection.close()
     process.on('SIGTERM', close)
     process.on('SIGINT', close)
@@ -216,3 +317,6 @@ async function runMcp(invocation: Of<'mcp'>): Promise<number> {
   }
   return EXIT.OK
 }
+
+/** `dsh mcp --http` listens here unless `--port` says otherwise. */
+export const DEFAULT_HTTP_PORT = 8765

@@ -35,7 +35,7 @@ describe('dsh arguments', () => {
     expect(parseArgs(['mcp', '--sandbox'])).toEqual({ kind: 'mcp', sandbox: true })
     expect(parseArgs(['call', 'bash', '--sandbox'])).toMatchObject({ kind: 'call', sandbox: true })
     expect(parseArgs(['tools', '--sandbox'])).toMatchObject({ kind: 'usage', command: 'tools' })
-    expect(parseArgs(['prompt', '--json'])).toMatchObject({ kind: 'usage', command: 'prompt', message: 'unknown flag --json for "dsh prompt" (flags: --config, --help)' })
+    expect(parseArgs(['prompt', '--json'])).toMatchObject({ kind: 'usage', command: 'prompt', message: 'unknown flag --json for "dsh prompt" (flags: --config, --remote, --token-file, --token-env, --help)' })
     expect(parseArgs(['tools', '--cwd', 'x'])).toMatchObject({ kind: 'usage', command: 'tools' })
   })
 
@@ -57,7 +57,7 @@ describe('dsh arguments', () => {
     expect(parseArgs([])).toEqual({ kind: 'usage', command: undefined, message: 'missing command' })
     expect(parseArgs(['run'])).toEqual({ kind: 'usage', command: undefined, message: 'unknown command "run" (commands: call, tools, prompt, mcp)' })
     expect(parseArgs(['--cwd', 'x', 'call'])).toEqual({ kind: 'usage', command: undefined, message: 'unknown flag --cwd: flags go after the command' })
-    expect(parseArgs(['call', 'glob', '--bogus=1'])).toEqual({ kind: 'usage', command: 'call', message: 'unknown flag --bogus for "dsh call" (flags: --cwd, --json, --config, --sandbox, --help)' })
+    expect(parseArgs(['call', 'glob', '--bogus=1'])).toEqual({ kind: 'usage', command: 'call', message: 'unknown flag --bogus for "dsh call" (flags: --cwd, --json, --config, --sandbox, --remote, --token-file, --token-env, --help)' })
     expect(parseArgs(['call', 'glob', '-x'])).toMatchObject({ kind: 'usage', message: expect.stringMatching(/^unknown flag -x /) })
     expect(parseArgs(['call', 'glob', '--json', '--json'])).toEqual({ kind: 'usage', command: 'call', message: '--json given twice' })
     expect(parseArgs(['call', 'glob', '--json=yes'])).toEqual({ kind: 'usage', command: 'call', message: '--json takes no value' })

@@ -62,6 +62,20 @@ describe('default composition', () => {
     expect(lines).toEqual([])
   })
 
+  test('a remote takes no local config and no sandbox: either is DSH_CONFIG_INVALID before anything starts', async () => {
+    const remote = { command: [process.execPath, '-e', 'process.exit(9)'] }
+    const lines: string[] = []
+    expect(await rejection(createDefaultContext({ remote, sandbox: true, log: (line) => lines.push(line) }))).toMatchObject({
+      code: DshErrorCode.DSH_CONFIG_INVALID,
+      message: '--sandbox confines local tools, which a remote replaces: start the remote dsh with --sandbox in its own command',
+    })
+    expect(await rejection(createDefaultContext({ remote, config: { 'tool-fs': {} }, log: (line) => lines.push(line) }))).toMatchObject({
+      code: DshErrorCode.DSH_CONFIG_INVALID,
+      message: 'a config sets local plugins, which a remote replaces: give the remote dsh its own --config in its command',
+    })
+    expect(lines).toEqual([])
+  })
+
   test('dispose can be called twice', async () => {
     const host = await createDefaultContext()
     await host.dispose()

@@ -127,7 +127,7 @@ describe('dsh call', () => {
       expect(run.stdout).toBe('')
       expect(run.stderr).toMatch(/^dsh: .+\nUsage: .+\nRun "dsh( \w+)? --help" for details\.\n$/)
     }
-    expect((await dsh(['call', 'glob', '--verbose'])).stderr).toMatch(/^dsh: unknown flag --verbose for "dsh call" \(flags: --cwd, --json, --config, --sandbox, --help\)\n/)
+    expect((await dsh(['call', 'glob', '--verbose'])).stderr).toMatch(/^dsh: unknown flag --verbose for "dsh call" \(flags: --cwd, --json, --config, --sandbox, --remote, --token-file, --token-env, --help\)\n/)
   })
 
   test('a reader that goes away early (EPIPE) is not an error: dsh cleans up and exits with the call\'s code', async () => {

@@ -66,8 +66,9 @@ export function dsh(args: readonly string[], options: { cwd?: string; input?: st
 }
 
 /** Starts the built `dsh` without waiting for it (for signals). */
-export function startDsh(args: readonly string[], options: { cwd?: string } = {}): { child: ChildProcessWithoutNullStreams; exited: Promise<Run> } {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd ?? ROOT, stdio: ['pipe', 'pipe', 'pipe'] })
+export function startDsh(args: readonly string[], options: { cwd?: string; env?: Record<string, string> } = {}): { child: ChildProcessWithoutNullStreams; exited: Promise<Run> } {
+  const env = options.env ? { ...process.env, ...options.env } : process.env
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd ?? ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })

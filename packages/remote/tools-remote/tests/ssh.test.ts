@@ -1,0 +1,95 @@
+import { readFileSync } from 'node:fs'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { createDefaultContext, type DefaultContext } from '@deepseek-ai/dsh'
+import type { ToolResult } from '@deepseek-ai/dsh-tools'
+import { dshMcpArgv, ensureBuilt, processesWith, startSshd, SUITE, uniqueSleep, until, workspace, type Sshd } from './fixtures.ts'
+
+// Real OpenSSH on loopback: sshd started by the test with throwaway keys, the ssh client carrying `dsh mcp`.
+const facts = (result: ToolResult) => ({ text: result.content[0].text, isError: result.isError, code: result.error?.code ?? null })
+
+let ws: ReturnType<typeof workspace>
+let sshd: Sshd
+let local: DefaultContext
+
+beforeAll(async () => {
+  ensureBuilt()
+  ws = workspace()
+  sshd = await startSshd()
+  local = await createDefaultContext()
+}, 60_000)
+
+afterAll(async () => {
+  await local?.dispose()
+  await sshd?.stop()
+  ws?.cleanup()
+})
+
+function command(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim()
+  } catch {
+    return undefined
+  }
+}
+/** The `dsh mcp` servers sshd started for this workspace (the ssh clients' argv holds the same words). */
+const remotes = () => processesWith(`mcp\0--cwd\0${ws.dir}`).filter((pid) => command(pid) === 'node')
+const sshClients = () => processesWith(sshd.clientMarker).filter((pid) => command(pid) === 'ssh')
+
+describe('tools-remote over ssh -T host dsh mcp', () => {
+  let host: DefaultContext
+  beforeAll(async () => {
+    host = await createDefaultContext({ remote: { command: [...sshd.ssh, ...dshMcpArgv(ws.dir)] } })
+  }, 60_000)
+  afterAll(async () => {
+    await host?.dispose()
+  })
+
+  test('mounts the same tools and instructions as the local composition', () => {
+    expect(JSON.parse(JSON.stringify(host.ctx.tools.schemas()))).toEqual(JSON.parse(JSON.stringify(local.ctx.tools.schemas())))
+    expect(host.ctx.systemPrompt.assemble()).toBe(local.ctx.systemPrompt.assemble())
+  })
+
+  test('every call of the suite gives the text, error flag and code of the same call in-process', async () => {
+    for (const [name, args] of SUITE) {
+      const there = await host.ctx.tools.execute(name, args, { session: { id: 'ssh-suite', cwd: ws.dir } })
+      const here = await local.ctx.tools.execute(name, args, { session: { id: 'local-suite', cwd: ws.dir } })
+      expect({ name, args, ...facts(there) }).toEqual({ name, args, ...facts(here) })
+    }
+  })
+
+  test('killing the ssh client mid-command leaves nothing running on the remote side', async () => {
+    const session = { id: 'ssh-kill', cwd: ws.dir }
+    await host.ctx.tools.execute('read', { path: 'a.txt' }, { session })
+    const background = uniqueSleep()
+    const started = await host.ctx.tools.execute('bash', { command: background.command, description: 'Daemon', run_in_background: true }, { session })
+    expect(started.isError).toBe(false)
+    const sleep = uniqueSleep()
+    const call = host.ctx.tools.execute('bash', { command: sleep.command, description: 'Long' }, { session })
+    await until(() => processesWith(sleep.marker).length > 0 && processesWith(background.marker).length > 0, 'both remote sleeps run')
+    const servers = remotes().length
+    // Kill only the ssh client of this session's connection: the newest one (the others serve other sessions).
+    const clients = sshClients().sort((a, b) => a - b)
+    expect(clients.length).toBeGreaterThan(0)
+    process.kill(clients.at(-1)!, 'SIGKILL')
+    const lost = await call
+    expect(facts(lost)).toMatchObject({ isError: true, code: 'REMOTE_UNAVAILABLE' })
+    expect(lost.content[0].text).toContain('was lost during the call')
+    // sshd sees the connection drop and closes the session: the remote dsh reads EOF and stops everything it started.
+    await until(() => processesWith(sleep.marker).length === 0, 'the foreground sleep is gone on the remote side')
+    await until(() => processesWith(background.marker).length === 0, 'the background sleep is gone on the remote side')
+    await until(() => remotes().length === servers - 1, 'the remote dsh mcp of that connection exited')
+    // The next call reconnects through a new ssh connection.
+    const again = await host.ctx.tools.execute('read', { path: 'a.txt' }, { session })
+    expect(facts(again)).toEqual(facts(await local.ctx.tools.execute('read', { path: 'a.txt' }, { session })))
+  })
+
+  test('disposal closes the ssh connections, and the remote side exits', async () => {
+    const other = await createDefaultContext({ remote: { command: [...sshd.ssh, ...dshMcpArgv(ws.dir)] } })
+    await other.ctx.tools.execute('read', { path: 'a.txt' }, { session: { id: 'd1', cwd: ws.dir } })
+    await other.ctx.tools.execute('read', { path: 'a.txt' }, { session: { id: 'd2', cwd: ws.dir } })
+    const before = remotes().length
+    expect(before).toBeGreaterThanOrEqual(2)
+    await other.dispose()
+    await until(() => remotes().length <= before - 2, 'the two remote servers exited')
+  })
+})
