@@ -1,7 +1,7 @@
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { bashExecutorContract } from '@deepseek-ai/dsh-bash-testing'
+import { bashExecutorContract, executorUnderTest } from '@deepseek-ai/dsh-bash-testing'
 import { createTestContext } from '@deepseek-ai/dsh-testing'
 import LocalSubprocess from '@deepseek-ai/dsh-subprocess-local'
 import LocalBashExecutor from '../src/index.ts'
@@ -13,16 +13,5 @@ bashExecutorContract('bash-local', async () => {
   await t.active(t.ctx.plugin(LocalSubprocess, { spillDir: join(dir, '.spill') }))
   const fiber = t.ctx.plugin(LocalBashExecutor, { graceMs: 200 })
   await t.active(fiber)
-  return {
-    ctx: t.ctx,
-    dir,
-    disposeExecutor: () => fiber.dispose().then(() => {}),
-    async cleanup() {
-      try {
-        await t.dispose()
-      } finally {
-        await rm(dir, { recursive: true, force: true })
-      }
-    },
-  }
+  return executorUnderTest(t, dir, fiber)
 })

@@ -1,6 +1,6 @@
-import { mkdtemp, realpath, rm } from 'node:fs/promises'
+import { mkdtemp, realpath } from 'node:fs/promises'
 import { join } from 'node:path'
-import { bashExecutorContract } from '@deepseek-ai/dsh-bash-testing'
+import { bashExecutorContract, executorUnderTest } from '@deepseek-ai/dsh-bash-testing'
 import { createTestContext } from '@deepseek-ai/dsh-testing'
 import LocalSubprocess from '@deepseek-ai/dsh-subprocess-local'
 import Workspace from '@deepseek-ai/dsh-workspace'
@@ -16,16 +16,5 @@ bashExecutorContract('bash-sandbox', async () => {
   await t.active(t.ctx.plugin(Workspace, { roots: [dir] }))
   const fiber = t.ctx.plugin(SandboxBashExecutor, { graceMs: 200, network: 'host' })
   await t.active(fiber)
-  return {
-    ctx: t.ctx,
-    dir,
-    disposeExecutor: () => fiber.dispose().then(() => {}),
-    async cleanup() {
-      try {
-        await t.dispose()
-      } finally {
-        await rm(dir, { recursive: true, force: true })
-      }
-    },
-  }
+  return executorUnderTest(t, dir, fiber)
 }, { confinesStrays: true })

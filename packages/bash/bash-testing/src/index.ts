@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { rm } from 'node:fs/promises'
 import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
-import type { Context } from 'cordis'
+import type { Context, Fiber } from 'cordis'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import type { BashExecRequest, BashExecSpec, BashTaskDoneEvent } from '@deepseek-ai/dsh-bash'
 import { rejection, until } from '@deepseek-ai/dsh-testing'
@@ -17,6 +18,25 @@ export interface ExecutorUnderTest {
   disposeExecutor(): Promise<void>
   /** Disposes everything and removes `dir`; throws if a plugin reported an error. */
   cleanup(): Promise<void>
+}
+
+/**
+ * The usual `ExecutorUnderTest` of a provider whose fiber `executor` runs in the test context `t`: disposing the
+ * executor disposes that fiber; cleanup disposes `t`, then removes `dir` whatever happened.
+ */
+export function executorUnderTest(t: { readonly ctx: Context; dispose(): Promise<void> }, dir: string, executor: Fiber): ExecutorUnderTest {
+  return {
+    ctx: t.ctx,
+    dir,
+    disposeExecutor: () => executor.dispose().then(() => {}),
+    async cleanup() {
+      try {
+        await t.dispose()
+      } finally {
+        await rm(dir, { recursive: true, force: true })
+      }
+    },
+  }
 }
 
 export interface ContractOptions {
