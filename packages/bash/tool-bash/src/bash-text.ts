@@ -1,4 +1,6 @@
-import { type Static, Type } from '@sinclair/typebox'
+import type { Static } from '@sinclair/typebox'
+// The builders one by one, not the `Type` object: the bundle then keeps only these (docs/decisions/2026-12-01-start-up-schemas.md).
+import * as Type from '@sinclair/typebox'
 import type { BashRunResult, CollectedOutput } from '@deepseek-ai/dsh-bash'
 import { leftoverLines } from './common-text.ts'
 import { layout, type Part, type StreamSource } from './stream-text.ts'

@@ -1,4 +1,6 @@
-import { type Static, Type } from '@sinclair/typebox'
+import type { Static } from '@sinclair/typebox'
+// The builders one by one, not the `Type` object: the bundle then keeps only these (docs/decisions/2026-12-01-start-up-schemas.md).
+import * as Type from '@sinclair/typebox'
 import { capFooter, partialNote, showPath, type SpillOutcome, stoppedNote, trailerBytes, utf8Bytes, withinBudget } from './common-text.ts'
 import type { Page } from './search.ts'
 

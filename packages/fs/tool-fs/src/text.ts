@@ -1,4 +1,6 @@
-import { Type, type Static } from '@sinclair/typebox'
+import type { Static } from '@sinclair/typebox'
+// The builders one by one, not the `Type` object: the bundle then keeps only these (docs/decisions/2026-12-01-start-up-schemas.md).
+import * as Type from '@sinclair/typebox'
 import { clip, escapeControl, TRUNCATED_MARK } from '@deepseek-ai/dsh-text'
 
 /*
