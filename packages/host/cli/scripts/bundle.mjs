@@ -1,14 +1,19 @@
-// Bundles the `dsh` command into dist/dsh.mjs (run after `tsc -b`; `npm run build` does both). Why: a cold start
+// Bundles the `dsh` command into dist/dsh.cjs (run after `tsc -b`; `npm run build` does both). Why: a cold start
 // that loads ~260 ES modules from node_modules spends most of its time in the module loader, and the composition's
 // argument validators can be compiled now instead of at every start. See
 // docs/decisions/2026-12-01-bundled-cli-entry.md. Output, all git-ignored under dist/:
-//   dsh.mjs             the entry: argument parsing, help, version (nothing else loads for those)
+//   dsh.cjs             the entry: argument parsing, help, version (nothing else loads for those)
 //   chunks/runtime-*    the composition and every plugin, with validators compiled ahead of time
 //   chunks/mcp-*        the MCP SDK and host (only `dsh mcp` and `--remote` load it)
 //   chunks/dist-*       tools-remote (only `--remote` loads it)
 //   chunks/ajv-*        ajv, for a schema the build did not see (a --config that changes a schema)
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
-import { dirname, join } from 'node:path'
+// Each is CommonJS, split in a stub (`X.cjs`) and its code (`X.code.cjs`) with the V8 code cache that training
+// runs of the finished bundle made for it (`X.code.cjs.v8`): see bin/load-bundle.cjs and
+// docs/decisions/2026-12-01-code-cache.md.
+import { spawn, spawnSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, relative } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { build } from 'rolldown'
 import { lazySdkValidator } from './lazy-sdk-validator.mjs'
@@ -49,8 +54,22 @@ const ENTRY = /[\\/]packages[\\/]host[\\/]cli[\\/]dist[\\/](bin|main|args|help)\
 // ajv's run-time helpers (string length, deep equality) are what the precompiled validators need: not all of ajv.
 const AJV_RUNTIME = /[\\/]node_modules[\\/](ajv[\\/]dist[\\/]runtime[\\/](ucs2length|equal)\.js$|fast-deep-equal[\\/])/
 
+// The bundle runs from V8 code caches, and Node 20 loses the dynamic-import callback of cached code: the one module
+// that imports at run time (the packaged ripgrep) calls the loader's import instead (bin/load-bundle.cjs).
+const RIPGREP_LOCATOR = /[\\/]packages[\\/]fs[\\/]tool-fs-search[\\/]dist[\\/]ripgrep\.js$/
+const importOutsideCache = {
+  name: 'dsh-import-outside-cache',
+  transform(code, id) {
+    if (!RIPGREP_LOCATOR.test(id)) return null
+    const calls = code.split('return import(').length - 1
+    if (calls !== 2) throw new Error(`${id} changed: expected 2 dynamic imports to route through the loader, found ${calls}`)
+    return code.replaceAll('return import(', 'return __dshImport(')
+  },
+}
+
 async function bundle({ tools, precompiled }) {
   rmSync(join(dist, 'chunks'), { recursive: true, force: true })
+  for (const name of readdirSync(dist)) if (/^dsh\./.test(name)) rmSync(join(dist, name))
   const toolsDist = `${tools}/`
   await build({
     input: { dsh: join(dist, 'bin.js') },
@@ -60,10 +79,10 @@ async function bundle({ tools, precompiled }) {
     logLevel: 'warn',
     onLog(level, log, handler) {
       if (log.code === 'INEFFECTIVE_DYNAMIC_IMPORT') return // a lazy import that another chunk also makes eagerly
-      if (log.code === 'SOURCEMAP_BROKEN' && log.plugin === lazySdkValidator.name) return // lines shift in that one file
+      if (log.code === 'SOURCEMAP_BROKEN' && [lazySdkValidator.name, importOutsideCache.name].includes(log.plugin)) return // lines shift in that one file
       handler(level, log)
     },
-    plugins: [lazySdkValidator, {
+    plugins: [lazySdkValidator, importOutsideCache, {
       name: 'dsh-precompiled-validators',
       resolveId(source, importer) {
         if (source === './precompiled.js' && importer?.startsWith(toolsDist)) return precompiled
@@ -72,9 +91,9 @@ async function bundle({ tools, precompiled }) {
     }],
     output: {
       dir: dist,
-      format: 'esm',
-      entryFileNames: '[name].mjs',
-      chunkFileNames: 'chunks/[name]-[hash].mjs',
+      format: 'cjs',
+      entryFileNames: '[name].cjs',
+      chunkFileNames: 'chunks/[name]-[hash].cjs',
       sourcemap: true,
       codeSplitting: {
         groups: [
@@ -89,6 +108,68 @@ async function bundle({ tools, precompiled }) {
   })
 }
 
+/** Every file of the bundle becomes a stub that runs its code through bin/load-bundle.cjs. */
+function splitStubs() {
+  const loader = join(cli, 'bin', 'load-bundle.cjs')
+  const files = ['dsh.cjs', ...readdirSync(join(dist, 'chunks')).filter((name) => name.endsWith('.cjs')).map((name) => `chunks/${name}`)]
+  for (const name of files) {
+    const stub = join(dist, name)
+    renameSync(stub, stub.replace(/\.cjs$/, '.code.cjs'))
+    const from = relative(dirname(stub), loader)
+    writeFileSync(stub, `#!/usr/bin/env node\n'use strict'\nrequire(${JSON.stringify(from)}).load(module, require, __filename)\n`)
+  }
+}
+
+// What the training runs do: the start of every command, a call of each tool in and out of MCP. What they compile
+// is what the caches hold; the rest is compiled on first use, as without a cache.
+const INITIALIZE = { id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'dsh-build', version: '0' } } }
+const CALLS = [['glob', { pattern: '*' }], ['grep', { pattern: 'x' }], ['read', { path: 'a.txt' }], ['bash', { command: 'true', description: 'Do nothing' }]]
+
+/** Runs the finished bundle as a user would, with DSH_BUILD_CODE_CACHE=1: each run writes the caches of what it loaded. */
+async function train() {
+  const project = mkdtempSync(join(tmpdir(), 'dsh-build-'))
+  try {
+    writeFileSync(join(project, 'a.txt'), 'x\n')
+    const env = { ...process.env, DSH_BUILD_CODE_CACHE: '1' }
+    for (const [tool, args] of CALLS) {
+      const result = spawnSync(process.execPath, [join(dist, 'dsh.cjs'), 'call', tool, JSON.stringify(args)], { cwd: project, env, encoding: 'utf8' })
+      if (result.status !== 0) throw new Error(`training run dsh call ${tool} exited ${result.status}: ${result.stdout}${result.stderr}`)
+    }
+    // Last, so that the caches of the chunks it shares with `dsh call` are the ones that also hold the MCP path.
+    await trainMcp(project, env)
+  } finally {
+    rmSync(project, { recursive: true, force: true })
+  }
+}
+
+/** `dsh mcp`: initialize, list, one call of each tool; stdin ends (and the server with it) once all are answered. */
+function trainMcp(project, env) {
+  const requests = [{ method: 'tools/list' }, ...CALLS.map(([name, args]) => ({ method: 'tools/call', params: { name, arguments: args } }))]
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(dist, 'dsh.cjs'), 'mcp', '--cwd', project], { cwd: project, env, stdio: ['pipe', 'pipe', 'inherit'] })
+    const send = (message) => child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`)
+    let answers = 0
+    let buffered = ''
+    child.stdout.setEncoding('utf8').on('data', (chunk) => {
+      buffered += chunk
+      for (let at = buffered.indexOf('\n'); at !== -1; at = buffered.indexOf('\n')) {
+        const line = buffered.slice(0, at)
+        buffered = buffered.slice(at + 1)
+        if (!('id' in JSON.parse(line))) continue
+        if (++answers === 1) {
+          send({ method: 'notifications/initialized' })
+          requests.forEach((request, i) => send({ id: 2 + i, ...request }))
+        } else if (answers === requests.length + 1) child.stdin.end()
+      }
+    })
+    child.once('error', reject)
+    child.once('close', (code) => (answers === requests.length + 1 ? resolve() : reject(new Error(`training run dsh mcp exited ${code} after ${answers} answers`))))
+    send(INITIALIZE)
+  })
+}
+
 const started = performance.now()
 await bundle(await writeValidators())
-process.stderr.write(`bundled dist/dsh.mjs in ${Math.round(performance.now() - started)} ms\n`)
+splitStubs()
+await train()
+process.stderr.write(`bundled dist/dsh.cjs in ${Math.round(performance.now() - started)} ms\n`)

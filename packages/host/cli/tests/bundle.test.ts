@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process'
-import { readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { Ajv, type ValidateFunction } from 'ajv'
 import fc from 'fast-check'
-import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from 'vitest'
 import type { JsonSchema } from '@deepseek-ai/dsh-tools'
 import { AJV_OPTIONS } from '../../../core/tools/src/validation.ts'
 import { createDefaultContext } from '../src/index.ts'
@@ -32,22 +32,23 @@ beforeAll(async () => {
 
 afterAll(() => ws?.cleanup())
 
-/** Runs the bundle with the ESM loader's debug log on; resolves with the files it loaded from dist/. */
-function loadedFiles(args: readonly string[], input = ''): Promise<{ code: number | null; stdout: string; files: string[]; ajv: boolean }> {
+/** Runs the bundle with the module loader's debug log on; resolves with the files it loaded from dist/. */
+function loadedFiles(args: readonly string[], input = '', nodeArgs: readonly string[] = []): Promise<{ code: number | null; stdout: string; stderr: string; files: string[]; ajv: boolean }> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: ws.dir, env: { ...process.env, NODE_DEBUG: 'esm,module' }, stdio: ['pipe', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [...nodeArgs, BIN, ...args], { cwd: ws.dir, env: { ...process.env, NODE_DEBUG: 'module' }, stdio: ['pipe', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
     child.on('error', fail)
     child.on('close', (code) => {
-      const prefix = pathToFileURL(`${DIST}/`).href
-      const files = [...stderr.matchAll(/Translating StandardModule (\S+)/g)].map((m) => m[1]!)
-        .filter((url) => url.startsWith(prefix)).map((url) => url.slice(prefix.length).replace(/-[\w-]{8}\.mjs$/, '-*.mjs'))
-      // CommonJS loads (NODE_DEBUG=module) name each file they load: ajv is CommonJS, bundled or not.
+      const prefix = `${DIST}/`
+      // The bundle is CommonJS: its stubs are loaded by require, which the debug log names (their code is read by
+      // bin/load-bundle.cjs). ajv is CommonJS too, bundled or not.
+      const files = [...stderr.matchAll(/load "([^"]+)"/g)].map((m) => m[1]!)
+        .filter((path) => path.startsWith(prefix)).map((path) => path.slice(prefix.length).replace(/-[\w-]{8}\.cjs$/, '-*.cjs'))
       const ajv = /[\\/]node_modules[\\/]ajv[\\/]/.test(stderr) || files.some((file) => file.startsWith('chunks/ajv-'))
-      done({ code, stdout, files: [...new Set(files)].sort(), ajv })
+      done({ code, stdout, stderr, files: [...new Set(files)].sort(), ajv })
     })
     child.stdin.end(input)
   })
@@ -83,7 +84,7 @@ describe('what a command loads', () => {
   test('dsh call loads the entry and the runtime chunks only: neither ajv nor the MCP SDK', async () => {
     const run = await loadedFiles(['call', 'glob', '{"pattern":"*.json"}'])
     expect(run.stdout).toBe('package.json\n')
-    expect(run.files).toEqual(['chunks/rolldown-runtime-*.mjs', 'chunks/runtime-*.mjs', 'dsh.mjs'])
+    expect(run.files).toEqual(['chunks/rolldown-runtime-*.cjs', 'chunks/runtime-*.cjs', 'dsh.cjs'])
     expect(run.ajv).toBe(false)
   })
 
@@ -100,20 +101,69 @@ describe('what a command loads', () => {
     expect(run.code).toBe(1)
     expect(run.stdout).toBe('Error: invalid arguments: property "limit" must be >= 1\n')
     expect(run.ajv).toBe(true)
-    expect(run.files).not.toContain('chunks/mcp-*.mjs')
+    expect(run.files).not.toContain('chunks/mcp-*.cjs')
   })
 
   test('dsh --version loads the entry alone', async () => {
     const run = await loadedFiles(['--version'])
     expect(run.stdout).toMatch(/^dsh \d+\.\d+\.\d+\n$/)
-    expect(run.files).toEqual(['dsh.mjs'])
+    expect(run.files).toEqual(['dsh.cjs'])
   })
 
   test('dsh mcp loads the MCP chunk, and no ajv: the SDK\'s validator (for elicitation, unused) builds it on first use', async () => {
     const run = await loadedFiles(['mcp', '--cwd', '.'])
     expect(run.code).toBe(0)
-    expect(run.files).toContain('chunks/mcp-*.mjs')
+    expect(run.files).toContain('chunks/mcp-*.cjs')
     expect(run.ajv).toBe(false)
+  })
+})
+
+describe('the code cache (bin/load-bundle.cjs)', () => {
+  /** A preload that reports, for every script the loader compiles, whether V8 took its code from the cache. */
+  function cacheProbe(): string {
+    const probe = join(ws.dir, 'cache-probe.cjs')
+    writeFileSync(probe, [
+      "const vm = require('node:vm')",
+      'const Script = vm.Script',
+      'vm.Script = class extends Script {',
+      '  constructor(code, options) {',
+      '    super(code, options)',
+      "    process.stderr.write(`cache ${options.filename.split('/').pop()} ${options.cachedData === undefined ? 'none' : this.cachedDataRejected ? 'rejected' : 'used'}\\n`)",
+      '  }',
+      '}',
+    ].join('\n'))
+    return probe
+  }
+  const verdicts = (stderr: string) => [...stderr.matchAll(/^cache (\S+) (\w+)$/gm)].map((m) => `${m[1]!.replace(/-[\w-]{8}\.code\.cjs$/, '-*.code.cjs')} ${m[2]}`)
+
+  test('a cold dsh call and dsh mcp run every chunk they load from the cache the build made', async () => {
+    const call = await loadedFiles(['call', 'glob', '{"pattern":"notes.txt"}'], '', ['--require', cacheProbe()])
+    expect(call.stdout).toBe('notes.txt\n')
+    expect(verdicts(call.stderr).sort()).toEqual(['dsh.code.cjs used', 'rolldown-runtime-*.code.cjs used', 'runtime-*.code.cjs used', 'runtime-*.code.cjs used'])
+    const mcp = await loadedFiles(['mcp', '--cwd', '.'], '', ['--require', cacheProbe()])
+    expect(verdicts(mcp.stderr)).toContain('mcp-*.code.cjs used')
+    expect(verdicts(mcp.stderr).filter((v) => !v.endsWith(' used'))).toEqual([])
+  })
+
+  test('a code file changed since the build runs without its cache (compiled as usual), and ripgrep still loads', async () => {
+    // A copy whose files have new times: every stamp differs from the code file's, so no cache is offered to V8.
+    // Inside the checkout, so that the packaged ripgrep resolves from it as from the package itself.
+    const copy = mkdtempSync(join(ROOT, 'node_modules', '.dsh-bundle-copy-'))
+    onTestFinished(() => rmSync(copy, { recursive: true, force: true }))
+    cpSync(join(ROOT, 'packages/host/cli/bin'), join(copy, 'bin'), { recursive: true })
+    cpSync(DIST, join(copy, 'dist'), { recursive: true })
+    cpSync(join(ROOT, 'packages/host/cli/package.json'), join(copy, 'package.json'))
+    const run = await new Promise<{ stdout: string; stderr: string }>((done) => {
+      const child = spawn(process.execPath, ['--require', cacheProbe(), join(copy, 'dist/dsh.cjs'), 'call', 'grep', '{"pattern":"two"}'], { cwd: ws.dir, stdio: ['ignore', 'pipe', 'pipe'] })
+      let stdout = ''
+      let stderr = ''
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
+      child.on('close', () => done({ stdout, stderr }))
+    })
+    expect(run.stdout).toBe('Found 1 match\n\nnotes.txt\nLine 2: two\n')
+    expect(verdicts(run.stderr).length).toBeGreaterThan(0)
+    expect(verdicts(run.stderr).filter((v) => !v.endsWith(' none'))).toEqual([])
   })
 })
 

@@ -10,7 +10,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..')
 /** The shipped `dsh`: the bundle that `npm run build` (and `ensureBuilt`) makes of the built packages. */
-export const BIN = join(ROOT, 'packages/host/cli/dist/dsh.mjs')
+export const BIN = join(ROOT, 'packages/host/cli/dist/dsh.cjs')
 
 /**
  * Builds the `dsh` command (and what it references, then the bundle) once per test run. Test files run in parallel, so the
