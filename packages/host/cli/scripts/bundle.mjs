@@ -10,7 +10,7 @@
 // Each is CommonJS, split in a stub (`X.cjs`) and its code (`X.code.cjs`) with the V8 code cache that training
 // runs of the finished bundle made for it (`X.code.cjs.v8`): see bin/load-bundle.cjs and
 // docs/decisions/2026-12-01-code-cache.md.
-import { spawn, spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, relative } from 'node:path'
@@ -120,23 +120,20 @@ function splitStubs() {
   }
 }
 
-// What the training runs do: the start of every command, a call of each tool in and out of MCP. What they compile
-// is what the caches hold; the rest is compiled on first use, as without a cache.
+// What the training run does: start, list, call each tool. What it compiles is what the caches hold; the rest is
+// compiled on first use, as without a cache.
 const INITIALIZE = { id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'dsh-build', version: '0' } } }
 const CALLS = [['glob', { pattern: '*' }], ['grep', { pattern: 'x' }], ['read', { path: 'a.txt' }], ['bash', { command: 'true', description: 'Do nothing' }]]
 
-/** Runs the finished bundle as a user would, with DSH_BUILD_CODE_CACHE=1: each run writes the caches of what it loaded. */
+/**
+ * Runs the finished bundle as a client would, with DSH_BUILD_CODE_CACHE=1, so that it writes the caches of what it
+ * loaded: one `dsh mcp` session, which loads every chunk a `dsh call` loads too, and calls each tool.
+ */
 async function train() {
   const project = mkdtempSync(join(tmpdir(), 'dsh-build-'))
   try {
     writeFileSync(join(project, 'a.txt'), 'x\n')
-    const env = { ...process.env, DSH_BUILD_CODE_CACHE: '1' }
-    for (const [tool, args] of CALLS) {
-      const result = spawnSync(process.execPath, [join(dist, 'dsh.cjs'), 'call', tool, JSON.stringify(args)], { cwd: project, env, encoding: 'utf8' })
-      if (result.status !== 0) throw new Error(`training run dsh call ${tool} exited ${result.status}: ${result.stdout}${result.stderr}`)
-    }
-    // Last, so that the caches of the chunks it shares with `dsh call` are the ones that also hold the MCP path.
-    await trainMcp(project, env)
+    await trainMcp(project, { ...process.env, DSH_BUILD_CODE_CACHE: '1' })
   } finally {
     rmSync(project, { recursive: true, force: true })
   }
