@@ -13,12 +13,31 @@ import { type ToolName, abortedMessage, exitMessage, invalidPatternMessage, kill
 export type RipgrepLoader = (attempt: number) => Promise<{ rgPath?: unknown }>
 
 const importRipgrep: RipgrepLoader = async (attempt) => {
+  const packaged = packagedBinary()
+  if (packaged !== undefined) return { rgPath: packaged }
   if (attempt === 0) return import('@vscode/ripgrep')
   // A module whose evaluation threw stays failed in the ESM cache: a fresh URL evaluates it once more, so a
   // platform package installed since the last call is found.
   const url = pathToFileURL(createRequire(import.meta.url).resolve('@vscode/ripgrep'))
   url.searchParams.set('attempt', String(attempt))
   return import(url.href) as Promise<{ rgPath?: unknown }>
+}
+
+/**
+ * The binary @vscode/ripgrep would export, found as it finds it (`bin/rg` of its platform package
+ * `@vscode/ripgrep-<platform>-<npm_config_arch or arch>`, resolved from its own module) without loading it: in
+ * the CommonJS bundle, importing that ES module starts Node's ES module loader, about a tenth of a cold `dsh call`.
+ * Undefined when that fails; the package itself is imported then, and its own error reported.
+ */
+function packagedBinary(): string | undefined {
+  try {
+    const require = createRequire(import.meta.url)
+    const arch = process.env.npm_config_arch || process.arch
+    const binary = process.platform === 'win32' ? 'rg.exe' : 'rg'
+    return createRequire(require.resolve('@vscode/ripgrep')).resolve(`@vscode/ripgrep-${process.platform}-${arch}/bin/${binary}`)
+  } catch {
+    return undefined
+  }
 }
 
 /**

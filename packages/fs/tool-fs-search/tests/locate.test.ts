@@ -1,5 +1,8 @@
+import { createRequire } from 'node:module'
+import { pathToFileURL } from 'node:url'
 import { afterEach, expect, test } from 'vitest'
 import { type Harness, harness, write } from './helpers.ts'
+import { RipgrepLocator } from '../src/ripgrep.ts'
 
 // Runs in its own file (its own module graph): @vscode/ripgrep must not have been imported before this test.
 let h: Harness
@@ -21,4 +24,16 @@ test('the packaged ripgrep is resolved on the first call, not at load, and a fai
   }
   expect(await h.text('grep', { pattern: 'hit' })).toBe('Found 1 match\n\na.txt\nLine 1: hit')
   expect(await h.text('glob', { pattern: '*' })).toBe('a.txt')
+})
+
+test('the packaged ripgrep found without loading its module is the binary that module exports', async () => {
+  // A fresh evaluation of the package (the test above left a failed one in the ES module cache).
+  const url = pathToFileURL(createRequire(import.meta.url).resolve('@vscode/ripgrep'))
+  url.searchParams.set('fresh', '1')
+  const { rgPath } = await import(url.href) as { rgPath: string }
+  h = await harness()
+  write(h.dir, { 'a.txt': 'hit\n' })
+  expect(await h.text('grep', { pattern: 'hit' })).toBe('Found 1 match\n\na.txt\nLine 1: hit')
+  const locator = new RipgrepLocator(undefined)
+  expect(await locator.path('grep')).toBe(rgPath)
 })

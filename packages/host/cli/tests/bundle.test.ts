@@ -145,6 +145,21 @@ describe('the code cache (bin/load-bundle.cjs)', () => {
     expect(verdicts(mcp.stderr).filter((v) => !v.endsWith(' used'))).toEqual([])
   })
 
+  test('cached code still imports an ES module at run time: the packaged ripgrep, when its platform package is missing', async () => {
+    // The locator finds the binary without importing the package; a bogus arch makes it import the package for its
+    // own error, through the loader's import (Node 20 loses the dynamic-import callback of cached code).
+    const result = await new Promise<{ stdout: string; stderr: string }>((done) => {
+      const child = spawn(process.execPath, [BIN, 'call', 'grep', '{"pattern":"two"}'], { cwd: ws.dir, env: { ...process.env, npm_config_arch: 'no-such-arch' }, stdio: ['ignore', 'pipe', 'pipe'] })
+      let stdout = ''
+      let stderr = ''
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
+      child.on('close', () => done({ stdout, stderr }))
+    })
+    expect(result.stdout).toBe(`Error: grep search failed: could not start ripgrep (@vscode/ripgrep): Could not find @vscode/ripgrep-${process.platform}-no-such-arch. Ensure optionalDependencies are installed for this platform (${process.platform}-no-such-arch).\n`)
+    expect(result.stderr).toBe('')
+  })
+
   test('a code file changed since the build runs without its cache (compiled as usual), and ripgrep still loads', async () => {
     // A copy whose files have new times: every stamp differs from the code file's, so no cache is offered to V8.
     // Inside the checkout, so that the packaged ripgrep resolves from it as from the package itself.
