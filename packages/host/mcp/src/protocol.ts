@@ -104,7 +104,7 @@ export class McpEngine {
       ['ping', () => ({})],
       ['logging/setLevel', (params) => this.setLevel(params)],
       ['tools/list', (params) => {
-        if (params !== undefined && isObject(params) && params.cursor !== undefined && typeof params.cursor !== 'string') {
+        if (isObject(params) && params.cursor !== undefined && typeof params.cursor !== 'string') {
           throw invalid('tools/list', 'params.cursor must be a string')
         }
         return { tools: this.options.listTools() }
