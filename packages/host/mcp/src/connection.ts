@@ -1,9 +1,9 @@
 import type { Context } from 'cordis'
-import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import { CallToolRequestSchema, ListToolsRequestSchema, type ProgressToken } from '@modelcontextprotocol/sdk/types.js'
+import type { ProgressToken } from '@modelcontextprotocol/sdk/types.js'
 import type { ToolSession } from '@deepseek-ai/dsh-tools'
 import type {} from '@deepseek-ai/dsh-system-prompt'
+import { McpEngine } from './protocol.ts'
 import { instructionsPreamble, progressMessage, toCallToolResult, toMcpTool } from './results.ts'
 import { rootDirectory } from './session.ts'
 
@@ -23,7 +23,8 @@ export interface McpOptions {
 }
 
 export interface McpConnection {
-  readonly server: Server
+  /** The protocol engine serving this connection. */
+  readonly server: McpEngine
   readonly sessionId: string
   /** The session tools run in, once its directory is known (after roots/list when the client has roots). */
   session(): Promise<ToolSession>
@@ -50,33 +51,30 @@ export async function connect(ctx: Context, transport: Transport, options: McpOp
   const instructions = prompt
     ? `${instructionsPreamble(serverInfo.name, ctx.tools.list().map((tool) => tool.name))}\n\n${prompt}`
     : undefined
-  const server = new Server(serverInfo, {
-    capabilities: { tools: {}, logging: {} },
-    ...(instructions ? { instructions } : {}),
-  })
-  server.onerror = (error) => log(`protocol error: ${error.message}`)
-
   let session: Promise<ToolSession> | undefined
   const resolveSession = () => (session ??= (async () => {
     const cwd = options.cwd ?? (await rootDirectory(server, options.rootsTimeoutMs ?? 1000, log)) ?? process.cwd()
     return { id: sessionId, cwd }
   })())
+  const server = new McpEngine({
+    serverInfo,
+    instructions,
+    listTools: () => ctx.tools.schemas().map(toMcpTool),
+    callTool: async ({ name, arguments: args }, extra) => {
+      const current = await resolveSession()
+      const stopProgress = reportProgress(extra._meta?.progressToken, name, progressIntervalMs, (params) =>
+        extra.sendNotification({ method: 'notifications/progress', params }))
+      try {
+        const result = await ctx.tools.execute(name, args ?? {}, { signal: extra.signal, session: current })
+        return toCallToolResult(result)
+      } finally {
+        stopProgress()
+      }
+    },
+  })
+  server.onerror = (error) => log(`protocol error: ${error.message}`)
   // Ask for the roots as soon as the client is ready, so that the first call does not wait for them.
   server.oninitialized = () => void resolveSession()
-
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: ctx.tools.schemas().map(toMcpTool) }))
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const { name } = request.params
-    const current = await resolveSession()
-    const stopProgress = reportProgress(extra._meta?.progressToken, name, progressIntervalMs, (params) =>
-      extra.sendNotification({ method: 'notifications/progress', params }))
-    try {
-      const result = await ctx.tools.execute(name, request.params.arguments ?? {}, { signal: extra.signal, session: current })
-      return toCallToolResult(result)
-    } finally {
-      stopProgress()
-    }
-  })
 
   // Session notices (a background task finished) travel on the generic channel of ctx.tools: no seam's package here.
   const offNotice = ctx.on('tools/session-notice', (notice) => {

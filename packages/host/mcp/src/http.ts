@@ -3,9 +3,9 @@ import { createServer, type IncomingMessage, type Server as NodeHttpServer, type
 import type { AddressInfo } from 'node:net'
 import { hostname, networkInterfaces } from 'node:os'
 import type { Context } from 'cordis'
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
+import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { connect, type McpConnection, type McpOptions } from './connection.ts'
+import { isInitializeRequest } from './jsonrpc.ts'
 
 /** The one path the server answers on. */
 export const MCP_HTTP_PATH = '/mcp'
@@ -144,6 +144,8 @@ export async function serveHttp(ctx: Context, options: HttpOptions): Promise<Mcp
   }
   // A bearer token travels as one header word (RFC 6750): one with whitespace inside could never be presented.
   if (/\s/.test(options.token.trim())) throw new HttpConfigError('the --http token must not contain whitespace')
+  // The SDK's transport (and the zod schemas it validates with) loads only here: stdio never pays for it.
+  const { StreamableHTTPServerTransport } = await import('@modelcontextprotocol/sdk/server/streamableHttp.js')
   const host = options.host ?? '127.0.0.1'
   const tokenDigest = digest(options.token.trim())
   const log = options.log ?? (() => {})

@@ -1,4 +1,5 @@
 export { connect, type McpConnection, type McpOptions } from './connection.ts'
+export { LATEST_PROTOCOL_VERSION, McpEngine, McpProtocolError, SUPPORTED_PROTOCOL_VERSIONS, type CallToolParams, type McpEngineOptions, type RequestExtra } from './protocol.ts'
 export { ERROR_META_KEY, instructionsPreamble, progressMessage, toCallToolResult, toMcpTool } from './results.ts'
 export { HttpConfigError, MCP_HTTP_PATH, serveHttp, type HttpOptions, type McpHttpServer } from './http.ts'
 export { LineTransport, serveStdio, type StdioOptions } from './stdio.ts'

@@ -1,8 +1,9 @@
 import type { Readable, Writable } from 'node:stream'
 import type { Context } from 'cordis'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage, type JSONRPCRequest, type RequestId } from '@modelcontextprotocol/sdk/types.js'
+import type { JSONRPCMessage, JSONRPCRequest, RequestId } from '@modelcontextprotocol/sdk/types.js'
 import { connect, type McpConnection, type McpOptions } from './connection.ts'
+import { ErrorCode, isMessage } from './jsonrpc.ts'
 
 export interface StdioOptions extends McpOptions {
   /** Default `process.stdin`. */
@@ -182,13 +183,12 @@ export class LineTransport implements Transport {
       this.options.log(`stdin line is not JSON (${(error as Error).message})`)
       return this.reject(undefined, ErrorCode.ParseError, `Parse error: ${(error as Error).message}`)
     }
-    const parsed = JSONRPCMessageSchema.safeParse(value)
-    if (!parsed.success) {
+    if (!isMessage(value)) {
       const id = idOf(value)
       this.options.log('stdin line is JSON but not a JSON-RPC message')
       return this.reject(id, ErrorCode.InvalidRequest, 'Invalid Request: not a JSON-RPC 2.0 request, notification or response')
     }
-    const message = parsed.data
+    const message = value
     if ('method' in message && 'id' in message) {
       this.waiting.push({ request: message as JSONRPCRequest, bytes })
       this.waitingBytes += bytes
