@@ -4,10 +4,11 @@
 // docs/decisions/2026-12-01-bundled-cli-entry.md. Output, all git-ignored under dist/:
 //   dsh.cjs             the entry: argument parsing, help, version (nothing else loads for those)
 //   chunks/runtime-*    the composition and every plugin, with validators compiled ahead of time
-//   chunks/mcp-*        the MCP SDK and host (only `dsh mcp` and `--remote` load it)
+//   chunks/mcp-*        the MCP host, on its own engine (only `dsh mcp` loads it)
+//   chunks/mcp-sdk-*    the MCP SDK with zod (only `dsh mcp --http` and `--remote` load it)
 //   chunks/dist-*       tools-remote (only `--remote` loads it)
 //   chunks/ajv-*        ajv, for a schema the build did not see (a --config that changes a schema)
-// Each is CommonJS, split in a stub (`X.cjs`) and its code (`X.code.cjs`) with the V8 code cache that training
+// Each is CommonJS, split in a stub (`X.cjs`) and its code (`X.code.cjs`) with the V8 code cache that the training
 // runs of the finished bundle made for it (`X.code.cjs.v8`): see bin/load-bundle.cjs and
 // docs/decisions/2026-12-01-code-cache.md.
 import { spawn } from 'node:child_process'
@@ -45,7 +46,10 @@ async function writeValidators() {
   return { tools, precompiled: join(generated, 'precompiled.mjs') }
 }
 
-const MCP = /[\\/]node_modules[\\/](@modelcontextprotocol|zod|zod-to-json-schema)[\\/]|[\\/]packages[\\/]host[\\/]mcp[\\/]/
+// The MCP host and the MCP SDK are separate chunks: `dsh mcp` on stdio runs on the host's own engine and never
+// loads the SDK (with its zod schemas); HTTP mode and `--remote` do (docs/decisions/2026-12-01-own-mcp-server-engine.md).
+const MCP = /[\\/]packages[\\/]host[\\/]mcp[\\/]/
+const MCP_SDK = /[\\/]node_modules[\\/](@modelcontextprotocol|zod|zod-to-json-schema)[\\/]/
 // tools-remote (only `--remote` loads it) stays out of the groups: in the runtime group it would make that chunk
 // import the SDK's; in the mcp group it would pull the core it imports into that chunk. Its own chunk it is.
 const REMOTE = /[\\/]packages[\\/]remote[\\/]tools-remote[\\/]/
@@ -100,6 +104,7 @@ async function bundle({ tools, precompiled }) {
           // A group also takes the dependencies of what it matches, so the highest priority goes to the narrowest.
           { name: 'runtime', test: AJV_RUNTIME, priority: 4 },
           { name: 'ajv', test: AJV, priority: 3 },
+          { name: 'mcp-sdk', test: MCP_SDK, priority: 2 },
           { name: 'mcp', test: MCP, priority: 2 },
           { name: 'runtime', test: (id) => !ENTRY.test(id) && !REMOTE.test(id), priority: 1 },
         ],
@@ -126,17 +131,52 @@ const INITIALIZE = { id: 1, method: 'initialize', params: { protocolVersion: '20
 const CALLS = [['glob', { pattern: '*' }], ['grep', { pattern: 'x' }], ['read', { path: 'a.txt' }], ['bash', { command: 'true', description: 'Do nothing' }]]
 
 /**
- * Runs the finished bundle as a client would, with DSH_BUILD_CODE_CACHE=1, so that it writes the caches of what it
- * loaded: one `dsh mcp` session, which loads every chunk a `dsh call` loads too, and calls each tool.
+ * Runs the finished bundle as clients would, with DSH_BUILD_CODE_CACHE=1, so that each run writes the caches of what
+ * it loaded: `dsh mcp --http` first (the only run that loads the MCP SDK's chunk), then a `dsh mcp` session on
+ * stdio, which loads every chunk a `dsh call` loads too and calls each tool: its caches of the shared chunks are
+ * the ones kept.
  */
 async function train() {
   const project = mkdtempSync(join(tmpdir(), 'dsh-build-'))
   try {
     writeFileSync(join(project, 'a.txt'), 'x\n')
-    await trainMcp(project, { ...process.env, DSH_BUILD_CODE_CACHE: '1' })
+    const env = { ...process.env, DSH_BUILD_CODE_CACHE: '1' }
+    await trainHttp(project, env)
+    await trainMcp(project, env)
   } finally {
     rmSync(project, { recursive: true, force: true })
   }
+}
+
+/** `dsh mcp --http` on a free loopback port: initialize and list over HTTP, then SIGTERM (a clean exit). */
+function trainHttp(project, env) {
+  const token = 'dsh-build-training'
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(dist, 'dsh.cjs'), 'mcp', '--http', '--port', '0', '--token-env', 'DSH_BUILD_TOKEN', '--cwd', project],
+      { cwd: project, env: { ...env, DSH_BUILD_TOKEN: token }, stdio: ['ignore', 'ignore', 'pipe'] })
+    let stderr = ''
+    let asked = false
+    child.stderr.setEncoding('utf8').on('data', async (chunk) => {
+      stderr += chunk
+      const url = /listening on (\S+)/.exec(stderr)?.[1]
+      if (url === undefined || asked) return
+      asked = true
+      try {
+        const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
+        const first = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', ...INITIALIZE }) })
+        await first.text()
+        const session = first.headers.get('mcp-session-id')
+        const list = await fetch(url, { method: 'POST', headers: { ...headers, ...(session ? { 'mcp-session-id': session } : {}) }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) })
+        await list.text()
+        if (!first.ok || !list.ok) throw new Error(`answered ${first.status} and ${list.status}`)
+      } catch (error) {
+        reject(new Error(`training run dsh mcp --http: ${error.message}`))
+      }
+      child.kill('SIGTERM')
+    })
+    child.once('error', reject)
+    child.once('close', (code) => (asked && code === 0 ? resolve() : reject(new Error(`training run dsh mcp --http exited ${code}: ${stderr}`))))
+  })
 }
 
 /** `dsh mcp`: initialize, list, one call of each tool; stdin ends (and the server with it) once all are answered. */

@@ -110,10 +110,12 @@ describe('what a command loads', () => {
     expect(run.files).toEqual(['dsh.cjs'])
   })
 
-  test('dsh mcp loads the MCP chunk, and no ajv: the SDK\'s validator (for elicitation, unused) builds it on first use', async () => {
+  test('dsh mcp loads the MCP host\'s chunk, not the SDK\'s, and no ajv', async () => {
     const run = await loadedFiles(['mcp', '--cwd', '.'])
     expect(run.code).toBe(0)
     expect(run.files).toContain('chunks/mcp-*.cjs')
+    // On stdio the host runs its own protocol engine: the SDK (with its zod schemas) is for --http and --remote.
+    expect(run.files).not.toContain('chunks/mcp-sdk-*.cjs')
     expect(run.ajv).toBe(false)
   })
 })
