@@ -41,11 +41,15 @@ export class LocalBash {
   private readonly collect: CollectOptions
   private closed = false
 
-  /** Looked up once: the executor is restarted whenever ctx.subprocess is replaced (it is injected). */
-  private readonly subprocess: SubprocessService
+  /**
+   * `ctx.subprocess.spawn`, looked up once: the executor is restarted whenever ctx.subprocess is replaced (it is
+   * injected), and every read of a method on a Cordis service builds a tracing proxy and a context for it.
+   */
+  private readonly spawn: SubprocessService['spawn']
 
   constructor(ctx: Context, private readonly config: Config, private readonly launcher?: Launcher) {
-    this.subprocess = ctx.subprocess
+    const subprocess = ctx.subprocess
+    this.spawn = subprocess.spawn.bind(subprocess)
     // A head as large as the tail: a long log keeps its first lines (the command's start, the first error) too.
     this.collect = { maxBytes: config.maxOutputBytes, headBytes: config.maxOutputBytes, spill: { maxBytes: config.spillMaxBytes } }
   }
@@ -148,7 +152,7 @@ export class LocalBash {
       try {
         // `--`: a command that starts with "-" is a command, never a shell option.
         const argv = this.launcher ? await this.launcher.argv(spec) : [this.config.shell, '-c', '--', spec.command]
-        handle = await this.subprocess.spawn({
+        handle = await this.spawn({
           argv,
           cwd: spec.workdir,
           env: spec.env,
