@@ -9,7 +9,7 @@ import { CHILD_ENV, DRAIN_MS, outputEnds, subprocessTask, type TaskOffsets, type
 import {
   SubprocessError, SubprocessErrorCode, type CollectedStream, type CollectOptions, type SubprocessHandle, type SubprocessService,
 } from '@deepseek-ai/dsh-subprocess'
-import { clampTimeout, deadline } from '@deepseek-ai/dsh-timeout'
+import { clampTimeout } from '@deepseek-ai/dsh-timeout'
 import type { Config } from './config.ts'
 
 export { CHILD_ENV }
@@ -28,7 +28,44 @@ export interface Launcher {
 /** Makes a foreground command's leftovers a background task of its owner (the executor's table does it). */
 export type Adopt = (process: TaskProcess, offsets: TaskOffsets) => BashTask
 
-const NEVER = new AbortController().signal
+/**
+ * The timeout and the caller's signal of one foreground command: one timer and one listener; the first cause wins.
+ * (A derived AbortSignal for the subprocess, as `deadline()` makes, costs an AbortController and a second listener
+ * on every call, and this is the hot path.)
+ */
+class Limit {
+  /** What stopped the command first, if anything did. */
+  cause: 'timeout' | 'abort' | undefined
+  private handle: SubprocessHandle | undefined
+  private readonly timer: NodeJS.Timeout
+
+  constructor(private readonly signal: AbortSignal | undefined, ms: number) {
+    this.timer = setTimeout(this.expire, ms)
+    signal?.addEventListener('abort', this.abort)
+  }
+
+  /** The command to stop; one that a cause reached while it was starting is stopped now. */
+  attach(handle: SubprocessHandle): void {
+    this.handle = handle
+    if (this.cause) handle.terminate()
+  }
+
+  /** Stops the timer and leaves the signal: nothing reaches the command from here on. */
+  dispose(): void {
+    clearTimeout(this.timer)
+    this.signal?.removeEventListener('abort', this.abort)
+  }
+
+  private readonly expire = (): void => this.stop('timeout')
+  private readonly abort = (): void => this.stop('abort')
+
+  private stop(cause: 'timeout' | 'abort'): void {
+    if (this.cause) return
+    this.cause = cause
+    this.dispose()
+    this.handle?.terminate()
+  }
+}
 
 /**
  * What the local executor does itself, kept out of the Service object (whose properties Cordis reads through a
@@ -72,19 +109,20 @@ export class LocalBash {
    */
   async run(spec: BashExecSpec, adopt: Adopt): Promise<BashRunResult> {
     this.prepare(spec)
-    const limit = deadline(spec.signal ?? NEVER, spec.timeoutMs)
+    const limit = new Limit(spec.signal, spec.timeoutMs)
     let handle: SubprocessHandle
     try {
-      handle = await this.launch(spec, limit.signal, (h) => this.foreground.add(h))
+      handle = await this.launch(spec, limit, (h) => this.foreground.add(h))
     } catch (error) {
       limit.dispose()
       throw error
     }
+    limit.attach(handle)
     try {
       const exit = await handle.exited
       let drained = await outputEnds(handle, DRAIN_MS)
-      const timedOut = limit.expired
-      const aborted = !timedOut && limit.signal.aborted
+      const timedOut = limit.cause === 'timeout'
+      const aborted = limit.cause === 'abort'
       let leftover = false
       if (timedOut || aborted) {
         // A stopped command: its whole group is gone before the call ends, not only the shell.
@@ -146,12 +184,14 @@ export class LocalBash {
   }
 
   /** Spawns `<shell> -c <command>` and hands the handle to `register` before disposal can look for it. */
-  private launch(spec: BashExecSpec, signal: AbortSignal | undefined, register: (handle: SubprocessHandle) => void): Promise<SubprocessHandle> {
+  private launch(spec: BashExecSpec, limit: Limit | undefined, register: (handle: SubprocessHandle) => void): Promise<SubprocessHandle> {
     const launched = (async () => {
       let handle: SubprocessHandle
       try {
         // `--`: a command that starts with "-" is a command, never a shell option.
         const argv = this.launcher ? await this.launcher.argv(spec) : [this.config.shell, '-c', '--', spec.command]
+        // Cancelled (or timed out) while a launcher prepared the command: nothing starts.
+        if (limit?.cause) throw new BashError('command not started: the call was cancelled', { code: BashErrorCode.BASH_ABORTED })
         handle = await this.spawn({
           argv,
           cwd: spec.workdir,
@@ -160,7 +200,6 @@ export class LocalBash {
           stdout: this.collect,
           stderr: this.collect,
           graceMs: this.config.graceMs,
-          ...(signal ? { signal } : {}),
         })
       } catch (error) {
         throw translate(error)
