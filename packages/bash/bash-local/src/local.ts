@@ -180,7 +180,6 @@ export class LocalBash {
     if (this.closed) throw new BashError('the bash executor was disposed', { code: BashErrorCode.BASH_DISPOSED })
     if (spec.signal?.aborted) throw new BashError('command not started: the signal was already aborted', { code: BashErrorCode.BASH_ABORTED, cause: spec.signal.reason })
     if (spec.command.includes('\0')) throw new BashError('command contains a NUL byte', { code: BashErrorCode.BASH_INVALID_REQUEST })
-    checkWorkdir(spec.workdir)
   }
 
   /** Spawns `<shell> -c <command>` and hands the handle to `register` before disposal can look for it. */
@@ -202,6 +201,9 @@ export class LocalBash {
           graceMs: this.config.graceMs,
         })
       } catch (error) {
+        // A workdir that is not a directory fails the spawn (chdir in the child): only then is it looked at, so that
+        // the error blames it rather than the shell.
+        if (error instanceof SubprocessError && error.code === SubprocessErrorCode.SUBPROCESS_SPAWN_FAILED) checkWorkdir(spec.workdir)
         throw translate(error)
       }
       if (this.launcher?.wrap) handle = this.launcher.wrap(handle)
@@ -226,7 +228,7 @@ function shown(stream: CollectedStream | undefined): { output: CollectedOutput; 
   return { output: spillPath === undefined ? output : { ...output, spillPath }, next: nextOffset }
 }
 
-/** One synchronous stat: cheaper than a thread-pool round trip on every command, and it cannot block for long. */
+/** Throws BASH_INVALID_WORKDIR unless `workdir` is a directory (one synchronous stat, after a failed spawn only). */
 function checkWorkdir(workdir: string): void {
   const shown = JSON.stringify(workdir)
   let isDirectory: boolean
