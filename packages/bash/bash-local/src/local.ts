@@ -9,7 +9,7 @@ import { CHILD_ENV, DRAIN_MS, outputEnds, subprocessTask, type TaskOffsets, type
 import {
   SubprocessError, SubprocessErrorCode, type CollectedStream, type CollectOptions, type SubprocessHandle, type SubprocessService,
 } from '@deepseek-ai/dsh-subprocess'
-import { clampTimeout, deadline } from '@deepseek-ai/dsh-timeout'
+import { clampTimeout } from '@deepseek-ai/dsh-timeout'
 import type { Config } from './config.ts'
 
 export { CHILD_ENV }
@@ -28,7 +28,44 @@ export interface Launcher {
 /** Makes a foreground command's leftovers a background task of its owner (the executor's table does it). */
 export type Adopt = (process: TaskProcess, offsets: TaskOffsets) => BashTask
 
-const NEVER = new AbortController().signal
+/**
+ * The timeout and the caller's signal of one foreground command: one timer and one listener; the first cause wins.
+ * (A derived AbortSignal for the subprocess, as `deadline()` makes, costs an AbortController and a second listener
+ * on every call, and this is the hot path.)
+ */
+class Limit {
+  /** What stopped the command first, if anything did. */
+  cause: 'timeout' | 'abort' | undefined
+  private handle: SubprocessHandle | undefined
+  private readonly timer: NodeJS.Timeout
+
+  constructor(private readonly signal: AbortSignal | undefined, ms: number) {
+    this.timer = setTimeout(this.expire, ms)
+    signal?.addEventListener('abort', this.abort)
+  }
+
+  /** The command to stop; one that a cause reached while it was starting is stopped now. */
+  attach(handle: SubprocessHandle): void {
+    this.handle = handle
+    if (this.cause) handle.terminate()
+  }
+
+  /** Stops the timer and leaves the signal: nothing reaches the command from here on. */
+  dispose(): void {
+    clearTimeout(this.timer)
+    this.signal?.removeEventListener('abort', this.abort)
+  }
+
+  private readonly expire = (): void => this.stop('timeout')
+  private readonly abort = (): void => this.stop('abort')
+
+  private stop(cause: 'timeout' | 'abort'): void {
+    if (this.cause) return
+    this.cause = cause
+    this.dispose()
+    this.handle?.terminate()
+  }
+}
 
 /**
  * What the local executor does itself, kept out of the Service object (whose properties Cordis reads through a
@@ -41,11 +78,15 @@ export class LocalBash {
   private readonly collect: CollectOptions
   private closed = false
 
-  /** Looked up once: the executor is restarted whenever ctx.subprocess is replaced (it is injected). */
-  private readonly subprocess: SubprocessService
+  /**
+   * `ctx.subprocess.spawn`, looked up once: the executor is restarted whenever ctx.subprocess is replaced (it is
+   * injected), and every read of a method on a Cordis service builds a tracing proxy and a context for it.
+   */
+  private readonly spawn: SubprocessService['spawn']
 
   constructor(ctx: Context, private readonly config: Config, private readonly launcher?: Launcher) {
-    this.subprocess = ctx.subprocess
+    const subprocess = ctx.subprocess
+    this.spawn = subprocess.spawn.bind(subprocess)
     // A head as large as the tail: a long log keeps its first lines (the command's start, the first error) too.
     this.collect = { maxBytes: config.maxOutputBytes, headBytes: config.maxOutputBytes, spill: { maxBytes: config.spillMaxBytes } }
   }
@@ -68,19 +109,20 @@ export class LocalBash {
    */
   async run(spec: BashExecSpec, adopt: Adopt): Promise<BashRunResult> {
     this.prepare(spec)
-    const limit = deadline(spec.signal ?? NEVER, spec.timeoutMs)
+    const limit = new Limit(spec.signal, spec.timeoutMs)
     let handle: SubprocessHandle
     try {
-      handle = await this.launch(spec, limit.signal, (h) => this.foreground.add(h))
+      handle = await this.launch(spec, limit, (h) => this.foreground.add(h))
     } catch (error) {
       limit.dispose()
       throw error
     }
+    limit.attach(handle)
     try {
       const exit = await handle.exited
       let drained = await outputEnds(handle, DRAIN_MS)
-      const timedOut = limit.expired
-      const aborted = !timedOut && limit.signal.aborted
+      const timedOut = limit.cause === 'timeout'
+      const aborted = limit.cause === 'abort'
       let leftover = false
       if (timedOut || aborted) {
         // A stopped command: its whole group is gone before the call ends, not only the shell.
@@ -138,17 +180,18 @@ export class LocalBash {
     if (this.closed) throw new BashError('the bash executor was disposed', { code: BashErrorCode.BASH_DISPOSED })
     if (spec.signal?.aborted) throw new BashError('command not started: the signal was already aborted', { code: BashErrorCode.BASH_ABORTED, cause: spec.signal.reason })
     if (spec.command.includes('\0')) throw new BashError('command contains a NUL byte', { code: BashErrorCode.BASH_INVALID_REQUEST })
-    checkWorkdir(spec.workdir)
   }
 
   /** Spawns `<shell> -c <command>` and hands the handle to `register` before disposal can look for it. */
-  private launch(spec: BashExecSpec, signal: AbortSignal | undefined, register: (handle: SubprocessHandle) => void): Promise<SubprocessHandle> {
+  private launch(spec: BashExecSpec, limit: Limit | undefined, register: (handle: SubprocessHandle) => void): Promise<SubprocessHandle> {
     const launched = (async () => {
       let handle: SubprocessHandle
       try {
         // `--`: a command that starts with "-" is a command, never a shell option.
         const argv = this.launcher ? await this.launcher.argv(spec) : [this.config.shell, '-c', '--', spec.command]
-        handle = await this.subprocess.spawn({
+        // Cancelled (or timed out) while a launcher prepared the command: nothing starts.
+        if (limit?.cause) throw new BashError('command not started: the call was cancelled', { code: BashErrorCode.BASH_ABORTED })
+        handle = await this.spawn({
           argv,
           cwd: spec.workdir,
           env: spec.env,
@@ -156,9 +199,11 @@ export class LocalBash {
           stdout: this.collect,
           stderr: this.collect,
           graceMs: this.config.graceMs,
-          ...(signal ? { signal } : {}),
         })
       } catch (error) {
+        // A workdir that is not a directory fails the spawn (chdir in the child): only then is it looked at, so that
+        // the error blames it rather than the shell.
+        if (error instanceof SubprocessError && error.code === SubprocessErrorCode.SUBPROCESS_SPAWN_FAILED) checkWorkdir(spec.workdir)
         throw translate(error)
       }
       if (this.launcher?.wrap) handle = this.launcher.wrap(handle)
@@ -183,7 +228,7 @@ function shown(stream: CollectedStream | undefined): { output: CollectedOutput; 
   return { output: spillPath === undefined ? output : { ...output, spillPath }, next: nextOffset }
 }
 
-/** One synchronous stat: cheaper than a thread-pool round trip on every command, and it cannot block for long. */
+/** Throws BASH_INVALID_WORKDIR unless `workdir` is a directory (one synchronous stat, after a failed spawn only). */
 function checkWorkdir(workdir: string): void {
   const shown = JSON.stringify(workdir)
   let isDirectory: boolean

@@ -8,18 +8,25 @@ import type { TaskProcess } from './process.ts'
 import { TaskTable, type TaskOffsets, type TaskTableOptions } from './table.ts'
 
 /**
+ * Where the executor keeps its table. A method called through Cordis runs on a tracing proxy, on which every string
+ * property read looks itself up in the context's reflection table (and allocates a proxy for that); symbol reads
+ * pass straight through.
+ */
+const TABLE: unique symbol = Symbol('table')
+
+/**
  * A `BashExecutor` whose background tasks live in the shared task table. A provider implements `resolve`, `run`
  * and `spawnTask` only; `run` may hand a foreground command's leftovers to `adopt`. The table kills a session's
  * tasks when `ctx.tools.endSession(id)` runs, sends completion notices through `ctx.tools.notify`, and stops every
  * task when the executor is disposed.
  */
 export abstract class TaskBashExecutor extends BashExecutor {
-  private readonly table: TaskTable
+  private readonly [TABLE]: TaskTable
 
   constructor(ctx: Context, options: TaskTableOptions = {}) {
     super(ctx)
     const table = new TaskTable(ctx, options)
-    this.table = table
+    this[TABLE] = table
     ctx.on('tools/session-end', (sessionId) => table.endSession(sessionId))
     ctx.effect(() => () => table.close(), 'bash tasks')
   }
@@ -39,44 +46,44 @@ export abstract class TaskBashExecutor extends BashExecutor {
    * `offsets` is where its unread output starts (what the foreground result already showed is not repeated).
    */
   protected adopt(spec: BashExecSpec, process: TaskProcess, offsets: TaskOffsets): BashTask {
-    return this.table.adopt(spec, process, offsets)
+    return this[TABLE].adopt(spec, process, offsets)
   }
 
   /** Throws BASH_DISPOSED once disposal began (for `run`'s own checks). */
   protected assertOpen(): void {
-    this.table.assertOpen()
+    this[TABLE].assertOpen()
   }
 
   start(spec: BashExecSpec): Promise<BashTask> {
-    return this.table.start(spec, () => this.spawnTask(spec))
+    return this[TABLE].start(spec, () => this.spawnTask(spec))
   }
 
   get(id: string): BashTask | undefined {
-    return this.table.get(id)
+    return this[TABLE].get(id)
   }
 
   list(): BashTask[] {
-    return this.table.list()
+    return this[TABLE].list()
   }
 
   ownerOf(id: string): string | undefined {
-    return this.table.ownerOf(id)
+    return this[TABLE].ownerOf(id)
   }
 
   readOutput(id: string): BashTaskRead {
-    return this.table.readOutput(id)
+    return this[TABLE].readOutput(id)
   }
 
   waitFor(id: string, options: BashWaitOptions): Promise<BashWaitOutcome> {
-    return this.table.waitFor(id, options)
+    return this[TABLE].waitFor(id, options)
   }
 
   kill(id: string): Promise<boolean> {
-    return this.table.kill(id)
+    return this[TABLE].kill(id)
   }
 
   onTaskDone(listener: BashTaskDoneListener): () => Promise<void> {
     // `this.ctx` is the caller's context here: the listener goes away with the plugin that registered it.
-    return this.ctx.effect(() => this.table.addListener(listener), 'bash.onTaskDone')
+    return this.ctx.effect(() => this[TABLE].addListener(listener), 'bash.onTaskDone')
   }
 }

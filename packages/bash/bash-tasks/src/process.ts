@@ -36,12 +36,20 @@ export interface TaskProcess {
   onOutput(listener: () => void): () => void
 }
 
+/** Microtask turns given to `done` before a timer is set (the local provider's `done` follows `exited` in four). */
+const QUICK_TURNS = 8
+
 /** True when `handle`'s output ends within `ms` (its `done` settles); false when something still holds it open. */
 export async function outputEnds(handle: SubprocessHandle, ms: number): Promise<boolean> {
+  let ended = false
+  const ends = handle.done.then(() => { ended = true; return true })
+  // Mostly the output ended before the exit was seen, and `done` settles a few microtasks later: no timer then.
+  for (let turn = 0; turn < QUICK_TURNS && !ended; turn++) await undefined
+  if (ended) return true
   let timer: NodeJS.Timeout | undefined
   const bound = new Promise<boolean>((resolve) => { timer = setTimeout(resolve, ms, false) })
   try {
-    return await Promise.race([handle.done.then(() => true), bound])
+    return await Promise.race([ends, bound])
   } finally {
     clearTimeout(timer)
   }

@@ -1,9 +1,9 @@
-import type { BashExecutor, BashTask, BashTaskRead, BashWaitOutcome } from '@deepseek-ai/dsh-bash'
+import type { BashTask, BashTaskRead, BashWaitOutcome } from '@deepseek-ai/dsh-bash'
 import { CoreErrorCode, HarnessError, invalidArgs, type ToolExecution, type ToolOutput } from '@deepseek-ai/dsh-tools'
 import type { ResultLimits } from './bash.ts'
 import { renderList, renderRead, unkeptReadCuts, WAIT_DEFAULT_MS, WAIT_MAX_MS, waitLine, type BashOutputArgs } from './bash-output-text.ts'
 import { waitAbortedMessage, waitArgsMessage, waitPatternMessage } from './common-text.ts'
-import { ownTask } from './tasks.ts'
+import { ownTask, type Executor } from './tasks.ts'
 
 export type BashOutputValue = BashTaskRead & { wait?: BashWaitOutcome } | { tasks: BashTask[] }
 
@@ -11,7 +11,7 @@ export type BashOutputValue = BashTaskRead & { wait?: BashWaitOutcome } | { task
  * `bash_output`: what the task printed since the last read, and its status — after waiting, when asked, for a match
  * in new output, the end or a timeout; without a task id, the session's tasks. Within the result budget.
  */
-export async function bashOutput(executor: BashExecutor, args: BashOutputArgs, exec: ToolExecution, limits: ResultLimits): Promise<ToolOutput<BashOutputValue>> {
+export async function bashOutput(executor: Executor, args: BashOutputArgs, exec: ToolExecution, limits: ResultLimits): Promise<ToolOutput<BashOutputValue>> {
   const id = args.task_id
   if (id === undefined) {
     if (args.wait_for !== undefined || args.timeout_ms !== undefined) throw invalidArgs(waitArgsMessage())

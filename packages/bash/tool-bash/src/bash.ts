@@ -1,9 +1,10 @@
 import { resolve } from 'node:path'
-import { BashError, BashErrorCode, type BashExecutor, type BashRunResult, type BashTask } from '@deepseek-ai/dsh-bash'
+import { BashError, BashErrorCode, type BashRunResult, type BashTask } from '@deepseek-ai/dsh-bash'
 import { CoreErrorCode, HarnessError, invalidArgs, type ToolExecution, type ToolOutput } from '@deepseek-ai/dsh-tools'
 import { renderRun, renderStarted, unkeptCuts, type BashArgs } from './bash-text.ts'
 import { abortedMessage, notStartedMessage, nulMessage, workdirMessage } from './common-text.ts'
 import type { Keep } from './keep.ts'
+import type { Executor } from './tasks.ts'
 
 /** What a bash call needs besides its executor: the result budget and a way to keep output it cannot show whole. */
 export interface ResultLimits {
@@ -15,7 +16,7 @@ export interface ResultLimits {
  * `bash`: a foreground command (the call lasts as long as it runs, its signal kills it) or a background task
  * (the call returns its id at once). A non-zero exit or a timeout is a result, not an error.
  */
-export async function bash(executor: BashExecutor, args: BashArgs, exec: ToolExecution, limits: ResultLimits): Promise<ToolOutput<BashRunResult | BashTask>> {
+export async function bash(executor: Executor, args: BashArgs, exec: ToolExecution, limits: ResultLimits): Promise<ToolOutput<BashRunResult | BashTask>> {
   if (args.command.includes('\0')) throw invalidArgs(nulMessage())
   if (args.workdir?.includes('\0')) throw invalidArgs(workdirMessage(args.workdir, 'a path cannot contain a NUL byte'))
   const cwd = exec.session?.cwd ?? process.cwd()

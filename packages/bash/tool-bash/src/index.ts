@@ -9,6 +9,7 @@ import { BASH_KILL_DESCRIPTION } from './bash-kill-text.ts'
 import { bashOutput } from './bash-output.ts'
 import { BASH_OUTPUT_DESCRIPTION, BashOutputParameters, TaskIdParameters, type BashOutputArgs, type TaskIdArgs } from './bash-output-text.ts'
 import { spillKeeper } from './keep.ts'
+import { boundMethods } from './tasks.ts'
 
 export const name = 'tool-bash'
 export const inject = ['tools', 'systemPrompt', 'bash']
@@ -32,7 +33,7 @@ export { BASH_PROMPT }
 export function apply(ctx: Context, config: Config): void {
   const limits = { maxResultBytes: config.maxResultBytes, keep: spillKeeper(ctx) }
   // Looked up once: this plugin is restarted whenever ctx.bash is replaced (it is injected).
-  const executor = ctx.bash
+  const executor = boundMethods(ctx.bash)
   // The description states the executor's own bounds: ask it for the default and for what a huge request becomes.
   const bounds = {
     defaultMs: executor.resolve({ command: '' }).timeoutMs,

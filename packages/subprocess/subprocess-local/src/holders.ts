@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
+import { readdirSync, readFileSync, readlinkSync, statSync, type Stats } from 'node:fs'
 import type { Readable } from 'node:stream'
 import type { OutputHolder } from '@deepseek-ai/dsh-subprocess'
 
@@ -24,16 +24,22 @@ export function likelyPeer(end: string): string | undefined {
 }
 
 /**
- * What the child's descriptor `fd` refers to (`socket:[123]`, `pipe:[456]`), read right after the spawn: Node's
- * stdio pipes are socket pairs, whose two ends have different inodes, so the child's end can only be learnt from
- * the child. Undefined when it is already gone (a child that exits within microseconds) or there is no /proc.
+ * What the child's descriptor `fd` refers to (`socket:[123]`, `pipe:[456]`, as `readlink` shows it), read right after
+ * the spawn: Node's stdio pipes are socket pairs, whose two ends have different inodes, so the child's end can only be
+ * learnt from the child. Undefined when it is already gone (a child that exits within microseconds), when there is no
+ * /proc, or when the descriptor is no socket or pipe (then it is not ours). A `stat` through the link rather than a
+ * `readlink`: it answers a missing entry without an exception, which costs more than the system call.
  */
 export function endOf(pid: number, fd: number): string | undefined {
+  let stats: Stats | undefined
   try {
-    return readlinkSync(`/proc/${pid}/fd/${fd}`)
+    stats = statSync(`/proc/${pid}/fd/${fd}`, { throwIfNoEntry: false })
   } catch {
     return undefined
   }
+  if (stats?.isSocket()) return `socket:[${stats.ino}]`
+  if (stats?.isFIFO()) return `pipe:[${stats.ino}]`
+  return undefined
 }
 
 /**

@@ -27,18 +27,25 @@ export const Config: Schema<Config> = Schema.object({
 const DAY_MS = 86_400_000
 
 /**
+ * Where the service keeps its Spawner. A method called through Cordis runs on a tracing proxy, on which every string
+ * property read looks itself up in the context's reflection table (and allocates a proxy for that); symbol reads
+ * pass straight through.
+ */
+const SPAWNER: unique symbol = Symbol('spawner')
+
+/**
  * The local `ctx.subprocess`: `child_process.spawn` without a shell, every child the leader of its own process
  * group, every group tracked until no member runs, and nothing left behind when the provider is disposed or the
  * host exits.
  */
 export class LocalSubprocess extends SubprocessService {
   static readonly Config = Config
-  private readonly spawner: Spawner
+  private readonly [SPAWNER]: Spawner
 
   constructor(ctx: Context, config: Config = {}) {
     super(ctx)
     const spawner = new Spawner(config.spillDir)
-    this.spawner = spawner
+    this[SPAWNER] = spawner
     ctx.effect(() => {
       // The host exits without disposing (process.exit, an uncaught exception): SIGKILL what is left, synchronously.
       const onExit = () => spawner.killAll()
@@ -63,7 +70,7 @@ export class LocalSubprocess extends SubprocessService {
   }
 
   spawn(request: SpawnRequest): Promise<SubprocessHandle> {
-    return this.spawner.spawn(request)
+    return this[SPAWNER].spawn(request)
   }
 }
 

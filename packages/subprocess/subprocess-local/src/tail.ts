@@ -1,3 +1,6 @@
+/** What a buffer holds before its first bytes (most children write little or nothing): one, never written to. */
+const EMPTY = Buffer.alloc(0)
+
 /**
  * The last `capacity` bytes of a stream, in a ring that grows (by doubling) up to `capacity` and never beyond:
  * memory is bounded by the cap whatever passes through, and old bytes are simply overwritten.
@@ -11,8 +14,8 @@ export class TailBuffer {
   total = 0
 
   constructor(readonly capacity: number) {
-    // Allocated on the first bytes: most children write little or nothing.
-    this.ring = Buffer.alloc(0)
+    // Allocated on the first bytes.
+    this.ring = EMPTY
   }
 
   /** Absolute stream offset of the oldest held byte. */
@@ -72,7 +75,7 @@ export class TailBuffer {
 
 /** The first `capacity` bytes of a stream; allocated on the first bytes, never grown past the cap. */
 export class HeadBuffer {
-  private bytes: Buffer = Buffer.alloc(0)
+  private bytes: Buffer = EMPTY
   /** Bytes held (the first `length` bytes of the stream). */
   length = 0
 

@@ -153,25 +153,30 @@ export abstract class SubprocessService extends Service {
 /** Names that look like they hold a credential (any case, anywhere in the name). */
 const CREDENTIAL = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL/i
 
+/** A name no child inherits: credential-looking, or in the managed `DSH_*` namespace. */
+const scrubbed = (name: string) => CREDENTIAL.test(name) || name.startsWith('DSH_')
+
 /**
  * The parent's env without credential-looking names (KEY, TOKEN, SECRET, PASSWORD, PASSWD, CREDENTIAL, any case,
  * anywhere in the name) and without the managed `DSH_*` namespace. PATH, HOME, LANG and the rest pass through.
  */
 export function scrubbedParentEnv(source: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  const env: Record<string, string> = {}
-  for (const [name, value] of Object.entries(source)) {
-    if (value === undefined || CREDENTIAL.test(name) || name.startsWith('DSH_')) continue
-    env[name] = value
-  }
-  return env
+  return childEnv({}, source)
 }
 
 /** The scrubbed parent env with `overrides` applied (`undefined` removes a name). */
 export function childEnv(overrides: Readonly<Record<string, string | undefined>> = {}, source: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  const env = scrubbedParentEnv(source)
-  for (const [name, value] of Object.entries(overrides)) {
-    if (value === undefined) delete env[name]
-    else env[name] = value
+  const env: Record<string, string> = {}
+  // Names first, then the value of each name kept: every read of process.env makes a new string, and the values of
+  // scrubbed or overridden names are never needed (nor copied onto the heap).
+  for (const name of Object.keys(source)) {
+    if (Object.hasOwn(overrides, name) || scrubbed(name)) continue
+    const value = source[name]
+    if (value !== undefined) env[name] = value
+  }
+  for (const name of Object.keys(overrides)) {
+    const value = overrides[name]
+    if (value !== undefined) env[name] = value
   }
   return env
 }

@@ -33,3 +33,14 @@ test('explicit entries win over the scrub and undefined removes a name', () => {
 test('removing a name that is not there is harmless', () => {
   expect(childEnv({ NOT_THERE: undefined }, { PATH: '/bin' })).toEqual({ PATH: '/bin' })
 })
+
+test('the values of scrubbed and overridden names are never read', () => {
+  const values: Record<string, string> = { PATH: '/bin', OPENAI_API_KEY: 'sk-1', HOME: '/home/me' }
+  const source = new Proxy(values, {
+    get: (target, name) => {
+      if (name === 'OPENAI_API_KEY' || name === 'HOME') throw new Error(`read ${String(name)}`)
+      return Reflect.get(target, name)
+    },
+  })
+  expect(childEnv({ HOME: '/other' }, source)).toEqual({ PATH: '/bin', HOME: '/other' })
+})
