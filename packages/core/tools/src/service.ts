@@ -24,59 +24,33 @@ declare module 'cordis' {
 const NAME = /^[a-zA-Z0-9_-]{1,64}$/
 /** Notices kept per session until its next result; older ones are dropped (and counted) past this. */
 const MAX_PENDING_NOTICES = 20
+const PIPELINE = Symbol('dsh.tools.pipeline')
 
-/** `ctx.tools`: the registry of model-facing tools and the one pipeline every call goes through. */
-export class ToolsService extends Service {
-  static readonly provide = 'tools'
-  private readonly definitions = new Map<string, ToolDefinition>()
+/**
+ * The registry and the pipeline's state and behaviour, kept out of the Cordis service object: every property read on
+ * a service reached through `ctx.tools` goes through Cordis' tracing proxy (a method read builds a derived context
+ * and two proxies), which cost about half of a trivial call's pipeline when every step read `this`.
+ */
+class Pipeline {
+  readonly definitions = new Map<string, ToolDefinition>()
   private callCounter = 0
   private readonly pending = new Map<string, { notices: SessionNotice[]; dropped: number }>()
 
-  constructor(ctx: Context) {
-    super(ctx, 'tools')
+  // The event methods, read once: each read of `ctx.serial` builds a traceable wrapper anew.
+  private readonly serial: Context['serial']
+  private readonly emit: Context['emit']
+  private readonly parallel: Context['parallel']
+
+  constructor(private readonly ctx: Context) {
+    this.serial = ctx.serial
+    this.emit = ctx.emit
+    this.parallel = ctx.parallel
   }
 
-  /** Registers a tool for as long as the calling plugin lives; the returned function removes it sooner. */
-  register<A>(definition: ToolDefinition<A>): () => Promise<void> {
-    if (!NAME.test(definition.name)) {
-      throw new HarnessError(`invalid tool name ${quote(String(definition.name))}: use 1-64 letters, digits, "_" or "-"`, { code: 'INVALID_TOOL_DEFINITION' })
-    }
-    if (this.definitions.has(definition.name)) {
-      throw new HarnessError(`a tool named ${quote(definition.name)} is already registered`, { code: 'DUPLICATE_TOOL' })
-    }
-    const def = definition as unknown as ToolDefinition
-    return this.ctx.effect(() => {
-      this.definitions.set(def.name, def)
-      return () => {
-        if (this.definitions.get(def.name) === def) this.definitions.delete(def.name)
-      }
-    }, `tools.register(${def.name})`)
-  }
-
-  get(name: string): ToolDefinition | undefined {
-    return this.definitions.get(name)
-  }
-
-  /** Registered tools, sorted by name so that everything derived from the list is byte-stable. */
   list(): ToolDefinition[] {
     return [...this.definitions.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
   }
 
-  /** What the model sees of each tool: name, description, parameters, in name order. */
-  schemas(): ToolSchema[] {
-    return this.list().map(({ name, title, description, parameters, annotations }) => ({
-      name,
-      ...(title === undefined ? {} : { title }),
-      description,
-      parameters,
-      ...(annotations === undefined ? {} : { annotations }),
-    }))
-  }
-
-  /**
-   * Tells one session's model something outside any call: emits `tools/session-notice` now, and appends the text,
-   * once, after a blank line, to the session's next tool result (whichever tool). Bounded per session.
-   */
   notify(notice: SessionNotice): void {
     let queue = this.pending.get(notice.sessionId)
     if (!queue) this.pending.set(notice.sessionId, queue = { notices: [], dropped: 0 })
@@ -86,13 +60,12 @@ export class ToolsService extends Service {
       queue.dropped++
     }
     try {
-      this.ctx.emit('tools/session-notice', notice)
+      this.emit('tools/session-notice', notice)
     } catch (error) {
       this.ctx.logger('tools').warn('a session-notice listener failed: %s', (error as Error)?.message ?? String(error))
     }
   }
 
-  /** Drops a notice not yet delivered in a result (the model already learned it another way). */
   withdrawNotice(sessionId: string, key: string): void {
     const queue = this.pending.get(sessionId)
     if (!queue) return
@@ -100,14 +73,12 @@ export class ToolsService extends Service {
     if (queue.notices.length === 0 && queue.dropped === 0) this.pending.delete(sessionId)
   }
 
-  /** The session is over: undelivered notices are dropped, and `tools/session-end` listeners are awaited. */
   async endSession(sessionId: string): Promise<void> {
     this.pending.delete(sessionId)
-    await this.ctx.parallel('tools/session-end', sessionId)
+    await this.parallel('tools/session-end', sessionId)
   }
 
-  /** Runs one call through the whole pipeline. Never rejects: every failure is an error result with a code. */
-  async execute(name: string, args: unknown = {}, options: ExecuteOptions = {}): Promise<ToolResult> {
+  async execute(name: string, args: unknown, options: ExecuteOptions): Promise<ToolResult> {
     const callerSignal = options.signal ?? new AbortController().signal
     if (callerSignal.aborted) {
       return errorResult(new HarnessError('tool call aborted before dispatch', { code: CoreErrorCode.TOOL_ABORTED_BEFORE_DISPATCH }))
@@ -157,7 +128,7 @@ export class ToolsService extends Service {
 
   private async preExecute(call: ToolCall): Promise<string | undefined> {
     try {
-      const verdict = await this.ctx.serial('tools/pre-execute', call)
+      const verdict = await this.serial('tools/pre-execute', call)
       return verdict && typeof verdict === 'object' && typeof verdict.deny === 'string' ? verdict.deny : undefined
     } catch (error) {
       return `a pre-execute hook failed: ${(error as Error)?.message ?? String(error)}`
@@ -184,10 +155,84 @@ export class ToolsService extends Service {
 
   private async postExecute(call: ToolCall & { result: ToolResult }): Promise<void> {
     try {
-      await this.ctx.serial('tools/post-execute', call)
+      await this.serial('tools/post-execute', call)
     } catch (error) {
       // A broken hook must not lose the tool's work: keep the result and report the hook.
       this.ctx.logger('tools').warn('a post-execute hook failed: %s', (error as Error)?.message ?? String(error))
     }
+  }
+}
+
+/** `ctx.tools`: the registry of model-facing tools and the one pipeline every call goes through. */
+export class ToolsService extends Service {
+  static readonly provide = 'tools'
+  /** Under a symbol, which Cordis' proxy passes through untouched. */
+  private readonly [PIPELINE]: Pipeline
+
+  constructor(ctx: Context) {
+    super(ctx, 'tools')
+    this[PIPELINE] = new Pipeline(ctx)
+  }
+
+  /** Registers a tool for as long as the calling plugin lives; the returned function removes it sooner. */
+  register<A>(definition: ToolDefinition<A>): () => Promise<void> {
+    if (!NAME.test(definition.name)) {
+      throw new HarnessError(`invalid tool name ${quote(String(definition.name))}: use 1-64 letters, digits, "_" or "-"`, { code: 'INVALID_TOOL_DEFINITION' })
+    }
+    const { definitions } = this[PIPELINE]
+    if (definitions.has(definition.name)) {
+      throw new HarnessError(`a tool named ${quote(definition.name)} is already registered`, { code: 'DUPLICATE_TOOL' })
+    }
+    const def = definition as unknown as ToolDefinition
+    // `this.ctx` is the caller's context here (Cordis' proxy): the tool lives as long as the registering plugin.
+    return this.ctx.effect(() => {
+      definitions.set(def.name, def)
+      return () => {
+        if (definitions.get(def.name) === def) definitions.delete(def.name)
+      }
+    }, `tools.register(${def.name})`)
+  }
+
+  get(name: string): ToolDefinition | undefined {
+    return this[PIPELINE].definitions.get(name)
+  }
+
+  /** Registered tools, sorted by name so that everything derived from the list is byte-stable. */
+  list(): ToolDefinition[] {
+    return this[PIPELINE].list()
+  }
+
+  /** What the model sees of each tool: name, description, parameters, in name order. */
+  schemas(): ToolSchema[] {
+    return this[PIPELINE].list().map(({ name, title, description, parameters, annotations }) => ({
+      name,
+      ...(title === undefined ? {} : { title }),
+      description,
+      parameters,
+      ...(annotations === undefined ? {} : { annotations }),
+    }))
+  }
+
+  /**
+   * Tells one session's model something outside any call: emits `tools/session-notice` now, and appends the text,
+   * once, after a blank line, to the session's next tool result (whichever tool). Bounded per session.
+   */
+  notify(notice: SessionNotice): void {
+    this[PIPELINE].notify(notice)
+  }
+
+  /** Drops a notice not yet delivered in a result (the model already learned it another way). */
+  withdrawNotice(sessionId: string, key: string): void {
+    this[PIPELINE].withdrawNotice(sessionId, key)
+  }
+
+  /** The session is over: undelivered notices are dropped, and `tools/session-end` listeners are awaited. */
+  endSession(sessionId: string): Promise<void> {
+    return this[PIPELINE].endSession(sessionId)
+  }
+
+  /** Runs one call through the whole pipeline. Never rejects: every failure is an error result with a code. */
+  execute(name: string, args: unknown = {}, options: ExecuteOptions = {}): Promise<ToolResult> {
+    return this[PIPELINE].execute(name, args, options)
   }
 }
