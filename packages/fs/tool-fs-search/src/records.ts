@@ -117,7 +117,12 @@ function textBody(bytes: Buffer, start: number, end: number): number {
  * begin or end record, or the rest of a long line.
  */
 export class GrepCollector {
-  private readonly byPath = new Map<string, GrepFile>()
+  /**
+   * One entry per run of a file's matches, in arrival order: ripgrep prints a file's matches one after another, so
+   * that is one entry per file, without a map lookup per file; files() merges the entries of a file whose matches
+   * did come apart.
+   */
+  private found: GrepFile[] = []
   /** The raw path JSON of the last match, and its file: a file's matches come one after another. */
   private lastPath: Buffer | undefined
   private lastFile: GrepFile | undefined
@@ -153,16 +158,24 @@ export class GrepCollector {
 
   /** Files in path order, lines ascending: the same on every run whatever order ripgrep's threads finished in. */
   files(): GrepFile[] {
-    const files = [...this.byPath.values()]
+    const files = this.found
     sortInPathOrder(files, (file) => file.key)
+    // Entries of one file are neighbours now: merged into the first.
+    let kept = 0
+    for (const file of files) {
+      const previous = kept > 0 ? files[kept - 1] as GrepFile : undefined
+      if (previous?.key === file.key) for (const line of file.lines) previous.lines.push(line)
+      else files[kept++] = file
+    }
+    files.length = kept
     // rg searches a file from its start: lines come ascending, and only a check is paid for.
     for (const file of files) if (!ascending(file.lines)) file.lines.sort((a, b) => a.line - b.line)
-    return files
+    return [...files]
   }
 
   /**
    * The fast path. No key can occur inside a JSON string (its quotes would be escaped there), so the first
-   * `,"lines":` after the path and the one `,"line_number":` are the fields. Most records need neither searched:
+   * `,"lines":` after the path and the first `,"line_number":` after that are the fields. Most records need neither searched:
    * a file's matches come one after another, so the path is first compared with the last one; and the first
    * backslash of a line is usually its terminator (`\n"}` or `\r\n"}`), right before `,"line_number":`.
    */
@@ -174,8 +187,9 @@ export class GrepCollector {
     const linesStart = pathEnd + LINES.length
     let numberAt = -1
     let bodyEnd = -1
+    let escape = -1
     if (bytesAt(bytes, linesStart, end, TEXT_OPEN)) {
-      const escape = bytes.indexOf(BACKSLASH, linesStart + TEXT_OPEN.length)
+      escape = bytes.indexOf(BACKSLASH, linesStart + TEXT_OPEN.length)
       // The first backslash cannot be escaped itself, and what follows the lines object is `,"line_number":`.
       if (escape !== -1 && bytes[escape + 1] === LETTER_N && bytes[escape + 2] === QUOTE && bytes[escape + 3] === BRACE_CLOSE && bytesAt(bytes, escape + 4, end, LINE_NUMBER)) {
         numberAt = escape + 4
@@ -185,7 +199,9 @@ export class GrepCollector {
         bodyEnd = escape
       }
     }
-    if (numberAt === -1) numberAt = bytes.lastIndexOf(LINE_NUMBER, end - LINE_NUMBER.length)
+    // Else the first `,"line_number":` after the lines object's start: no string holds one unescaped.
+    if (numberAt === -1) numberAt = bytes.indexOf(LINE_NUMBER, linesStart)
+    if (numberAt >= end) numberAt = -1
     let digit = numberAt + LINE_NUMBER.length
     let line = 0
     for (let c = bytes[digit] ?? 0; c >= 0x30 && c <= 0x39 && digit < end; c = bytes[++digit] ?? 0) line = line * 10 + c - 0x30
@@ -196,7 +212,7 @@ export class GrepCollector {
     const body = linesStart + TEXT_OPEN.length
     // A line whose only escape is its terminator: the JSON bytes are the line's own UTF-8, and only the shown part
     // is decoded.
-    const preview = bodyEnd !== -1 ? this.plain(line, bytes, body, bodyEnd) : this.line(line, bytes, linesStart, numberAt)
+    const preview = bodyEnd !== -1 ? this.plain(line, bytes, body, bodyEnd) : this.line(line, bytes, linesStart, numberAt, escape)
     this.keep(this.lastFile as GrepFile, preview)
   }
 
@@ -240,8 +256,11 @@ export class GrepCollector {
     return { line, preview: bytes.toString('utf8', body, cut), truncated: true }
   }
 
-  /** The preview of the `lines` JSON in `bytes[start..end)`. */
-  private line(line: number, bytes: Buffer, start: number, end: number): GrepLineValue {
+  /**
+   * The preview of the `lines` JSON in `bytes[start..end)`; `firstEscape` is the first backslash at or after its
+   * text's body when already known (-1 when not).
+   */
+  private line(line: number, bytes: Buffer, start: number, end: number, firstEscape: number): GrepLineValue {
     const body = textBody(bytes, start, end)
     if (body === -1) {
       // Not UTF-8: base64 bytes, never decoded (a minified line may be megabytes of it).
@@ -254,7 +273,7 @@ export class GrepCollector {
     let bodyEnd = end - 2
     if (bodyEnd - body >= 4 && bytes[bodyEnd - 4] === BACKSLASH && bytes[bodyEnd - 3] === LETTER_R && bytes[bodyEnd - 2] === BACKSLASH && bytes[bodyEnd - 1] === LETTER_N) bodyEnd -= 4
     else if (bodyEnd - body >= 2 && bytes[bodyEnd - 2] === BACKSLASH && bytes[bodyEnd - 1] === LETTER_N) bodyEnd -= 2
-    const escape = bytes.indexOf(BACKSLASH, body)
+    const escape = firstEscape === -1 ? bytes.indexOf(BACKSLASH, body) : firstEscape
     // No escape (so the terminator above was a real one).
     if (escape === -1 || escape >= bodyEnd) return this.plain(line, bytes, body, bodyEnd)
     return this.escaped(line, bytes, body, end - 2)
@@ -280,14 +299,13 @@ export class GrepCollector {
     return { line, preview: cutUtf8(text, this.maxLineBytes).text, truncated: true }
   }
 
+  /** A new entry for the file of a path JSON value (see `found`), or the last one when it is the same file. */
   private file(path: Data | null): GrepFile {
-    const id = typeof path?.text === 'string' ? path.text : typeof path?.bytes === 'string' ? `\0${path.bytes}` : undefined
-    if (id === undefined) throw new MalformedOutput('a path that is neither text nor bytes')
-    let file = this.byPath.get(id)
-    if (!file) {
-      file = typeof path?.text === 'string' && ASCII.test(path.text) ? this.asciiFile(path.text) : this.bytesFile(path)
-      this.byPath.set(id, file)
-    }
+    if (typeof path?.text !== 'string' && typeof path?.bytes !== 'string') throw new MalformedOutput('a path that is neither text nor bytes')
+    const file = typeof path.text === 'string' && ASCII.test(path.text) ? this.asciiFile(path.text) : this.bytesFile(path)
+    const last = this.found[this.found.length - 1]
+    if (last?.key === file.key) return last
+    this.found.push(file)
     return file
   }
 

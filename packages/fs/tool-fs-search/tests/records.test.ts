@@ -155,6 +155,20 @@ describe('the rg --json parser', () => {
     }
   })
 
+  test('a file whose matches do not come one after another is still one file, its lines ascending', () => {
+    const collector = new GrepCollector(resolveRoot(dir, undefined), 100)
+    const match = (name: string, line: number) => JSON.stringify({ type: 'match', data: { path: { text: join(dir, name) }, lines: { text: `hit ${line}\n` }, line_number: line, absolute_offset: 0, submatches: [] } })
+    for (const [name, line] of [['a', 5], ['b', 1], ['a', 2], ['c', 1], ['a', 9], ['b', 3]] as const) feed(collector, match(name, line))
+    const expected = [
+      { path: 'a', key: 'a', lines: [2, 5, 9].map((line) => ({ line, preview: `hit ${line}`, truncated: false })) },
+      { path: 'b', key: 'b', lines: [1, 3].map((line) => ({ line, preview: `hit ${line}`, truncated: false })) },
+      { path: 'c', key: 'c', lines: [{ line: 1, preview: 'hit 1', truncated: false }] },
+    ]
+    expect(collector.total).toBe(6)
+    expect(collector.files()).toEqual(expected)
+    expect(collector.files()).toEqual(expected)
+  })
+
   test('a record that is not JSON is malformed output', () => {
     const collector = new GrepCollector(resolveRoot(dir, undefined), 100)
     expect(() => feed(collector, '--no-config --json')).toThrow(MalformedOutput)
