@@ -175,9 +175,9 @@ export class GrepCollector {
 
   /**
    * The fast path. No key can occur inside a JSON string (its quotes would be escaped there), so the first
-   * `,"lines":` after the path and the first `,"line_number":` after that are the fields. Most records need neither searched:
-   * a file's matches come one after another, so the path is first compared with the last one; and the first
-   * backslash of a line is usually its terminator (`\n"}` or `\r\n"}`), right before `,"line_number":`.
+   * `,"lines":` after the path and the first `,"line_number":` after that are the fields. Most records need
+   * neither searched: a file's matches come one after another, so the path is first compared with the last one; and
+   * the first backslash of a line is usually its terminator (`\n"}` or `\r\n"}`), right before `,"line_number":`.
    */
   private match(bytes: Buffer, start: number, end: number): void {
     const pathStart = start + MATCH.length
@@ -226,8 +226,8 @@ export class GrepCollector {
   }
 
   /**
-   * Whether the path JSON at `bytes[start..]` is the last match's, followed by `,"lines":` (compared from the end,
-   * where names differ). A JSON object ends itself: equal bytes are the same path.
+   * Whether the path JSON at `bytes[start..]` is the last match's, followed by `,"lines":`. A JSON object ends
+   * itself: equal bytes are the same path. One native comparison of the ~100 bytes costs less than a loop over them.
    */
   private samePath(bytes: Buffer, start: number, end: number): boolean {
     const last = this.lastPath
