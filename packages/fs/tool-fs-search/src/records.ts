@@ -218,7 +218,9 @@ export class GrepCollector {
 
   /** The file of the path JSON in `bytes[start..end)`, which differs from the last match's: it becomes the last. */
   private newFile(bytes: Buffer, start: number, end: number): void {
-    const path = Buffer.from(bytes.subarray(start, end))
+    // A copy (the record's bytes are only lent): one native copy, cheaper than Buffer.from of a subarray.
+    const path = Buffer.allocUnsafe(end - start)
+    bytes.copy(path, 0, start, end)
     const body = textBody(path, 0, path.length)
     const plain = body !== -1 && path.indexOf(BACKSLASH, body) === -1
     this.lastFile = this.file(plain ? { text: path.toString('utf8', body, path.length - 2) } : parse(path.toString('utf8')) as Data | null)
