@@ -113,9 +113,24 @@ async function paired(candidate, floor, { rounds = 9 } = {}) {
 const load = loadAverage
 
 /** One row of the summary table (bench/lib.mjs summaryRow), then the medians behind it. */
-function ratioRow(figure, floor, detail, { ratio, tool, floor: floorMs }, goal) {
+function ratioRow(figure, floor, detail, { ratio, tool, floor: floorMs }, goal, cpu) {
   summaryRow({ figure, value: ratio, goal, floor })
-  row(`  ${detail}`, `tool ${tool.toFixed(1)} ms, floor ${floorMs.toFixed(1)} ms`)
+  row(`  ${detail}`, `tool ${tool.toFixed(1)} ms, floor ${floorMs.toFixed(1)} ms${cpu === undefined ? '' : `, tool CPU ${cpu.toFixed(1)} ms`}`)
+}
+
+/**
+ * The CPU this process spends per call (process.cpuUsage: ripgrep is a child, so only the tool's own work and the
+ * spawn), the median of `calls`: far steadier than wall time on a shared machine (docs/decisions/2026-12-01-search-cpu.md).
+ */
+async function cpuPerCall(fn, calls = 5) {
+  const samples = []
+  for (let i = 0; i < calls; i++) {
+    const start = process.cpuUsage()
+    await fn()
+    const used = process.cpuUsage(start)
+    samples.push((used.user + used.system) / 1000)
+  }
+  return samples.sort((a, b) => a - b)[samples.length >> 1]
 }
 
 buildCorpus()
@@ -148,7 +163,8 @@ for (const [label, args, goal] of grepRows) {
   const probe = await bare(argv, tree)
   const header = (await spilled.run('grep', args)).content[0].text.split('\n')[0]
   const result = await paired(() => spilled.run('grep', args), () => bare(argv, tree), { rounds: label.includes('whole') ? 5 : 9 })
-  ratioRow(label, 'bare rg --json read to end', `${header}, ${mib(probe.bytes)} raw JSON`, result, goal)
+  const cpu = await cpuPerCall(() => spilled.run('grep', args), label.includes('whole') ? 3 : 5)
+  ratioRow(label, 'bare rg --json read to end', `${header}, ${mib(probe.bytes)} raw JSON`, result, goal, cpu)
 }
 
 const globRows = [
@@ -161,7 +177,8 @@ for (const [label, args, goal] of globRows) {
   const count = (await spilled.run('glob', args)).content[0].text
   const shown = /\[Showing \d+ of (\d+) files/.exec(count)?.[1] ?? String(count.split('\n').length)
   const result = await paired(() => spilled.run('glob', args), () => bare(argv, root), { rounds: 9 })
-  ratioRow(label, 'bare rg --files --sort=modified', `${shown} files`, result, goal)
+  const cpu = await cpuPerCall(() => spilled.run('glob', args))
+  ratioRow(label, 'bare rg --files --sort=modified', `${shown} files`, result, goal, cpu)
 }
 
 console.log(`\n# memory: broad greps past rawOutputMaxBytes (20 MB of raw JSON), answered; load average ${load()}`)

@@ -120,6 +120,7 @@ export function decodeLossy(bytes: Uint8Array, start = 0, end = bytes.length): s
 const CONTROL = /[\x00-\x1f\x7f-\x9f\u2028\u2029]/g
 const CONTROL_BUT_TAB = /[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]/g
 const ANY_CONTROL = /[\x00-\x1f\x7f-\x9f\u2028\u2029]/
+const ANY_CONTROL_BUT_TAB = /[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]/
 
 function escapeOne(char: string): string {
   switch (char) {
@@ -141,8 +142,9 @@ export interface EscapeOptions {
  * text shown to the model (or a terminal) is always one line and can never move the cursor or change colours.
  */
 export function escapeControl(text: string, options: EscapeOptions): string {
-  // The common case, a text with no control character at all, costs one scan and no allocation.
-  if (!ANY_CONTROL.test(text)) return text
+  // The common case, a text with nothing to escape, costs one scan and no allocation — tab-indented code too, when
+  // tabs are kept.
+  if (!(options.keepTab ? ANY_CONTROL_BUT_TAB : ANY_CONTROL).test(text)) return text
   return text.replace(options.keepTab ? CONTROL_BUT_TAB : CONTROL, escapeOne)
 }
 

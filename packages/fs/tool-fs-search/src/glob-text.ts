@@ -58,15 +58,21 @@ function notes(value: GlobValue): string[] {
   return out
 }
 
+/** The whole list as its page shows it, when every path fits the page (count and bytes); else undefined. */
+export function wholeGlob(value: GlobValue, caps: GlobCaps): string | undefined {
+  const { paths } = value
+  if (paths.length === 0) return withinBudget([NO_FILES, ...notes(value)].join('\n\n'), caps.maxBytes)
+  if (paths.length > caps.maxResults) return undefined
+  const whole = [paths.map(showPath).join('\n'), ...notes(value)].join('\n\n')
+  return utf8Bytes(whole) <= caps.maxBytes ? whole : undefined
+}
+
 /** The inline page: up to `maxResults` paths within `maxBytes` of text, then the footer and notes. */
 export function pageGlob(value: GlobValue, caps: GlobCaps): Page {
+  const whole = wholeGlob(value, caps)
+  if (whole !== undefined) return { text: whole, complete: true }
   const after = notes(value)
   const { paths } = value
-  if (paths.length === 0) return { text: withinBudget([NO_FILES, ...after].join('\n\n'), caps.maxBytes), complete: true }
-  if (paths.length <= caps.maxResults) {
-    const whole = [paths.map(showPath).join('\n'), ...after].join('\n\n')
-    if (utf8Bytes(whole) <= caps.maxBytes) return { text: whole, complete: true }
-  }
   const spill = value.spill ?? { unsaved: 'it was not offered to a store' }
   const footer = (shown: number) => capFooter('glob', shown, paths.length, 'files', spill)
   let room = caps.maxBytes - trailerBytes([footer(paths.length), ...after])
@@ -86,5 +92,8 @@ export function pageGlob(value: GlobValue, caps: GlobCaps): Page {
 
 /** The complete list as saved: one path per line, in the order shown. */
 export function savedGlob(value: GlobValue): string {
-  return `${value.paths.map(showPath).join('\n')}\n`
+  // The final newline joined in, not appended: one flat string (see savedGrep).
+  const rows = value.paths.map(showPath)
+  rows.push('')
+  return rows.join('\n')
 }

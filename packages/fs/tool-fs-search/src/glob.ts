@@ -5,7 +5,7 @@ import { invalidArgs } from '@deepseek-ai/dsh-tools'
 import { globArgv, normalizeGlob } from './argv.ts'
 import { errorPath, globOverflowMessage, nulInPathMessage, quoteArg } from './common-text.ts'
 import { SearchError, SearchErrorCode } from './errors.ts'
-import { type GlobArgs, type GlobValue, pageGlob, savedGlob } from './glob-text.ts'
+import { type GlobArgs, type GlobValue, pageGlob, savedGlob, wholeGlob } from './glob-text.ts'
 import { decodeKey, enclosingVcsDir, fsPath, joinDisplay, pathKey, relativeKey, resolveRoot, sortInPathOrder } from './paths.ts'
 import { MalformedOutput, RecordSplitter } from './records.ts'
 import { endRecords, judgeExit, runRipgrep, searchDeadline } from './ripgrep.ts'
@@ -80,7 +80,7 @@ export async function glob(services: SearchServices, args: GlobArgs, exec: ToolE
 
 function finish(services: SearchServices, exec: ToolExecution, value: GlobValue): Promise<ToolOutput<GlobValue>> {
   const caps = { maxResults: services.config.globMaxResults, maxBytes: services.config.maxResultBytes }
-  return deliver(services, exec, value, { fileName: 'glob-results.txt', page: (v) => pageGlob(v, caps), saved: savedGlob })
+  return deliver(services, exec, value, { fileName: 'glob-results.txt', whole: (v) => wholeGlob(v, caps), page: (v) => pageGlob(v, caps), saved: savedGlob })
 }
 
 /**

@@ -106,17 +106,22 @@ function notes(value: GrepValue): string[] {
   return out
 }
 
+/** The whole result as its page shows it, when every match fits the page (count and bytes); else undefined. */
+export function wholeGrep(value: GrepValue, caps: GrepCaps): string | undefined {
+  if (value.total === 0) return withinBudget([NO_MATCHES, ...notes(value)].join('\n\n'), caps.maxBytes)
+  if (value.total > caps.maxMatches) return undefined
+  const whole = [foundHeader(value.total, value.total), ...value.files.map((file) => `${showPath(file.path)}\n${file.lines.map(lineRow).join('\n')}`), ...notes(value)].join('\n\n')
+  return utf8Bytes(whole) <= caps.maxBytes ? whole : undefined
+}
+
 /**
  * The inline page: the header, then matches grouped by file until `maxMatches` rows or `maxBytes` of text (fewer
  * rows when lines are long), the footer, the notes. `complete` when every match is shown.
  */
 export function pageGrep(value: GrepValue, caps: GrepCaps): Page {
+  const whole = wholeGrep(value, caps)
+  if (whole !== undefined) return { text: whole, complete: true }
   const after = notes(value)
-  if (value.total === 0) return { text: withinBudget([NO_MATCHES, ...after].join('\n\n'), caps.maxBytes), complete: true }
-  if (value.total <= caps.maxMatches) {
-    const whole = [foundHeader(value.total, value.total), ...value.files.map((file) => `${showPath(file.path)}\n${file.lines.map(lineRow).join('\n')}`), ...after].join('\n\n')
-    if (utf8Bytes(whole) <= caps.maxBytes) return { text: whole, complete: true }
-  }
   const spill = value.spill ?? { unsaved: 'it was not offered to a store' }
   // Header and footer at their widest (the shown count has no more digits than the total).
   const footer = (shown: number) => capFooter('grep', shown, value.total, 'matches', spill)
@@ -174,8 +179,10 @@ export function savedHeader(value: GrepValue): string {
 export function savedGrep(value: GrepValue): string {
   const rows = [savedHeader(value)]
   for (const file of value.files) {
-    const path = showPath(file.path)
-    for (const line of file.lines) rows.push(`${path}:${line.line}: ${previewText(line)}`)
+    const path = `${showPath(file.path)}:`
+    for (const line of file.lines) rows.push(`${path}${line.line}: ${previewText(line)}`)
   }
-  return `${rows.join('\n')}\n`
+  // The final newline joined in, not appended: one flat string, which the store encodes without flattening a rope.
+  rows.push('')
+  return rows.join('\n')
 }

@@ -4,7 +4,7 @@ import { invalidArgs } from '@deepseek-ai/dsh-tools'
 import { grepArgv, includeProblem } from './argv.ts'
 import { grepOverflowMessage, nulInPathMessage, quoteArg, recordOverflowMessage } from './common-text.ts'
 import { SearchError, SearchErrorCode } from './errors.ts'
-import { type GrepArgs, type GrepValue, pageGrep, savedGrep } from './grep-text.ts'
+import { type GrepArgs, type GrepValue, pageGrep, savedGrep, wholeGrep } from './grep-text.ts'
 import { resolveRoot } from './paths.ts'
 import { GrepCollector, RecordSplitter } from './records.ts'
 import { endRecords, judgeExit, runRipgrep, searchDeadline } from './ripgrep.ts'
@@ -52,7 +52,7 @@ export async function grep(services: SearchServices, args: GrepArgs, exec: ToolE
     ...(outcome.stopped ? { stoppedAfterMs: deadlineMs } : {}),
   }
   const caps = { maxMatches: config.grepMaxMatches, maxBytes: config.maxResultBytes }
-  return deliver(services, exec, value, { fileName: 'grep-results.txt', page: (v) => pageGrep(v, caps), saved: savedGrep })
+  return deliver(services, exec, value, { fileName: 'grep-results.txt', whole: (v) => wholeGrep(v, caps), page: (v) => pageGrep(v, caps), saved: savedGrep })
 }
 
 function checkArgs(args: GrepArgs): void {

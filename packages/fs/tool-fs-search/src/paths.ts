@@ -59,9 +59,9 @@ export function pathKey(bytes: Buffer): string {
  * "Path order" of two byte strings (see pathKey): component by component, each component bytewise — the order of
  * `rg --sort=path`. Equivalently: bytewise, with `/` below every other byte.
  */
-export function comparePaths(a: string, b: string): number {
+export function comparePaths(a: string, b: string, from = 0): number {
   const n = Math.min(a.length, b.length)
-  let i = 0
+  let i = from
   while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++
   if (i === n) return a.length - b.length
   const x = a.charCodeAt(i)
@@ -76,16 +76,6 @@ export function comparePaths(a: string, b: string): number {
  */
 export function sortInPathOrder<T>(items: T[], key: (item: T) => string, lo = 0, hi = items.length): void {
   if (hi - lo < 2) return
-  if (hi - lo <= SMALL) {
-    for (let i = lo + 1; i < hi; i++) {
-      const item = items[i] as T
-      const itemKey = key(item)
-      let j = i
-      for (; j > lo && comparePaths(key(items[j - 1] as T), itemKey) > 0; j--) items[j] = items[j - 1] as T
-      items[j] = item
-    }
-    return
-  }
   const keys = new Array<string>(hi - lo)
   const slice = items.slice(lo, hi)
   for (let i = 0; i < slice.length; i++) keys[i] = key(slice[i] as T)
@@ -120,8 +110,9 @@ function rank(key: string, d: number): number {
 function multikey<T>(keys: string[], items: T[], lo: number, hi: number, d: number): void {
   while (hi - lo > 1) {
     if (hi - lo <= SMALL) {
+      // Every key of the range shares its first `d` characters: comparisons start there.
       for (let i = lo + 1; i < hi; i++) {
-        for (let j = i; j > lo && comparePaths(keys[j - 1] as string, keys[j] as string) > 0; j--) swap(keys, items, j, j - 1)
+        for (let j = i; j > lo && comparePaths(keys[j - 1] as string, keys[j] as string, d) > 0; j--) swap(keys, items, j, j - 1)
       }
       return
     }

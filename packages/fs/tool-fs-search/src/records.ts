@@ -85,9 +85,17 @@ const MATCH = Buffer.from('{"type":"match","data":{"path":')
 const LINES = Buffer.from(',"lines":')
 const LINE_NUMBER = Buffer.from(',"line_number":')
 const TEXT_OPEN = Buffer.from('{"text":"')
-const SKIPPED = ['begin"', 'end"', 'context"'].map((type) => Buffer.from(type))
+const BYTES_OPEN = Buffer.from('{"bytes":"')
+const BEGIN = Buffer.from('begin"')
+const END = Buffer.from('end"')
+const CONTEXT = Buffer.from('context"')
 const KNOWN_TYPES = new Set(['begin', 'end', 'context', 'summary'])
 const BACKSLASH = 0x5c
+const QUOTE = 0x22
+const BRACE_CLOSE = 0x7d
+const LETTER_N = 0x6e
+const LETTER_R = 0x72
+const LETTER_U = 0x75
 
 /** Whether `bytes[at..]` starts with `prefix` (a JS loop: cheaper than a native call for a few bytes). */
 function bytesAt(bytes: Buffer, at: number, end: number, prefix: Buffer): boolean {
@@ -109,7 +117,12 @@ function textBody(bytes: Buffer, start: number, end: number): number {
  * begin or end record, or the rest of a long line.
  */
 export class GrepCollector {
-  private readonly byPath = new Map<string, GrepFile>()
+  /**
+   * One entry per run of a file's matches, in arrival order: ripgrep prints a file's matches one after another, so
+   * that is one entry per file, without a map lookup per file; files() merges the entries of a file whose matches
+   * did come apart.
+   */
+  private found: GrepFile[] = []
   /** The raw path JSON of the last match, and its file: a file's matches come one after another. */
   private lastPath: Buffer | undefined
   private lastFile: GrepFile | undefined
@@ -129,8 +142,12 @@ export class GrepCollector {
   readonly record: RecordHandler = (bytes, start, end) => {
     if (bytesAt(bytes, start, end, TYPE)) {
       const at = start + TYPE.length
-      if (bytesAt(bytes, start, end, MATCH)) return this.match(bytes, start, end)
-      if (SKIPPED.some((type) => bytesAt(bytes, at, end, type))) return
+      switch (bytes[at]) {
+        case 0x6d: if (bytesAt(bytes, start, end, MATCH)) return this.match(bytes, start, end); break
+        case 0x62: if (bytesAt(bytes, at, end, BEGIN)) return; break
+        case 0x65: if (bytesAt(bytes, at, end, END)) return; break
+        case 0x63: if (bytesAt(bytes, at, end, CONTEXT)) return; break
+      }
     }
     const text = bytes.toString('utf8', start, end)
     const value = parse(text)
@@ -141,43 +158,82 @@ export class GrepCollector {
 
   /** Files in path order, lines ascending: the same on every run whatever order ripgrep's threads finished in. */
   files(): GrepFile[] {
-    const files = [...this.byPath.values()]
+    const files = this.found
     sortInPathOrder(files, (file) => file.key)
+    // Entries of one file are neighbours now: merged into the first.
+    let kept = 0
+    for (const file of files) {
+      const previous = kept > 0 ? files[kept - 1] as GrepFile : undefined
+      if (previous?.key === file.key) for (const line of file.lines) previous.lines.push(line)
+      else files[kept++] = file
+    }
+    files.length = kept
     // rg searches a file from its start: lines come ascending, and only a check is paid for.
     for (const file of files) if (!ascending(file.lines)) file.lines.sort((a, b) => a.line - b.line)
-    return files
+    return [...files]
   }
 
   /**
    * The fast path. No key can occur inside a JSON string (its quotes would be escaped there), so the first
-   * `,"lines":` after the path and the last `,"line_number":` are the fields.
+   * `,"lines":` after the path and the first `,"line_number":` after that are the fields. Most records need
+   * neither searched: a file's matches come one after another, so the path is first compared with the last one; and
+   * the first backslash of a line is usually its terminator (`\n"}` or `\r\n"}`), right before `,"line_number":`.
    */
   private match(bytes: Buffer, start: number, end: number): void {
     const pathStart = start + MATCH.length
-    const pathEnd = bytes.indexOf(LINES, pathStart)
-    const numberAt = bytes.lastIndexOf(LINE_NUMBER, end - LINE_NUMBER.length)
+    const same = this.samePath(bytes, pathStart, end)
+    const pathEnd = same ? pathStart + (this.lastPath as Buffer).length : bytes.indexOf(LINES, pathStart)
+    if (pathEnd === -1 || pathEnd >= end) return this.matchValue(parse(bytes.toString('utf8', start, end)))
+    const linesStart = pathEnd + LINES.length
+    let numberAt = -1
+    let bodyEnd = -1
+    let escape = -1
+    if (bytesAt(bytes, linesStart, end, TEXT_OPEN)) {
+      escape = bytes.indexOf(BACKSLASH, linesStart + TEXT_OPEN.length)
+      // The first backslash cannot be escaped itself, and what follows the lines object is `,"line_number":`.
+      if (escape !== -1 && bytes[escape + 1] === LETTER_N && bytes[escape + 2] === QUOTE && bytes[escape + 3] === BRACE_CLOSE && bytesAt(bytes, escape + 4, end, LINE_NUMBER)) {
+        numberAt = escape + 4
+        bodyEnd = escape
+      } else if (escape !== -1 && bytes[escape + 1] === LETTER_R && bytes[escape + 2] === BACKSLASH && bytes[escape + 3] === LETTER_N && bytes[escape + 4] === QUOTE && bytes[escape + 5] === BRACE_CLOSE && bytesAt(bytes, escape + 6, end, LINE_NUMBER)) {
+        numberAt = escape + 6
+        bodyEnd = escape
+      }
+    }
+    // Else the first `,"line_number":` after the lines object's start: no string holds one unescaped.
+    if (numberAt === -1) numberAt = bytes.indexOf(LINE_NUMBER, linesStart)
+    if (numberAt >= end) numberAt = -1
     let digit = numberAt + LINE_NUMBER.length
     let line = 0
     for (let c = bytes[digit] ?? 0; c >= 0x30 && c <= 0x39 && digit < end; c = bytes[++digit] ?? 0) line = line * 10 + c - 0x30
-    if (pathEnd === -1 || pathEnd >= end || numberAt < pathEnd || digit === numberAt + LINE_NUMBER.length || bytes[digit] !== 0x2c) {
+    if (numberAt < linesStart || digit === numberAt + LINE_NUMBER.length || bytes[digit] !== 0x2c) {
       return this.matchValue(parse(bytes.toString('utf8', start, end)))
     }
-    if (!this.lastFile || !this.samePath(bytes, pathStart, pathEnd)) {
-      const path = Buffer.from(bytes.subarray(pathStart, pathEnd))
-      const body = textBody(path, 0, path.length)
-      const plain = body !== -1 && path.indexOf(BACKSLASH, body) === -1
-      this.lastFile = this.file(plain ? { text: path.toString('utf8', body, path.length - 2) } : parse(path.toString('utf8')) as Data | null)
-      this.lastPath = path
-    }
-    this.keep(this.lastFile, this.line(line, bytes, pathEnd + LINES.length, numberAt))
+    if (!same || !this.lastFile) this.newFile(bytes, pathStart, pathEnd)
+    const body = linesStart + TEXT_OPEN.length
+    // A line whose only escape is its terminator: the JSON bytes are the line's own UTF-8, and only the shown part
+    // is decoded.
+    const preview = bodyEnd !== -1 ? this.plain(line, bytes, body, bodyEnd) : this.line(line, bytes, linesStart, numberAt, escape)
+    this.keep(this.lastFile as GrepFile, preview)
   }
 
-  /** Whether `bytes[start..end)` is the last match's path JSON (compared from the end, where names differ). */
+  /** The file of the path JSON in `bytes[start..end)`, which differs from the last match's: it becomes the last. */
+  private newFile(bytes: Buffer, start: number, end: number): void {
+    // A copy (the record's bytes are only lent): one native copy, cheaper than Buffer.from of a subarray.
+    const path = Buffer.allocUnsafe(end - start)
+    bytes.copy(path, 0, start, end)
+    const body = textBody(path, 0, path.length)
+    const plain = body !== -1 && path.indexOf(BACKSLASH, body) === -1
+    this.lastFile = this.file(plain ? { text: path.toString('utf8', body, path.length - 2) } : parse(path.toString('utf8')) as Data | null)
+    this.lastPath = path
+  }
+
+  /**
+   * Whether the path JSON at `bytes[start..]` is the last match's, followed by `,"lines":`. A JSON object ends
+   * itself: equal bytes are the same path. One native comparison of the ~100 bytes costs less than a loop over them.
+   */
   private samePath(bytes: Buffer, start: number, end: number): boolean {
     const last = this.lastPath
-    if (!last || last.length !== end - start) return false
-    for (let i = last.length - 1; i >= 0; i--) if (last[i] !== bytes[start + i]) return false
-    return true
+    return last !== undefined && bytesAt(bytes, start + last.length, end, LINES) && last.compare(bytes, start, start + last.length) === 0
   }
 
   /** Any match record, parsed in full (a shape the fast path does not know). */
@@ -195,37 +251,63 @@ export class GrepCollector {
     this.heldBytes += file.path.length + ROW_OVERHEAD + (line.preview?.length ?? 0)
   }
 
-  /** The preview of the `lines` JSON in `bytes[start..end)`. */
-  private line(line: number, bytes: Buffer, start: number, end: number): GrepLineValue {
-    const body = textBody(bytes, start, end)
-    if (body === -1) return preview(line, textOf(parse(bytes.toString('utf8', start, end)) as Data | null), this.maxLineBytes)
-    // The terminator: `\n`, or `\r\n` for a CRLF line; none on a last line without one.
-    let bodyEnd = end - 2
-    if (bodyEnd - body >= 4 && bytes[bodyEnd - 4] === BACKSLASH && bytes[bodyEnd - 3] === 0x72 && bytes[bodyEnd - 2] === BACKSLASH && bytes[bodyEnd - 1] === 0x6e) bodyEnd -= 4
-    else if (bodyEnd - body >= 2 && bytes[bodyEnd - 2] === BACKSLASH && bytes[bodyEnd - 1] === 0x6e) bodyEnd -= 2
-    // The next backslash is usually the terminator's own: the search stays within the line.
-    const escape = bytes.indexOf(BACKSLASH, body)
-    if (escape === -1 || escape >= bodyEnd) {
-      // No escape (so the terminator above was a real one): the JSON bytes are the line's own UTF-8, and only the
-      // part shown is decoded.
-      if (bodyEnd - body <= this.maxLineBytes) return { line, preview: bytes.toString('utf8', body, bodyEnd), truncated: false }
-      const cut = charBoundary(bytes, body + this.maxLineBytes, body)
-      return { line, preview: bytes.toString('utf8', body, cut), truncated: true }
-    }
-    // Escapes inside: decode the string literal, from its opening quote to its closing one.
-    const text = parse(bytes.toString('utf8', body - 1, end - 1))
-    if (typeof text !== 'string') throw new MalformedOutput('a line that is not a JSON string')
-    return preview(line, stripTerminator(text), this.maxLineBytes)
+  /** The preview of a line without escapes, `bytes[body..bodyEnd)` (its terminator left out already). */
+  private plain(line: number, bytes: Buffer, body: number, bodyEnd: number): GrepLineValue {
+    if (bodyEnd - body <= this.maxLineBytes) return { line, preview: bytes.toString('utf8', body, bodyEnd), truncated: false }
+    const cut = charBoundary(bytes, body + this.maxLineBytes, body)
+    return { line, preview: bytes.toString('utf8', body, cut), truncated: true }
   }
 
-  private file(path: Data | null): GrepFile {
-    const id = typeof path?.text === 'string' ? path.text : typeof path?.bytes === 'string' ? `\0${path.bytes}` : undefined
-    if (id === undefined) throw new MalformedOutput('a path that is neither text nor bytes')
-    let file = this.byPath.get(id)
-    if (!file) {
-      file = typeof path?.text === 'string' && ASCII.test(path.text) ? this.asciiFile(path.text) : this.bytesFile(path)
-      this.byPath.set(id, file)
+  /**
+   * The preview of the `lines` JSON in `bytes[start..end)`; `firstEscape` is the first backslash at or after its
+   * text's body when already known (-1 when not).
+   */
+  private line(line: number, bytes: Buffer, start: number, end: number, firstEscape: number): GrepLineValue {
+    const body = textBody(bytes, start, end)
+    if (body === -1) {
+      // Not UTF-8: base64 bytes, never decoded (a minified line may be megabytes of it).
+      if (bytesAt(bytes, start, end, BYTES_OPEN) && bytes[end - 2] === QUOTE && bytes[end - 1] === BRACE_CLOSE && bytes.indexOf(QUOTE, start + BYTES_OPEN.length) === end - 2) {
+        return { line, preview: null, truncated: false }
+      }
+      return preview(line, textOf(parse(bytes.toString('utf8', start, end)) as Data | null), this.maxLineBytes)
     }
+    // The terminator: `\n`, or `\r\n` for a CRLF line; none on a last line without one.
+    let bodyEnd = end - 2
+    if (bodyEnd - body >= 4 && bytes[bodyEnd - 4] === BACKSLASH && bytes[bodyEnd - 3] === LETTER_R && bytes[bodyEnd - 2] === BACKSLASH && bytes[bodyEnd - 1] === LETTER_N) bodyEnd -= 4
+    else if (bodyEnd - body >= 2 && bytes[bodyEnd - 2] === BACKSLASH && bytes[bodyEnd - 1] === LETTER_N) bodyEnd -= 2
+    const escape = firstEscape === -1 ? bytes.indexOf(BACKSLASH, body) : firstEscape
+    // No escape (so the terminator above was a real one).
+    if (escape === -1 || escape >= bodyEnd) return this.plain(line, bytes, body, bodyEnd)
+    return this.escaped(line, bytes, body, end - 2)
+  }
+
+  /**
+   * The preview of a JSON string body with escapes, `bytes[body..close)` (`close` is its closing quote). Only a
+   * prefix long enough for the preview is decoded: each escape stands for at most as many UTF-8 bytes as it has
+   * (`\n` for one, `\u00e9` for two), so `6 × (maxLineBytes + 3)` bytes of JSON, cut between escapes and
+   * characters, decode to more than `maxLineBytes + 2` bytes: cut, and still longer than the cap once a `\r\n`
+   * terminator is taken off. A minified line of megabytes is not decoded whole for a 2000-byte preview.
+   */
+  private escaped(line: number, bytes: Buffer, body: number, close: number): GrepLineValue {
+    const enough = 6 * (this.maxLineBytes + 3)
+    if (close - body <= enough) {
+      const text = parse(bytes.toString('utf8', body - 1, close + 1))
+      if (typeof text !== 'string') throw new MalformedOutput('a line that is not a JSON string')
+      return preview(line, stripTerminator(text), this.maxLineBytes)
+    }
+    const cut = escapeBoundary(bytes, body, body + enough)
+    const text = parse(`${bytes.toString('utf8', body - 1, cut)}"`)
+    if (typeof text !== 'string') throw new MalformedOutput('a line that is not a JSON string')
+    return { line, preview: cutUtf8(text, this.maxLineBytes).text, truncated: true }
+  }
+
+  /** A new entry for the file of a path JSON value (see `found`), or the last one when it is the same file. */
+  private file(path: Data | null): GrepFile {
+    if (typeof path?.text !== 'string' && typeof path?.bytes !== 'string') throw new MalformedOutput('a path that is neither text nor bytes')
+    const file = typeof path.text === 'string' && ASCII.test(path.text) ? this.asciiFile(path.text) : this.bytesFile(path)
+    const last = this.found[this.found.length - 1]
+    if (last?.key === file.key) return last
+    this.found.push(file)
     return file
   }
 
@@ -268,6 +350,22 @@ function preview(line: number, text: string | null, maxLineBytes: number): GrepL
   if (text === null) return { line, preview: null, truncated: false }
   const cut = cutUtf8(text, maxLineBytes)
   return { line, preview: cut.text, truncated: cut.truncated }
+}
+
+/**
+ * The largest index ≤ `at` where a JSON string body starting at `body` may be cut: never inside an escape
+ * (`\x` or `\uXXXX`), nor inside a UTF-8 character.
+ */
+function escapeBoundary(bytes: Buffer, body: number, at: number): number {
+  let from = body
+  for (;;) {
+    const escape = bytes.indexOf(BACKSLASH, from)
+    if (escape === -1 || escape >= at) break
+    const next = escape + (bytes[escape + 1] === LETTER_U ? 6 : 2)
+    if (next > at) return escape
+    from = next
+  }
+  return charBoundary(bytes, at, from)
 }
 
 function parse(text: string): unknown {

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs'
+import { closeSync, openSync, readSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import type { Readable } from 'node:stream'
 import { pathToFileURL } from 'node:url'
@@ -75,7 +75,7 @@ export interface RipgrepRequest {
   readonly stderrMaxBytes: number
   /** After this many ms ripgrep is stopped and the run reports `stoppedAtDeadline`: what was read so far stands. */
   readonly deadlineMs: number
-  /** Most resident bytes ripgrep may use (see watchMemory); undefined watches nothing. */
+  /** Most resident bytes ripgrep may use (see ResidentMemory); undefined watches nothing. */
   readonly memoryLimitBytes?: number | undefined
   /** Each stdout chunk, in order; may throw MalformedOutput, or a SearchError that stops the search. */
   readonly onOutput: (chunk: Buffer) => void
@@ -123,8 +123,9 @@ export async function runRipgrep(subprocess: SubprocessService, request: Ripgrep
     stoppedAtDeadline = true
     handle.terminate()
   }, request.deadlineMs)
-  const watch = memoryLimitBytes === undefined ? undefined : setInterval(() => {
-    if (!overMemory && residentBytes(handle.pid) > memoryLimitBytes) {
+  const memory = memoryLimitBytes === undefined ? undefined : new ResidentMemory(handle.pid)
+  const watch = memory === undefined ? undefined : setInterval(() => {
+    if (!overMemory && memory.bytes() > (memoryLimitBytes as number)) {
       overMemory = true
       handle.terminate()
     }
@@ -137,6 +138,7 @@ export async function runRipgrep(subprocess: SubprocessService, request: Ripgrep
   } finally {
     clearTimeout(deadline)
     clearInterval(watch)
+    memory?.close()
   }
   const { failure } = result
   if (failure !== undefined) {
@@ -153,20 +155,57 @@ export async function runRipgrep(subprocess: SubprocessService, request: Ripgrep
   return { exit, stderr: stderrText, stoppedAtDeadline: stoppedAtDeadline && exit.exitCode !== 0 && exit.exitCode !== 1 }
 }
 
-const VM_RSS = /^VmRSS:\s+(\d+) kB$/m
+const VM_RSS = Buffer.from('\nVmRSS:')
+const STATUS_BYTES = 4096
 
 /**
- * The resident memory of a process, from /proc (0 where there is none, or once it is gone). Read every
+ * The resident memory of a process, from /proc/<pid>/status (0 where there is none, or once it is gone). Read every
  * MEMORY_CHECK_MS instead of an address-space rlimit: Node cannot set one on a child without an extra exec
  * (`prlimit` cost 2.8 ms a call here), and virtual size counts mappings that are not memory
- * (docs/decisions/2026-12-01-ripgrep-memory-and-time-bounds.md).
+ * (docs/decisions/2026-12-01-ripgrep-memory-and-time-bounds.md). The file is opened once, at the first reading, and
+ * read again in place into one small buffer: a `readFileSync` per reading (open, a 64 KiB buffer, close) cost about
+ * six times as much CPU (docs/decisions/2026-12-01-search-cpu.md). An open descriptor also keeps naming the same
+ * process: once it is gone, reading fails and counts as 0, whoever gets its pid.
  */
-function residentBytes(pid: number): number {
-  try {
-    return Number(VM_RSS.exec(readFileSync(`/proc/${pid}/status`, 'latin1'))?.[1] ?? 0) * 1024
-  } catch {
-    return 0
+class ResidentMemory {
+  private fd: number | undefined
+  private failed = false
+  private readonly buffer = Buffer.allocUnsafe(STATUS_BYTES)
+
+  constructor(private readonly pid: number) {}
+
+  bytes(): number {
+    if (this.failed) return 0
+    try {
+      this.fd ??= openSync(`/proc/${this.pid}/status`, 'r')
+      return vmRss(this.buffer, readSync(this.fd, this.buffer, 0, STATUS_BYTES, 0))
+    } catch {
+      this.failed = true
+      this.close()
+      return 0
+    }
   }
+
+  close(): void {
+    if (this.fd === undefined) return
+    try {
+      closeSync(this.fd)
+    } catch {
+      // Nothing to do: the descriptor is gone either way.
+    }
+    this.fd = undefined
+  }
+}
+
+/** The `VmRSS:` figure (kB) of a status text in `bytes[0..length)`, in bytes; 0 when it has none. */
+function vmRss(bytes: Buffer, length: number): number {
+  const at = bytes.indexOf(VM_RSS)
+  if (at === -1 || at >= length) return 0
+  let i = at + VM_RSS.length
+  while (i < length && (bytes[i] === 0x20 || bytes[i] === 0x09)) i++
+  let kb = 0
+  for (; i < length && (bytes[i] as number) >= 0x30 && (bytes[i] as number) <= 0x39; i++) kb = kb * 10 + (bytes[i] as number) - 0x30
+  return kb * 1024
 }
 
 /**

@@ -84,16 +84,21 @@ export interface Page {
 
 /**
  * The one paging step of glob and grep: the whole result when it fits the page (count and bytes); else the
- * complete result saved, and the page rendered again with the footer that says where it is.
+ * complete result saved, and the page rendered once, with the footer that says where it is.
  */
 export async function deliver<V extends { readonly spill?: SpillOutcome }>(
   services: SearchServices,
   exec: ToolExecution,
   value: V,
-  view: { readonly fileName: string; readonly page: (value: V) => Page; readonly saved: (value: V) => string },
+  view: {
+    readonly fileName: string
+    readonly whole: (value: V) => string | undefined
+    readonly page: (value: V) => Page
+    readonly saved: (value: V) => string
+  },
 ): Promise<{ text: string; value: V }> {
-  const first = view.page(value)
-  if (first.complete) return { text: first.text, value }
+  const whole = view.whole(value)
+  if (whole !== undefined) return { text: whole, value }
   const spill = await keepComplete(services, exec, view.fileName, () => view.saved(value))
   const capped = { ...value, spill }
   return { text: view.page(capped).text, value: capped }

@@ -98,6 +98,17 @@ describe('path order', () => {
     }), { seed: 3, numRuns: 300 })
   })
 
+  test('the radix sort gives the comparison order on groups that share long prefixes, small groups included (property, seeded)', () => {
+    const part = fc.array(fc.constantFrom('/', 'a', 'b', '.', '-', '\x00', '\xff'), { maxLength: 4 }).map((cs) => cs.join(''))
+    fc.assert(fc.property(fc.array(part, { minLength: 1, maxLength: 3 }), fc.array(fc.tuple(fc.nat(2), part), { maxLength: 40 }), (prefixes, names) => {
+      const keys = names.map(([p, rest]) => `node_modules/${prefixes[p % prefixes.length]}${rest}`)
+      const items = keys.map((key, index) => ({ key, index }))
+      const expected = [...items].sort((a, b) => comparePaths(a.key, b.key) || a.index - b.index)
+      sortInPathOrder(items, (item) => item.key)
+      expect(items.map((item) => item.key)).toEqual(expected.map((item) => item.key))
+    }), { seed: 11, numRuns: 500 })
+  })
+
   test('is the order of rg --sort=path on a real tree (property, seeded)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'dsh-order-'))
     try {

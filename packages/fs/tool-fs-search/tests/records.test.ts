@@ -107,6 +107,68 @@ describe('the rg --json parser', () => {
     }), { seed: 5, numRuns: 600 })
   })
 
+  test('reads long lines full of escapes exactly, decoding only the shown part, cut like truncateUtf8 (property, seeded)', () => {
+    // Characters that JSON escapes (quotes, backslashes, controls, a lone \r), multi-byte ones and surrogate pairs.
+    const char = fc.constantFrom('a', 'Z', ' ', '"', '\\', '\t', '\r', '\x01', '\x1b', '\x7f', 'é', '€', '\u2028', '😀', '\\n')
+    const ending = fc.constantFrom('', '\n', '\r\n', '\\n', '\r')
+    fc.assert(fc.property(fc.array(char, { maxLength: 400 }), ending, fc.integer({ min: 1, max: 40 }), (chars, end, max) => {
+      const collector = new GrepCollector(resolveRoot(dir, undefined), max)
+      const text = chars.join('') + end
+      feed(collector, JSON.stringify({ type: 'match', data: { path: { text: join(dir, 'f') }, lines: { text }, line_number: 7, absolute_offset: 0, submatches: [{ match: { text: '\\n"}' }, start: 0, end: 1 }] } }))
+      const stripped = text.endsWith('\r\n') ? text.slice(0, -2) : text.endsWith('\n') ? text.slice(0, -1) : text
+      const cut = truncateUtf8(stripped, max)
+      expect(collector.files()).toEqual([{ path: 'f', key: 'f', lines: [{ line: 7, preview: cut.text, truncated: cut.truncated }] }])
+    }), { seed: 17, numRuns: 1500 })
+  })
+
+  test('a stream of many files, long escaped lines and CRLF ones, cut at every byte boundary, reads like JSON.parse of each record', () => {
+    const lines = ['plain hit\n', 'tab\there "quoted" \\ hit\r\n', `${'x"\\'.repeat(300)}hit\n`, `${'é'.repeat(200)}\n`, 'no terminator hit', `${'y'.repeat(90)}\n`]
+    const records: string[] = []
+    for (const [f, name] of ['a.txt', 'b "q".txt', 'c\\d.txt', 'dir/e.txt'].entries()) {
+      const path = { text: join(dir, name) }
+      records.push(JSON.stringify({ type: 'begin', data: { path } }))
+      for (const [i, text] of lines.entries()) {
+        if ((i + f) % 3 === 2) continue
+        records.push(JSON.stringify({ type: 'match', data: { path, lines: { text }, line_number: i + 1, absolute_offset: 0, submatches: [{ match: { text: 'hit' }, start: 0, end: 3 }] } }))
+      }
+      records.push(JSON.stringify({ type: 'end', data: { path, binary_offset: null, stats: {} } }))
+    }
+    records.push(JSON.stringify({ data: { elapsed_total: {} }, type: 'summary' }))
+    const stream = Buffer.from(`${records.join('\n')}\n`)
+    // The reference: every record parsed in full.
+    const max = 50
+    const expected = new Map<string, { line: number; preview: string | null; truncated: boolean }[]>()
+    for (const record of records) {
+      const value = JSON.parse(record)
+      if (value.type !== 'match') continue
+      const text: string = value.data.lines.text
+      const stripped = text.endsWith('\r\n') ? text.slice(0, -2) : text.endsWith('\n') ? text.slice(0, -1) : text
+      const cut = truncateUtf8(stripped, max)
+      const path = value.data.path.text.slice(dir.length + 1)
+      expected.set(path, [...(expected.get(path) ?? []), { line: value.data.line_number, preview: cut.text, truncated: cut.truncated }])
+    }
+    const want = [...expected].sort(([a], [b]) => (a < b ? -1 : 1)).map(([path, found]) => ({ path, lines: found }))
+    expect(collect([stream], max).files).toEqual(want)
+    for (let cut = 0; cut <= stream.length; cut++) {
+      const result = collect([stream.subarray(0, cut), stream.subarray(cut)], max)
+      if (JSON.stringify(result.files) !== JSON.stringify(want)) expect({ cut, files: result.files }).toEqual({ cut, files: want })
+    }
+  })
+
+  test('a file whose matches do not come one after another is still one file, its lines ascending', () => {
+    const collector = new GrepCollector(resolveRoot(dir, undefined), 100)
+    const match = (name: string, line: number) => JSON.stringify({ type: 'match', data: { path: { text: join(dir, name) }, lines: { text: `hit ${line}\n` }, line_number: line, absolute_offset: 0, submatches: [] } })
+    for (const [name, line] of [['a', 5], ['b', 1], ['a', 2], ['c', 1], ['a', 9], ['b', 3]] as const) feed(collector, match(name, line))
+    const expected = [
+      { path: 'a', key: 'a', lines: [2, 5, 9].map((line) => ({ line, preview: `hit ${line}`, truncated: false })) },
+      { path: 'b', key: 'b', lines: [1, 3].map((line) => ({ line, preview: `hit ${line}`, truncated: false })) },
+      { path: 'c', key: 'c', lines: [{ line: 1, preview: 'hit 1', truncated: false }] },
+    ]
+    expect(collector.total).toBe(6)
+    expect(collector.files()).toEqual(expected)
+    expect(collector.files()).toEqual(expected)
+  })
+
   test('a record that is not JSON is malformed output', () => {
     const collector = new GrepCollector(resolveRoot(dir, undefined), 100)
     expect(() => feed(collector, '--no-config --json')).toThrow(MalformedOutput)
