@@ -1,5 +1,7 @@
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, rmdirSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { Context, type Fiber, type Message } from 'cordis'
 import { ToolsService } from '@deepseek-ai/dsh-tools'
 
@@ -113,4 +115,31 @@ export const OTHER_UIDS = { attacker: 61001, victim: 61002 } as const
  */
 export function runAs(uid: number, argv: readonly string[], options: { env?: NodeJS.ProcessEnv; input?: string; cwd?: string } = {}): SpawnSyncReturns<string> {
   return spawnSync('setpriv', [`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--', ...argv], { encoding: 'utf8', ...options })
+}
+
+/**
+ * Runs `build` under a lock directory shared by every test file of this user: test files run in parallel, and two
+ * builds writing the same dist files would race. A lock older than two minutes belongs to a run that died.
+ */
+export function withBuildLock(build: () => void): void {
+  const lock = join(tmpdir(), `dsh-host-tests-build-${process.getuid?.() ?? 'user'}.lock`)
+  const wait = new Int32Array(new SharedArrayBuffer(4))
+  for (let attempt = 0; ; attempt++) {
+    try {
+      mkdirSync(lock)
+      break
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+      try {
+        if (Date.now() - statSync(lock).mtimeMs > 120_000) rmdirSync(lock)
+      } catch {}
+      if (attempt > 1200) throw new Error(`another build holds ${lock} for too long`)
+      Atomics.wait(wait, 0, 0, 100)
+    }
+  }
+  try {
+    build()
+  } finally {
+    rmdirSync(lock)
+  }
 }

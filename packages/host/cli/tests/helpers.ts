@@ -1,6 +1,7 @@
 export { processesWith, uniqueSleep, until } from '@deepseek-ai/dsh-testing'
+import { withBuildLock } from '@deepseek-ai/dsh-testing'
 import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -12,36 +13,17 @@ export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../../.
 /** The shipped `dsh`: the bundle that `npm run build` (and `ensureBuilt`) makes of the built packages. */
 export const BIN = join(ROOT, 'packages/host/cli/dist/dsh.cjs')
 
-/**
- * Builds the `dsh` command (and what it references, then the bundle) once per test run. Test files run in parallel, so the
- * build is serialised with a lock directory: two tsc processes writing the same dist files would race.
- */
+/** Builds the `dsh` command (and what it references, then the bundle), under the tests' build lock. */
 export function ensureBuilt(): void {
-  const lock = join(tmpdir(), `dsh-host-tests-build-${process.getuid?.() ?? 'user'}.lock`)
-  const wait = new Int32Array(new SharedArrayBuffer(4))
-  for (let attempt = 0; ; attempt++) {
+  withBuildLock(() => {
     try {
-      mkdirSync(lock)
-      break
+      execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', 'packages/host/cli'], { cwd: ROOT, stdio: 'pipe' })
+      execFileSync(process.execPath, [join(ROOT, 'packages/host/cli/scripts/bundle.mjs')], { cwd: ROOT, stdio: 'pipe' })
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-      // A lock older than two minutes belongs to a run that died.
-      try {
-        if (Date.now() - statSync(lock).mtimeMs > 120_000) rmdirSync(lock)
-      } catch {}
-      if (attempt > 1200) throw new Error(`another build holds ${lock} for too long`)
-      Atomics.wait(wait, 0, 0, 100)
+      const { stdout, stderr } = error as { stdout?: Buffer; stderr?: Buffer }
+      throw new Error(`building dsh (tsc -b packages/host/cli, then the bundle) failed:\n${stdout?.toString() ?? ''}${stderr?.toString() ?? ''}`)
     }
-  }
-  try {
-    execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', 'packages/host/cli'], { cwd: ROOT, stdio: 'pipe' })
-    execFileSync(process.execPath, [join(ROOT, 'packages/host/cli/scripts/bundle.mjs')], { cwd: ROOT, stdio: 'pipe' })
-  } catch (error) {
-    const { stdout, stderr } = error as { stdout?: Buffer; stderr?: Buffer }
-    throw new Error(`building dsh (tsc -b packages/host/cli, then the bundle) failed:\n${stdout?.toString() ?? ''}${stderr?.toString() ?? ''}`)
-  } finally {
-    rmdirSync(lock)
-  }
+  })
 }
 
 export interface Run {

@@ -1,9 +1,8 @@
 import { execFileSync, spawn } from 'node:child_process'
-import { mkdirSync, rmdirSync, statSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { beforeAll, describe, expect, test } from 'vitest'
+import { withBuildLock } from '@deepseek-ai/dsh-testing'
 
 // The stdio path loads none of the MCP SDK's run-time code and no zod: the built package (plain Node, no bundle) is
 // run with the module loader's debug log on, and every file it loaded is looked at. The HTTP path is the control: it
@@ -85,31 +84,11 @@ function run(mode: 'stdio' | 'http', input: string): Promise<Run> {
 
 const line = (message: unknown) => `${JSON.stringify(message)}\n`
 
-/**
- * `tsc -b` of this package (and what it references), under the lock the CLI's tests build with (their
- * `ensureBuilt`), so that two builds never write the same dist files at once. No bundle: the package is what is tested.
- */
+/** `tsc -b` of this package (and what it references), under the tests' build lock. No bundle: the package is tested. */
 function buildPackage(): void {
-  const lock = join(tmpdir(), `dsh-host-tests-build-${process.getuid?.() ?? 'user'}.lock`)
-  const wait = new Int32Array(new SharedArrayBuffer(4))
-  for (let attempt = 0; ; attempt++) {
-    try {
-      mkdirSync(lock)
-      break
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-      try {
-        if (Date.now() - statSync(lock).mtimeMs > 120_000) rmdirSync(lock)
-      } catch {}
-      if (attempt > 1200) throw new Error(`another build holds ${lock} for too long`)
-      Atomics.wait(wait, 0, 0, 100)
-    }
-  }
-  try {
+  withBuildLock(() => {
     execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', 'packages/host/mcp'], { cwd: ROOT, stdio: 'pipe' })
-  } finally {
-    rmdirSync(lock)
-  }
+  })
 }
 
 beforeAll(buildPackage, 300_000)
