@@ -59,7 +59,12 @@ describe('tools-remote over ssh -T host dsh mcp', () => {
 
   test('killing the ssh client mid-command leaves nothing running on the remote side', async () => {
     const session = { id: 'ssh-kill', cwd: ws.dir }
+    // This session's ssh client is the one its first call starts. (Not "the highest pid": pids wrap around at
+    // pid_max, 32 768 here, and a full test run spawns that many, so the newest client may have the lower pid.)
+    const others = new Set(sshClients())
     await host.ctx.tools.execute('read', { path: 'a.txt' }, { session })
+    const mine = sshClients().filter((pid) => !others.has(pid))
+    expect(mine).toHaveLength(1)
     const background = uniqueSleep()
     const started = await host.ctx.tools.execute('bash', { command: background.command, description: 'Daemon', run_in_background: true }, { session })
     expect(started.isError).toBe(false)
@@ -67,10 +72,8 @@ describe('tools-remote over ssh -T host dsh mcp', () => {
     const call = host.ctx.tools.execute('bash', { command: sleep.command, description: 'Long' }, { session })
     await until(() => processesWith(sleep.marker).length > 0 && processesWith(background.marker).length > 0, 'both remote sleeps run')
     const servers = remotes().length
-    // Kill only the ssh client of this session's connection: the newest one (the others serve other sessions).
-    const clients = sshClients().sort((a, b) => a - b)
-    expect(clients.length).toBeGreaterThan(0)
-    process.kill(clients.at(-1)!, 'SIGKILL')
+    // Kill only the ssh client of this session's connection (the others serve other sessions).
+    process.kill(mine[0]!, 'SIGKILL')
     const lost = await call
     expect(facts(lost)).toMatchObject({ isError: true, code: 'REMOTE_UNAVAILABLE' })
     expect(lost.content[0].text).toContain('was lost during the call')
