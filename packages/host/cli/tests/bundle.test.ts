@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process'
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -8,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, onTestFinished, test } from 'vit
 import type { JsonSchema } from '@deepseek-ai/dsh-tools'
 import { AJV_OPTIONS } from '../../../core/tools/src/validation.ts'
 import { createDefaultContext } from '../src/index.ts'
-import { BIN, ROOT, ensureBuilt, workspace } from './helpers.ts'
+import { ROOT, dsh, ensureBuilt, type Run, workspace } from './helpers.ts'
 // @ts-expect-error: a plain-JS build script, without declarations
 import { lazySdkValidator } from '../scripts/lazy-sdk-validator.mjs'
 
@@ -33,25 +32,15 @@ beforeAll(async () => {
 afterAll(() => ws?.cleanup())
 
 /** Runs the bundle with the module loader's debug log on; resolves with the files it loaded from dist/. */
-function loadedFiles(args: readonly string[], input = '', nodeArgs: readonly string[] = []): Promise<{ code: number | null; stdout: string; stderr: string; files: string[]; ajv: boolean }> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [...nodeArgs, BIN, ...args], { cwd: ws.dir, env: { ...process.env, NODE_DEBUG: 'module' }, stdio: ['pipe', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
-    child.on('error', fail)
-    child.on('close', (code) => {
-      const prefix = `${DIST}/`
-      // The bundle is CommonJS: its stubs are loaded by require, which the debug log names (their code is read by
-      // bin/load-bundle.cjs). ajv is CommonJS too, bundled or not.
-      const files = [...stderr.matchAll(/load "([^"]+)"/g)].map((m) => m[1]!)
-        .filter((path) => path.startsWith(prefix)).map((path) => path.slice(prefix.length).replace(/-[\w-]{8}\.cjs$/, '-*.cjs'))
-      const ajv = /[\\/]node_modules[\\/]ajv[\\/]/.test(stderr) || files.some((file) => file.startsWith('chunks/ajv-'))
-      done({ code, stdout, stderr, files: [...new Set(files)].sort(), ajv })
-    })
-    child.stdin.end(input)
-  })
+async function loadedFiles(args: readonly string[], input = '', nodeArgs: readonly string[] = []): Promise<Run & { files: string[]; ajv: boolean }> {
+  const run = await dsh(args, { cwd: ws.dir, input, nodeArgs, env: { ...process.env, NODE_DEBUG: 'module' } })
+  const prefix = `${DIST}/`
+  // The bundle is CommonJS: its stubs are loaded by require, which the debug log names (their code is read by
+  // bin/load-bundle.cjs). ajv is CommonJS too, bundled or not.
+  const files = [...run.stderr.matchAll(/load "([^"]+)"/g)].map((m) => m[1]!)
+    .filter((path) => path.startsWith(prefix)).map((path) => path.slice(prefix.length).replace(/-[\w-]{8}\.cjs$/, '-*.cjs'))
+  const ajv = /[\\/]node_modules[\\/]ajv[\\/]/.test(run.stderr) || files.some((file) => file.startsWith('chunks/ajv-'))
+  return { ...run, files: [...new Set(files)].sort(), ajv }
 }
 
 describe('validators compiled at build time', () => {
@@ -150,14 +139,7 @@ describe('the code cache (bin/load-bundle.cjs)', () => {
   test('cached code still imports an ES module at run time: the packaged ripgrep, when its platform package is missing', async () => {
     // The locator finds the binary without importing the package; a bogus arch makes it import the package for its
     // own error, through the loader's import (Node 20 loses the dynamic-import callback of cached code).
-    const result = await new Promise<{ stdout: string; stderr: string }>((done) => {
-      const child = spawn(process.execPath, [BIN, 'call', 'grep', '{"pattern":"two"}'], { cwd: ws.dir, env: { ...process.env, npm_config_arch: 'no-such-arch' }, stdio: ['ignore', 'pipe', 'pipe'] })
-      let stdout = ''
-      let stderr = ''
-      child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
-      child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
-      child.on('close', () => done({ stdout, stderr }))
-    })
+    const result = await dsh(['call', 'grep', '{"pattern":"two"}'], { cwd: ws.dir, env: { ...process.env, npm_config_arch: 'no-such-arch' } })
     expect(result.stdout).toBe(`Error: grep search failed: could not start ripgrep (@vscode/ripgrep): Could not find @vscode/ripgrep-${process.platform}-no-such-arch. Ensure optionalDependencies are installed for this platform (${process.platform}-no-such-arch).\n`)
     expect(result.stderr).toBe('')
   })
@@ -170,14 +152,7 @@ describe('the code cache (bin/load-bundle.cjs)', () => {
     cpSync(join(ROOT, 'packages/host/cli/bin'), join(copy, 'bin'), { recursive: true })
     cpSync(DIST, join(copy, 'dist'), { recursive: true })
     cpSync(join(ROOT, 'packages/host/cli/package.json'), join(copy, 'package.json'))
-    const run = await new Promise<{ stdout: string; stderr: string }>((done) => {
-      const child = spawn(process.execPath, ['--require', cacheProbe(), join(copy, 'dist/dsh.cjs'), 'call', 'grep', '{"pattern":"two"}'], { cwd: ws.dir, stdio: ['ignore', 'pipe', 'pipe'] })
-      let stdout = ''
-      let stderr = ''
-      child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
-      child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
-      child.on('close', () => done({ stdout, stderr }))
-    })
+    const run = await dsh(['call', 'grep', '{"pattern":"two"}'], { cwd: ws.dir, nodeArgs: ['--require', cacheProbe()], bin: join(copy, 'dist/dsh.cjs') })
     expect(run.stdout).toBe('Found 1 match\n\nnotes.txt\nLine 2: two\n')
     expect(verdicts(run.stderr).length).toBeGreaterThan(0)
     expect(verdicts(run.stderr).filter((v) => !v.endsWith(' none'))).toEqual([])

@@ -33,10 +33,14 @@ export interface Run {
   stderr: string
 }
 
-/** Runs the built `dsh` with `args`; resolves when it exited. */
-export function dsh(args: readonly string[], options: { cwd?: string; input?: string } = {}): Promise<Run> {
+/**
+ * Runs the built `dsh` (or another copy of it, `bin`) with `args`, Node's own flags before it (`nodeArgs`);
+ * resolves when it exited.
+ */
+export function dsh(args: readonly string[], options: { cwd?: string; input?: string; env?: NodeJS.ProcessEnv; nodeArgs?: readonly string[]; bin?: string } = {}): Promise<Run> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd ?? ROOT, stdio: ['pipe', 'pipe', 'pipe'] })
+    const argv = [...(options.nodeArgs ?? []), options.bin ?? BIN, ...args]
+    const child = spawn(process.execPath, argv, { cwd: options.cwd ?? ROOT, env: options.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
