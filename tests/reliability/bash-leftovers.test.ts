@@ -5,7 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { ensureBuilt } from '../../packages/host/cli/tests/helpers.ts'
-import { BIN, processesWith, temp, uniqueSleep, until, type Temp } from './helpers.ts'
+import { BIN, processesWith, straySleeps, temp, until, type Temp } from './helpers.ts'
 
 // What a command leaves behind, through the built hosts (DESIGN §13, §16): nothing may hold a call past its grace,
 // and nothing a one-shot `dsh call` started outlives it, except a process that left every group (named, then
@@ -17,16 +17,9 @@ beforeAll(() => {
 }, 120_000)
 afterAll(() => ws?.cleanup())
 
-const markers: string[] = []
-afterEach(async () => {
-  for (const marker of markers) for (const pid of processesWith(marker)) process.kill(pid, 'SIGKILL')
-  for (const marker of markers.splice(0)) await until(() => processesWith(marker).length === 0, `nothing with ${marker} survives`, 300)
-})
-const sleeper = () => {
-  const sleep = uniqueSleep()
-  markers.push(sleep.marker)
-  return sleep
-}
+const strays = straySleeps()
+afterEach(() => strays.stopAll())
+const sleeper = strays.sleeper
 
 function dshCall(tool: string, args: unknown) {
   const child = spawn(process.execPath, [BIN, 'call', tool, JSON.stringify(args), '--cwd', ws.dir, '--config', join(ws.dir, 'config.json')], { stdio: ['ignore', 'pipe', 'pipe'] })

@@ -7,7 +7,7 @@ import type { ToolResult } from '@deepseek-ai/dsh-tools'
 import { createDefaultContext, type DefaultContext } from '@deepseek-ai/dsh'
 
 // The shared process helpers: a unique sleep marker, a /proc scan for it, a bounded poll.
-export { processesWith, uniqueSleep, until } from '@deepseek-ai/dsh-testing'
+export { processesWith, straySleeps, uniqueSleep, until } from '@deepseek-ai/dsh-testing'
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 export { BIN } from '../../packages/host/cli/tests/helpers.ts'

@@ -1,24 +1,19 @@
 import { createServer, type Server } from 'node:http'
 import { afterEach, expect, test } from 'vitest'
-import { processesWith, uniqueSleep } from '@deepseek-ai/dsh-testing'
+import { processesWith, straySleeps } from '@deepseek-ai/dsh-testing'
 import { harness, until, type Harness } from './helpers.ts'
 
 let h: Harness
-const markers: string[] = []
+const strays = straySleeps()
 const servers: Server[] = []
 afterEach(async () => {
   await h?.cleanup()
   for (const server of servers.splice(0)) await new Promise((resolve) => server.close(resolve))
   // A process the test left outside every group on purpose (setsid) is stopped here; nothing else may survive.
-  for (const marker of markers) for (const pid of processesWith(marker)) process.kill(pid, 'SIGKILL')
-  for (const marker of markers.splice(0)) await until(() => processesWith(marker).length === 0, `no process with ${marker} survives`, 300)
+  await strays.stopAll()
 })
 
-const sleeper = () => {
-  const sleep = uniqueSleep()
-  markers.push(sleep.marker)
-  return sleep
-}
+const sleeper = strays.sleeper
 const run = (command: string, more: Record<string, unknown> = {}) => ({ command, description: 'leftover test', ...more })
 
 test('`cmd &` returns when the shell exits; the result names the task the leftover became, which bash_kill stops (no "finished" notice)', async () => {

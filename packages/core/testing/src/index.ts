@@ -118,6 +118,25 @@ export function runAs(uid: number, argv: readonly string[], options: { env?: Nod
 }
 
 /**
+ * Sleeps a test leaves outside every process group on purpose (setsid daemons): `sleeper()` makes one
+ * (`uniqueSleep`) and remembers it; `stopAll()` kills every one made since the last call and waits until none runs.
+ */
+export function straySleeps(): { sleeper(): { command: string; marker: string }; stopAll(): Promise<void> } {
+  const markers: string[] = []
+  return {
+    sleeper() {
+      const sleep = uniqueSleep()
+      markers.push(sleep.marker)
+      return sleep
+    },
+    async stopAll() {
+      for (const marker of markers) for (const pid of processesWith(marker)) process.kill(pid, 'SIGKILL')
+      for (const marker of markers.splice(0)) await until(() => processesWith(marker).length === 0, `nothing with ${marker} survives`, 300)
+    },
+  }
+}
+
+/**
  * Runs `build` under a lock directory shared by every test file of this user: test files run in parallel, and two
  * builds writing the same dist files would race. A lock older than two minutes belongs to a run that died.
  */

@@ -1,20 +1,15 @@
 import { afterEach, expect, test } from 'vitest'
-import { processesWith, uniqueSleep } from '@deepseek-ai/dsh-testing'
+import { processesWith, straySleeps } from '@deepseek-ai/dsh-testing'
 import { fixture, until, type Fixture } from './helpers.ts'
 
 let f: Fixture
-const markers: string[] = []
+const strays = straySleeps()
 afterEach(async () => {
   await f.cleanup()
   // The strays these cases make on purpose left every group: the test stops them.
-  for (const marker of markers) for (const pid of processesWith(marker)) process.kill(pid, 'SIGKILL')
-  for (const marker of markers.splice(0)) await until(() => processesWith(marker).length === 0, `nothing with ${marker} survives`, 300)
+  await strays.stopAll()
 })
-const sleeper = () => {
-  const sleep = uniqueSleep()
-  markers.push(sleep.marker)
-  return sleep
-}
+const sleeper = strays.sleeper
 
 test('exited settles at the leader\'s exit while a leftover still holds the output; alive() says the group still runs', async () => {
   f = await fixture()
