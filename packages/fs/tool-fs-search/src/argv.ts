@@ -8,16 +8,26 @@ import { VCS_DIRS } from './paths.ts'
 
 /**
  * Every file under `root` whose path matches `pattern`, hidden and ignored ones included, version-control
- * directories excluded, NUL-separated so that any name survives. No `--sort`: ripgrep walks in parallel and the
- * tool orders by modification time itself (docs/decisions/2026-11-30-glob-ordering.md).
+ * directories excluded, NUL-separated so that any name survives. No `--sort`: ripgrep walks on `threads` threads
+ * and the tool orders by modification time itself (docs/decisions/2026-11-30-glob-ordering.md).
  */
-export function globArgv(pattern: string, root: string): string[] {
+export function globArgv(pattern: string, root: string, threads: number): string[] {
   return [
-    '--no-config', '--files', '--null', `--glob=${pattern}`, '--no-ignore', '--hidden',
+    '--no-config', '--files', '--null', `--threads=${threads}`, `--glob=${pattern}`, '--no-ignore', '--hidden',
     // After the model's glob, so that they win over it; the trailing slash matches directories only.
     ...VCS_DIRS.map((dir) => `--glob=!${dir}/`),
     '--', root,
   ]
+}
+
+/**
+ * How many threads glob's ripgrep walks on, given the CPUs: all but one, which the tool needs to stat each listed
+ * file as it arrives (at most 12, ripgrep's own cap). On two CPUs that is one walker, which lists a small tree 3 ms
+ * sooner (ripgrep's parallel walk costs that much to start and stop) and a large one as fast, since the second
+ * walker only competed with the stats (docs/decisions/2026-12-01-glob-walker-threads.md).
+ */
+export function globThreads(cpus: number): number {
+  return Math.min(12, Math.max(1, cpus - 1))
 }
 
 /**

@@ -1,8 +1,9 @@
 import { isAscii } from 'node:buffer'
 import { statSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import type { ToolExecution, ToolOutput } from '@deepseek-ai/dsh-tools'
 import { invalidArgs } from '@deepseek-ai/dsh-tools'
-import { globArgv, normalizeGlob } from './argv.ts'
+import { globArgv, globThreads, normalizeGlob } from './argv.ts'
 import { errorPath, globOverflowMessage, nulInPathMessage, quoteArg } from './common-text.ts'
 import { SearchError, SearchErrorCode } from './errors.ts'
 import { type GlobArgs, type GlobValue, pageGlob, savedGlob, wholeGlob } from './glob-text.ts'
@@ -10,6 +11,8 @@ import { decodeKey, enclosingVcsDir, fsPath, joinDisplay, pathKey, relativeKey, 
 import { MalformedOutput, RecordSplitter } from './records.ts'
 import { endRecords, judgeExit, runRipgrep, searchDeadline } from './ripgrep.ts'
 import { confineRoot, deliver, isDirectory, type SearchServices, sessionCwd } from './search.ts'
+
+const WALKERS = globThreads(availableParallelism())
 
 interface Entry {
   /** The path below the root (see pathKey). */
@@ -51,7 +54,7 @@ export async function glob(services: SearchServices, args: GlobArgs, exec: ToolE
   const run = await runRipgrep(services.subprocess, {
     tool: 'glob',
     binary: await services.locator.path('glob'),
-    args: globArgv(normal.pattern, root.absolute),
+    args: globArgv(normal.pattern, root.absolute, WALKERS),
     // ripgrep matches globs that contain "/" relative to its working directory: the root, as the model expects.
     cwd: root.absolute,
     signal: exec.signal,

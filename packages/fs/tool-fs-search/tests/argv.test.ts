@@ -1,10 +1,10 @@
 import { describe, expect, test } from 'vitest'
-import { globArgv, grepArgv, normalizeGlob, includeProblem } from '../src/argv.ts'
+import { globArgv, globThreads, grepArgv, normalizeGlob, includeProblem } from '../src/argv.ts'
 
 describe('argv', () => {
   test('glob lists files NUL-separated, hidden and ignored included, the six VCS directories excluded after the model\'s glob', () => {
-    expect(globArgv('**/*.ts', '/w/src')).toEqual([
-      '--no-config', '--files', '--null', '--glob=**/*.ts', '--no-ignore', '--hidden',
+    expect(globArgv('**/*.ts', '/w/src', 3)).toEqual([
+      '--no-config', '--files', '--null', '--threads=3', '--glob=**/*.ts', '--no-ignore', '--hidden',
       '--glob=!.git/', '--glob=!.svn/', '--glob=!.hg/', '--glob=!.bzr/', '--glob=!.jj/', '--glob=!.sl/',
       '--', '/w/src',
     ])
@@ -22,11 +22,17 @@ describe('argv', () => {
       expect(grep).toContain(`--regexp=${hostile}`)
       expect(grep).toContain(`--glob=${hostile}`)
       expect(grep.slice(-2)).toEqual(['--', `/w/${hostile}`])
-      const glob = globArgv(hostile, `/w/${hostile}`)
+      const glob = globArgv(hostile, `/w/${hostile}`, 1)
       expect(glob[0]).toBe('--no-config')
       expect(glob).toContain(`--glob=${hostile}`)
       expect(glob.slice(-2)).toEqual(['--', `/w/${hostile}`])
     }
+  })
+})
+
+describe('glob threads', () => {
+  test('ripgrep walks on every core but one (the tool stats what it lists on its own), never fewer than one, at most 12', () => {
+    expect([1, 2, 3, 8, 13, 64].map(globThreads)).toEqual([1, 1, 2, 7, 12, 12])
   })
 })
 
