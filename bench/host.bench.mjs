@@ -15,8 +15,11 @@ import { connect } from '@deepseek-ai/dsh-mcp'
 import { loadAverage, median, pairedRatios, row, summaryRow } from './lib.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
-/** The shipped command (the bundle), and the unbundled tsc output it is made of, for comparison. */
-const bin = join(root, 'packages/host/cli/dist/dsh.cjs')
+/**
+ * The shipped command as npm links it (the committed shim, which loads the bundle), and the unbundled tsc output
+ * the bundle is made of, for comparison.
+ */
+const bin = join(root, 'packages/host/cli/bin/dsh.js')
 const unbundled = join(root, 'packages/host/cli/dist/bin.js')
 
 // A small project directory, so that the figure is the host's start-up and not ripgrep walking a big tree

@@ -93,6 +93,14 @@ describe('what a command loads', () => {
     expect(run.files).not.toContain('chunks/mcp-*.cjs')
   })
 
+  test('the committed shim bin/dsh.js (the command npm links) runs the bundle as CommonJS, starting no ES module loader', async () => {
+    const shim = join(ROOT, 'packages/host/cli/bin/dsh.js')
+    const run = await dsh(['--version'], { cwd: ws.dir, bin: shim, env: { ...process.env, NODE_DEBUG: 'module' } })
+    expect(run.stdout).toMatch(/^dsh \d+\.\d+\.\d+\n$/)
+    // Node's CommonJS loader names the main module "."; an ES module entry is not loaded by it at all.
+    expect(run.stderr).toContain(`load ${JSON.stringify(shim)} for module "."`)
+  })
+
   test('dsh --version loads the entry alone', async () => {
     const run = await loadedFiles(['--version'])
     expect(run.stdout).toMatch(/^dsh \d+\.\d+\.\d+\n$/)
