@@ -1,5 +1,6 @@
-import { closeSync, openSync, readSync } from 'node:fs'
+import { closeSync, existsSync, openSync, readSync, realpathSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { pathToFileURL } from 'node:url'
 import type { ExitStatus, SubprocessService } from '@deepseek-ai/dsh-subprocess'
@@ -13,7 +14,7 @@ import { type ToolName, abortedMessage, exitMessage, invalidPatternMessage, kill
 export type RipgrepLoader = (attempt: number) => Promise<{ rgPath?: unknown }>
 
 const importRipgrep: RipgrepLoader = async (attempt) => {
-  const packaged = packagedBinary()
+  const packaged = packagedRipgrep(import.meta.url)
   if (packaged !== undefined) return { rgPath: packaged }
   if (attempt === 0) return import('@vscode/ripgrep')
   // A module whose evaluation threw stays failed in the ESM cache: a fresh URL evaluates it once more, so a
@@ -24,20 +25,33 @@ const importRipgrep: RipgrepLoader = async (attempt) => {
 }
 
 /**
- * The binary @vscode/ripgrep would export, found as it finds it (`bin/rg` of its platform package
- * `@vscode/ripgrep-<platform>-<npm_config_arch or arch>`, resolved from its own module) without loading it: in
- * the CommonJS bundle, importing that ES module starts Node's ES module loader, about a tenth of a cold `dsh call`.
- * Undefined when that fails; the package itself is imported then, and its own error reported.
+ * The binary @vscode/ripgrep would export to a module at `from`, found as it finds it (`bin/rg` of its platform
+ * package `@vscode/ripgrep-<platform>-<npm_config_arch or arch>`, looked up from its own folder) without loading
+ * it: in the CommonJS bundle, importing that ES module starts Node's ES module loader, about a tenth of a cold
+ * `dsh call`. The folders are walked by hand, in Node's order (`require.resolve.paths`): `require.resolve` of the
+ * package reads its `exports` through Node's ES resolver, another 3 ms of a cold start. Undefined when that fails;
+ * the package itself is imported then, and its own error reported.
  */
-function packagedBinary(): string | undefined {
+export function packagedRipgrep(from: string): string | undefined {
+  const arch = process.env.npm_config_arch || process.arch
+  const platformPackage = `@vscode/ripgrep-${process.platform}-${arch}`
+  const binary = process.platform === 'win32' ? 'rg.exe' : 'rg'
   try {
-    const require = createRequire(import.meta.url)
-    const arch = process.env.npm_config_arch || process.arch
-    const binary = process.platform === 'win32' ? 'rg.exe' : 'rg'
-    return createRequire(require.resolve('@vscode/ripgrep')).resolve(`@vscode/ripgrep-${process.platform}-${arch}/bin/${binary}`)
+    for (const modules of createRequire(from).resolve.paths('@vscode/ripgrep') ?? []) {
+      const folder = join(modules, '@vscode', 'ripgrep')
+      if (!existsSync(join(folder, 'package.json'))) continue
+      // Node resolves from a module's real path, so the package's own lookup starts at its real folder.
+      const own = createRequire(join(realpathSync.native(folder), 'lib', 'index.js'))
+      for (const candidates of own.resolve.paths(platformPackage) ?? []) {
+        const path = join(candidates, platformPackage, 'bin', binary)
+        if (existsSync(path)) return realpathSync.native(path)
+      }
+      return undefined
+    }
   } catch {
-    return undefined
+    // An unreadable folder on the way: the package's own import decides.
   }
+  return undefined
 }
 
 /**
