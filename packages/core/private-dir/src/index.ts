@@ -9,4 +9,4 @@ export {
   PrivateDirErrorCode,
   type OpenPrivateOptions,
 } from './dir.ts'
-export { prune, type PruneCount, type PruneOptions } from './prune.ts'
+export { dueForPruning, prune, type PruneCount, type PruneOptions } from './prune.ts'

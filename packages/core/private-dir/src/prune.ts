@@ -1,5 +1,5 @@
-import { fstatSync, type Stats } from 'node:fs'
-import { lstat, readdir, rmdir, unlink } from 'node:fs/promises'
+import { constants, fstatSync, type Stats } from 'node:fs'
+import { lstat, open, readdir, rmdir, unlink } from 'node:fs/promises'
 import { type Dir } from './dir.ts'
 
 export interface PruneOptions {
@@ -81,4 +81,35 @@ async function pruneIn(dir: Dir, options: PruneOptions, match: ((name: string) =
       } catch { /* not empty (a new entry, or one that was kept), or removed meanwhile */ }
     }
   }
+}
+
+/**
+ * Whether `dir` is due for pruning, by its stamp file `name`: not when that is a regular file of this user modified
+ * less than `intervalMs` ago. When due, the stamp is set to now first (created 0600 if missing), so that start-ups
+ * in a burst prune once. A stamp that is not ours — another user's file, a symlink, anything else — is never
+ * trusted, touched or followed: the directory is then due every time, as without a stamp.
+ */
+export async function dueForPruning(dir: Dir, name: string, intervalMs: number): Promise<boolean> {
+  const path = dir.at(name)
+  const uid = process.getuid?.()
+  const info = await lstat(path).catch(() => undefined)
+  const ours = info !== undefined && info.isFile() && (uid === undefined || info.uid === uid)
+  if (ours && Date.now() - info.mtimeMs < intervalMs) return false
+  if (info !== undefined && !ours) return true
+  try {
+    const handle = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o600)
+    try {
+      // The file opened may not be the one checked (replaced meanwhile): only a regular file of ours is stamped.
+      const opened = await handle.stat()
+      if (opened.isFile() && (uid === undefined || opened.uid === uid)) {
+        const now = new Date()
+        await handle.utimes(now, now)
+      }
+    } finally {
+      await handle.close()
+    }
+  } catch {
+    // No stamp (a read-only directory, a name taken by a symlink): pruning goes ahead regardless.
+  }
+  return true
 }

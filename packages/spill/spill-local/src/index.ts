@@ -1,11 +1,10 @@
-import { constants } from 'node:fs'
-import { lstat, open, unlink, type FileHandle } from 'node:fs/promises'
+import { open, unlink, type FileHandle } from 'node:fs/promises'
 import { tmpdir, userInfo } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { Context } from 'cordis'
 import Schema from 'schemastery'
 import { SpillError, SpillErrorCode, SpillStore, type SavedText, type SaveTextRequest } from '@deepseek-ai/dsh-spill'
-import { CREATE_FILE_FLAGS, openPrivateDir, PrivateDirError, prune, type Dir, type PruneCount } from '@deepseek-ai/dsh-private-dir'
+import { CREATE_FILE_FLAGS, dueForPruning, openPrivateDir, PrivateDirError, prune, type Dir, type PruneCount } from '@deepseek-ai/dsh-private-dir'
 import { numbered, sessionDirName, spillFileName } from './names.ts'
 
 export { sessionDirName, spillFileName } from './names.ts'
@@ -73,11 +72,7 @@ export async function pruneSpillRoot(root: string, before: number, options: Prun
     return none
   }
   try {
-    const stamp = dir.at(PRUNE_STAMP)
-    const last = await lstat(stamp).then((info) => (info.isFile() ? info.mtimeMs : 0), () => 0)
-    if (options.unlessWithinMs && Date.now() - last < options.unlessWithinMs) return none
-    const handle = await open(stamp, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o600)
-    await handle.close()
+    if (!(await dueForPruning(dir, PRUNE_STAMP, options.unlessWithinMs ?? 0))) return none
     return await prune(dir, options.signal ? { before, signal: options.signal } : { before })
   } catch {
     return none

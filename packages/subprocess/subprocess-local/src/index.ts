@@ -1,11 +1,11 @@
 import type { Context } from 'cordis'
 import Schema from 'schemastery'
 import { SubprocessService, type SpawnRequest, type SubprocessHandle } from '@deepseek-ai/dsh-subprocess'
-import { pruneOutputDirs } from './output-dir.ts'
+import { PRUNE_INTERVAL_MS, pruneOutputDirs } from './output-dir.ts'
 import { Spawner } from './spawner.ts'
 
 export { processRuns } from './group.ts'
-export { pruneOutputDirs } from './output-dir.ts'
+export { PRUNE_INTERVAL_MS, pruneOutputDirs, pruneStampName } from './output-dir.ts'
 
 export const name = 'subprocess-local'
 
@@ -60,7 +60,7 @@ export class LocalSubprocess extends SubprocessService {
       // In the background: start-up does not wait; disposal stops it between two entries and awaits it.
       ctx.effect(() => {
         const controller = new AbortController()
-        const done = pruneOutputDirs(config.spillDir, Date.now() - days * DAY_MS, controller.signal)
+        const done = pruneOutputDirs(config.spillDir, Date.now() - days * DAY_MS, { signal: controller.signal, unlessWithinMs: PRUNE_INTERVAL_MS })
         return async () => {
           controller.abort()
           await done

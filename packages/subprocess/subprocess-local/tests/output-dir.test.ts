@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { afterEach, beforeEach, expect, test } from 'vitest'
 import { createTestContext, OTHER_UIDS, runAs } from '@deepseek-ai/dsh-testing'
-import LocalSubprocess, { pruneOutputDirs } from '../src/index.ts'
+import LocalSubprocess, { PRUNE_INTERVAL_MS, pruneOutputDirs, pruneStampName } from '../src/index.ts'
 import { fixture, until, type Fixture } from './helpers.ts'
 
 /*
@@ -110,11 +110,46 @@ test('at start-up, full-output files older than pruneAfterDays (default 7) go; r
   f = await fixture({ spillDir: shared })
   await until(() => !existsSync(join(shared, 'dsh-subprocess-Old123')), 'the old directory is pruned')
   await until(() => !existsSync(join(shared, 'dsh-subprocess-Mix456', '1-11-stdout.log')), 'the old file is pruned')
-  expect(readdirSync(shared).sort()).toEqual(['dsh-subprocess-Lnk000', 'dsh-subprocess-Mix456', 'dsh-subprocess-Thr789', 'dsh-subprocess-test-x'])
+  expect(readdirSync(shared).sort()).toEqual([pruneStampName(), 'dsh-subprocess-Lnk000', 'dsh-subprocess-Mix456', 'dsh-subprocess-Thr789', 'dsh-subprocess-test-x'])
   expect(readdirSync(join(shared, 'dsh-subprocess-Mix456'))).toEqual(['2-12-stderr.log'])
   expect(readdirSync(theirs)).toEqual(['1-13-stdout.log'])
   expect(readdirSync(join(shared, 'dsh-subprocess-test-x'))).toEqual(['f.log'])
   expect(readdirSync(victimDir).sort()).toEqual(['ancient.log', 'keep.txt'])
+})
+
+test('a parent this user pruned within the hour is not scanned again: the stamp is its own file, 0600, renewed when it prunes', async () => {
+  const old = () => aged(shared, 'dsh-subprocess-Old123', { '1-10-stdout.log': 9 * DAY }, 9 * DAY)
+  const before = Date.now() - 7 * DAY
+  old()
+  expect(await pruneOutputDirs(shared, before, { unlessWithinMs: PRUNE_INTERVAL_MS })).toEqual({ files: 1, directories: 1, bytes: 10 })
+  const stamp = join(shared, pruneStampName())
+  expect(mode(stamp)).toBe(0o600)
+  old()
+  expect(await pruneOutputDirs(shared, before, { unlessWithinMs: PRUNE_INTERVAL_MS })).toEqual({ files: 0, directories: 0, bytes: 0 })
+  expect(existsSync(join(shared, 'dsh-subprocess-Old123'))).toBe(true)
+  // An hour later it is due again, and stamped anew.
+  utimesSync(stamp, new Date(Date.now() - PRUNE_INTERVAL_MS - 60_000), new Date(Date.now() - PRUNE_INTERVAL_MS - 60_000))
+  expect((await pruneOutputDirs(shared, before, { unlessWithinMs: PRUNE_INTERVAL_MS })).files).toBe(1)
+  expect(Date.now() - statSync(stamp).mtimeMs).toBeLessThan(PRUNE_INTERVAL_MS)
+})
+
+test('a stamp that is not ours — another user\'s fresh file, or a symlink to a fresh file — is not trusted, and neither touched nor followed', async () => {
+  const before = Date.now() - 7 * DAY
+  const stamp = join(shared, pruneStampName())
+  expect(runAs(OTHER_UIDS.attacker, ['touch', stamp]).status).toBe(0)
+  aged(shared, 'dsh-subprocess-Old123', { '1-10-stdout.log': 9 * DAY }, 9 * DAY)
+  expect((await pruneOutputDirs(shared, before, { unlessWithinMs: PRUNE_INTERVAL_MS })).files).toBe(1)
+  expect(statSync(stamp).uid).toBe(OTHER_UIDS.attacker)
+  rmSync(stamp)
+  const target = join(victimDir, 'fresh')
+  writeFileSync(target, 'x')
+  // Half an hour old: trusted through the link, it would skip the pruning; touched, it would be new.
+  const halfAnHour = new Date(Date.now() - PRUNE_INTERVAL_MS / 2)
+  utimesSync(target, halfAnHour, halfAnHour)
+  symlinkSync(target, stamp)
+  aged(shared, 'dsh-subprocess-Old456', { '1-10-stdout.log': 9 * DAY }, 9 * DAY)
+  expect((await pruneOutputDirs(shared, before, { unlessWithinMs: PRUNE_INTERVAL_MS })).files).toBe(1)
+  expect(Math.round(statSync(target).mtimeMs)).toBe(halfAnHour.getTime())
 })
 
 test('pruneAfterDays: 0 prunes nothing; pruneOutputDirs counts what it removed', async () => {
