@@ -138,3 +138,24 @@ test('no result of read, bash, bash_output — nor, through the spill policy on 
   expect(Math.max(...seen.values())).toBeGreaterThan(1000)
   expect([...seen.keys()]).toEqual(expect.arrayContaining(['bash', 'bash_output', 'echo', 'read', 'glob', 'grep']))
 }, 300_000)
+
+test('a read page at its budget with a finished task\'s notice pending: the page stays within the budget and the notice comes with the next result', async () => {
+  const budget = 4096
+  const host = await createDefaultContext({ config: await budgetConfig(budget), log: () => {} })
+  try {
+    const session = { id: 'budget-notice', cwd: dir }
+    const emitted: string[] = []
+    host.ctx.on('tools/session-notice', (notice) => void emitted.push(notice.text))
+    await host.ctx.tools.execute('bash', { command: 'true', description: 'finish at once', run_in_background: true }, { session })
+    await until(() => emitted.length > 0, 'the task\'s completion notice')
+    const page = await host.ctx.tools.execute('read', { path: 'many-lines.txt', limit: 5000 }, { session })
+    expect(Buffer.byteLength(page.content[0].text, 'utf8')).toBeLessThanOrEqual(budget)
+    // The page fills its budget (the footer says where to go on), so the notice waits.
+    expect(Buffer.byteLength(page.content[0].text, 'utf8')).toBeGreaterThan(budget - 100)
+    expect(page.content[0].text).not.toContain('background task')
+    const next = await host.ctx.tools.execute('read', { path: 'many-lines.txt', limit: 1 }, { session })
+    expect(next.content[0].text).toContain(`\n\n${emitted[0]}`)
+  } finally {
+    await host.dispose()
+  }
+})

@@ -46,6 +46,7 @@ export function apply(ctx: Context, config: Config): void {
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
     description: bashDescription(bounds),
     parameters: BashParameters,
+    maxResultBytes: config.maxResultBytes,
     execute: (args, exec) => bash(executor, args, exec, limits),
   })
   ctx.tools.register<BashOutputArgs>({
@@ -55,6 +56,7 @@ export function apply(ctx: Context, config: Config): void {
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     description: BASH_OUTPUT_DESCRIPTION,
     parameters: BashOutputParameters,
+    maxResultBytes: config.maxResultBytes,
     execute: (args, exec) => bashOutput(executor, args, exec, limits),
   })
   ctx.tools.register<TaskIdArgs>({
@@ -64,6 +66,7 @@ export function apply(ctx: Context, config: Config): void {
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     description: BASH_KILL_DESCRIPTION,
     parameters: TaskIdParameters,
+    maxResultBytes: config.maxResultBytes,
     execute: (args, exec) => bashKill(executor, args, exec),
   })
   ctx.systemPrompt.register({ id: BASH_PROMPT_ID, order: BASH_PROMPT_ORDER, text: BASH_PROMPT })

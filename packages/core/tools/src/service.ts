@@ -25,6 +25,18 @@ const NAME = /^[a-zA-Z0-9_-]{1,64}$/
 /** Notices kept per session until its next result; older ones are dropped (and counted) past this. */
 const MAX_PENDING_NOTICES = 20
 const PIPELINE = Symbol('dsh.tools.pipeline')
+/** The blank line between a result and its notices. */
+const SEPARATOR_BYTES = 2
+
+/** How many of `lines`, from the first, joined by newlines take at most `room` UTF-8 bytes. */
+function linesWithin(lines: readonly string[], room: number): number {
+  let used = -1
+  for (let i = 0; i < lines.length; i++) {
+    used += 1 + Buffer.byteLength(lines[i] as string, 'utf8')
+    if (used > room) return i
+  }
+  return lines.length
+}
 
 /**
  * The registry and the pipeline's state and behaviour, kept out of the Cordis service object: every property read on
@@ -110,20 +122,28 @@ class Pipeline {
       ? errorResult(new HarnessError(`tool call denied: ${denial}`, { code: CoreErrorCode.TOOL_DENIED }))
       : await this.run(call)
     // Notices join the result before post-execute, so the listeners (the spill policy's budget) see the final text.
-    call.result = call.session ? this.withNotices(result, call.session.id) : result
+    call.result = call.session ? this.withNotices(result, call.session.id, definition.maxResultBytes) : result
     await this.postExecute(call as ToolCall & { result: ToolResult })
     return call.result
   }
 
-  /** Appends the session's undelivered notices to its result, once. */
-  private withNotices(result: ToolResult, sessionId: string): ToolResult {
+  /**
+   * Appends the session's undelivered notices to its result, once, oldest first. Within the tool's `maxResultBytes`
+   * (DESIGN §12) only as many as fit join it; the others wait for the session's next result, in order.
+   */
+  private withNotices(result: ToolResult, sessionId: string, maxBytes: number | undefined): ToolResult {
     const queue = this.pending.get(sessionId)
     if (!queue) return result
-    this.pending.delete(sessionId)
     const lines = queue.notices.map((notice) => notice.text)
     if (queue.dropped) lines.unshift(`(${queue.dropped} earlier notice${queue.dropped === 1 ? '' : 's'} dropped)`)
-    const text = `${result.content[0].text}\n\n${lines.join('\n')}`
-    return { ...result, content: [{ type: 'text', text }] }
+    const text = result.content[0].text
+    const fitting = maxBytes === undefined ? lines.length : linesWithin(lines, maxBytes - Buffer.byteLength(text, 'utf8') - SEPARATOR_BYTES)
+    if (fitting === 0) return result
+    const delivered = queue.dropped ? fitting - 1 : fitting
+    queue.dropped = 0
+    queue.notices.splice(0, delivered)
+    if (queue.notices.length === 0) this.pending.delete(sessionId)
+    return { ...result, content: [{ type: 'text', text: `${text}\n\n${lines.slice(0, fitting).join('\n')}` }] }
   }
 
   private async preExecute(call: ToolCall): Promise<string | undefined> {

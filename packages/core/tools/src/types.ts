@@ -42,6 +42,11 @@ export interface ToolDefinition<A = Record<string, unknown>> {
   readonly parameters: JsonSchema
   /** Cooperative budget applied by the timeout policy; never sent to the model. */
   readonly timeoutMs?: number
+  /**
+   * The most UTF-8 bytes the tool's result text takes (DESIGN §12), when the tool keeps such a budget: session
+   * notices join its result only as far as they fit, the rest wait for the next result. Never sent to the model.
+   */
+  readonly maxResultBytes?: number
   execute(args: A, exec: ToolExecution): Promise<string | ToolOutput> | string | ToolOutput
 }
 

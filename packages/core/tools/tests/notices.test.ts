@@ -53,6 +53,30 @@ describe('session notices', () => {
     expect(lines.slice(3)).toEqual(Array.from({ length: 20 }, (_, i) => `n${i + 4}`))
   })
 
+  test('within a tool\'s maxResultBytes only the notices that fit join its result; the rest wait, in order, for the next', async () => {
+    // 'x' × 70 + "\n\n" leaves 28 bytes: "n1 …" (10 bytes) and "\n" + "n2 …" (11) fit, "n3" would not.
+    t.ctx.tools.register({ name: 'full', description: 'd', parameters: { type: 'object' }, maxResultBytes: 100, execute: () => 'x'.repeat(70) })
+    t.ctx.tools.register({ name: 'brim', description: 'd', parameters: { type: 'object' }, maxResultBytes: 100, execute: () => 'y'.repeat(100) })
+    for (const n of [1, 2, 3]) t.ctx.tools.notify({ sessionId: 's1', text: `n${n} é done` })
+    const first = await text('full', s1)
+    expect(first).toBe(`${'x'.repeat(70)}\n\nn1 é done\nn2 é done`)
+    expect(Buffer.byteLength(first)).toBeLessThanOrEqual(100)
+    // A result already at its budget takes none; the notice is not lost.
+    expect(await text('brim', s1)).toBe('y'.repeat(100))
+    expect(await text('echo', s1)).toBe('ok\n\nn3 é done')
+    expect(await text('echo', s1)).toBe('ok')
+  })
+
+  test('the count of dropped notices comes first and is said once, also when the notices after it must wait', async () => {
+    t.ctx.tools.register({ name: 'full', description: 'd', parameters: { type: 'object' }, maxResultBytes: 60, execute: () => 'x'.repeat(20) })
+    for (let i = 1; i <= 22; i++) t.ctx.tools.notify({ sessionId: 's1', text: `notice ${String(i).padStart(2, '0')}` })
+    const first = await text('full', s1)
+    expect(first).toBe(`${'x'.repeat(20)}\n\n(2 earlier notices dropped)\nnotice 03`)
+    expect(Buffer.byteLength(first)).toBeLessThanOrEqual(60)
+    const rest = (await text('echo', s1)).split('\n')
+    expect(rest).toEqual(['ok', '', ...Array.from({ length: 19 }, (_, i) => `notice ${String(i + 4).padStart(2, '0')}`)])
+  })
+
   test('notices are appended before post-execute, so its listeners see (and may bound) the final text', async () => {
     const seen: string[] = []
     t.ctx.on('tools/post-execute', (call) => {

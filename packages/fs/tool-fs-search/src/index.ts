@@ -37,6 +37,7 @@ export function apply(ctx: Context, config: Config): void {
     description: globDescription({ maxResults: config.globMaxResults, maxResultBytes: config.maxResultBytes }),
     parameters: GlobParameters,
     timeoutMs: config.timeoutMs,
+    maxResultBytes: config.maxResultBytes,
     execute: (args, exec) => glob(services, args, exec),
   })
   ctx.tools.register<GrepArgs>({
@@ -46,6 +47,7 @@ export function apply(ctx: Context, config: Config): void {
     description: grepDescription({ maxMatches: config.grepMaxMatches, maxLineBytes: config.grepMaxLineBytes, maxResultBytes: config.maxResultBytes }),
     parameters: GrepParameters,
     timeoutMs: config.timeoutMs,
+    maxResultBytes: config.maxResultBytes,
     execute: (args, exec) => grep(services, args, exec),
   })
   ctx.systemPrompt.register({ id: GLOB_PROMPT_ID, order: GLOB_PROMPT_ORDER, text: GLOB_PROMPT })

@@ -40,6 +40,7 @@ export function apply(ctx: Context, config: Config): void {
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     description: readDescription(caps),
     parameters: readParameters(caps),
+    maxResultBytes: config.maxResultBytes,
     async execute(args, exec) {
       if (args.path.includes('\0')) throw invalidArgs(messages.nulInPath())
       const cwd = exec.session?.cwd ?? process.cwd()
