@@ -5,6 +5,7 @@ import {
   type BashWaitOptions, type BashWaitOutcome, type OutputIncrement, type StrayProcess,
 } from '@deepseek-ai/dsh-bash'
 import type {} from '@deepseek-ai/dsh-tools'
+import { PatternTester } from './pattern-tester.ts'
 import type { TaskExit, TaskProcess, TaskStream } from './process.ts'
 
 type StreamName = 'stdout' | 'stderr'
@@ -15,6 +16,8 @@ export interface TaskTableOptions {
   maxFinishedTasks?: number
   /** Dropped tasks that still answer `get` (their final status); past this, the oldest become unknown. Default 1000. */
   maxForgottenTasks?: number
+  /** How long one test of a wait's pattern may run before the wait gives it up. Default PATTERN_TEST_MS. */
+  patternTestMs?: number
 }
 
 /** Where the unread output of each stream starts. */
@@ -65,10 +68,12 @@ export class TaskTable {
   private readonly maxForgotten: number
   private counter = 0
   private closed = false
+  private readonly patterns: PatternTester
 
   constructor(private readonly ctx: Context, options: TaskTableOptions = {}) {
     this.maxFinished = options.maxFinishedTasks ?? 100
     this.maxForgotten = options.maxForgottenTasks ?? 1000
+    this.patterns = new PatternTester(options.patternTestMs)
   }
 
   assertOpen(): void {
@@ -139,19 +144,19 @@ export class TaskTable {
   async waitFor(id: string, options: BashWaitOptions): Promise<BashWaitOutcome> {
     const entry = this.require(id)
     const { pattern, signal } = options
-    const matches = (): boolean => {
+    // The pattern is the model's: it is tested on a worker, within a time bound (PatternTester), never on this loop.
+    const test = async (): Promise<boolean | 'too-slow'> => {
       const process = entry.process
       if (!pattern || !process) return false
-      return STREAMS.some((name) => {
+      for (const name of STREAMS) {
         const stream = process[name]
-        if (!stream) return false
-        pattern.lastIndex = 0
-        return pattern.test(stream.readFrom(entry.offsets[name]).text)
-      })
+        if (!stream) continue
+        const outcome = await this.patterns.test(pattern, stream.readFrom(entry.offsets[name]).text)
+        if (outcome !== false) return outcome
+      }
+      return false
     }
-    if (matches()) return 'matched'
-    if (entry.finished) return 'ended'
-    if (signal?.aborted) return 'aborted'
+    const judged = (outcome: boolean | 'too-slow'): BashWaitOutcome | undefined => (outcome === 'too-slow' ? 'pattern-too-slow' : outcome ? 'matched' : undefined)
     return new Promise((resolve) => {
       let settled = false
       const cleanup: (() => void)[] = []
@@ -161,11 +166,32 @@ export class TaskTable {
         for (const undo of cleanup) undo()
         resolve(outcome)
       }
-      if (pattern && entry.process) {
-        const off = entry.process.onOutput(() => { if (matches()) finish('matched') })
-        cleanup.push(off)
+      // One test in flight per wait: output that arrives while a test runs is tested once it is done.
+      let testing = false
+      let again = false
+      const retest = async (): Promise<void> => {
+        if (testing) {
+          again = true
+          return
+        }
+        testing = true
+        try {
+          do {
+            again = false
+            const outcome = judged(await test())
+            if (outcome) return finish(outcome)
+          } while (again && !settled)
+        } finally {
+          testing = false
+        }
       }
-      void entry.ended.then(() => finish(matches() ? 'matched' : 'ended'))
+      // Listening before the first test, which takes a round trip to the worker: output printed meanwhile is not missed.
+      if (pattern && entry.process) cleanup.push(entry.process.onOutput(() => void retest()))
+      void retest().then(() => {
+        if (entry.finished) finish('ended')
+        else if (signal?.aborted) finish('aborted')
+      })
+      void entry.ended.then(async () => finish(judged(await test()) ?? 'ended'))
       const timer = setTimeout(() => finish('timeout'), Math.min(Math.max(options.timeoutMs, 0), MAX_TIMER_MS))
       cleanup.push(() => clearTimeout(timer))
       if (signal) {
@@ -211,6 +237,7 @@ export class TaskTable {
     const running = [...this.entries.values()].filter((entry) => !entry.finished)
     for (const entry of running) entry.process?.terminate()
     await Promise.all(running.map((entry) => entry.ended))
+    await this.patterns.close()
   }
 
   private register(spec: BashExecSpec, process: TaskProcess, offsets: TaskOffsets): Entry {

@@ -377,6 +377,23 @@ export function bashExecutorContract(name: string, make: () => Promise<ExecutorU
         expect(await whole).toBe('ended')
       })
 
+      test('a pattern that backtracks without end is given up (pattern-too-slow) while the event loop runs on; the next wait works', async () => {
+        const slow = await start(`printf 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!\\n'; sleep 100`)
+        const task = await start(`${gate('go')}; echo READY; sleep 100`)
+        let ticks = 0
+        const ticker = setInterval(() => { ticks++ }, 10)
+        try {
+          expect(await bash().waitFor(slow.id, { pattern: /^(a+)+$/m, timeoutMs: 60_000 })).toBe('pattern-too-slow')
+        } finally {
+          clearInterval(ticker)
+        }
+        // The test ran off this thread: timers fired all along (a blocked loop would have let one or two through).
+        expect(ticks).toBeGreaterThan(10)
+        const waiting = bash().waitFor(task.id, { pattern: /^READY$/m, timeoutMs: 20_000 })
+        open('go')
+        expect(await waiting).toBe('matched')
+      })
+
       test('an aborted wait says so', async () => {
         const task = await start('sleep 100')
         const controller = new AbortController()

@@ -136,8 +136,11 @@ export interface BashTaskDoneEvent {
   readonly requested: boolean
 }
 
-/** What `waitFor` saw first. */
-export type BashWaitOutcome = 'matched' | 'ended' | 'timeout' | 'aborted'
+/**
+ * What `waitFor` saw first. `pattern-too-slow`: testing the pattern against the new output took longer than the
+ * executor allows (catastrophic backtracking), so the wait gave it up.
+ */
+export type BashWaitOutcome = 'matched' | 'ended' | 'timeout' | 'aborted' | 'pattern-too-slow'
 
 export interface BashWaitOptions {
   /** Resolve as soon as output not yet delivered by `readOutput` (either stream) matches. Without it: wait for the end. */

@@ -34,6 +34,9 @@ function readSource(name: StreamName, part: OutputIncrement): StreamSource<Strea
   return { name, head: part.text, tail: part.text, complete: true, totalBytes: Buffer.byteLength(part.text), totalLines: undefined, spillPath: part.spillPath, numbered: false }
 }
 
+/** The wait line when testing the pattern took too long: the output is shown, so nothing is lost. */
+export const PATTERN_TOO_SLOW = '[wait_for given up: testing the pattern against the output took too long (nested repetition such as (a+)+ backtracks without end); wait again with a simpler pattern]'
+
 /** How a wait ended, as the line before the status; none for a plain read, or a wait for the end that saw it. */
 export function waitLine(outcome: BashWaitOutcome | undefined, waitedFor: 'pattern' | 'end', timeoutMs: number): string | undefined {
   switch (outcome) {
@@ -43,6 +46,8 @@ export function waitLine(outcome: BashWaitOutcome | undefined, waitedFor: 'patte
       return waitedFor === 'pattern' ? '[the task ended without a match for wait_for]' : undefined
     case 'timeout':
       return waitedFor === 'pattern' ? `[no match for wait_for within ${timeoutMs}ms]` : `[still running after waiting ${timeoutMs}ms]`
+    case 'pattern-too-slow':
+      return PATTERN_TOO_SLOW
     default:
       return undefined
   }

@@ -189,6 +189,7 @@ test('wait lines say how a wait ended; none for a plain read or a wait for the e
   expect(waitLine('ended', 'pattern', 300)).toBe('[the task ended without a match for wait_for]')
   expect(waitLine('ended', 'end', 300)).toBeUndefined()
   expect(waitLine(undefined, 'end', 300)).toBeUndefined()
+  expect(waitLine('pattern-too-slow', 'pattern', 300)).toBe('[wait_for given up: testing the pattern against the output took too long (nested repetition such as (a+)+ backtracks without end); wait again with a simpler pattern]')
 })
 
 test('the task list: one line per task with status, age and a one-line command', () => {

@@ -74,3 +74,12 @@ test('bash_output without task_id lists this session\'s tasks only; a task read 
   await h.text('bash_output', { task_id: 'bash-3' })
   expect(await h.text('bash_output', {})).toMatch(/^1 background task in this session:\nbash-1 \[status: running\] \d+s: sleep 100$/)
 })
+
+test('a wait_for that backtracks without end is given up: the output comes with a line that says so, and the server stays responsive', async () => {
+  h = await harness()
+  await h.text('bash', background("printf 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!\\n'; sleep 100"))
+  const waiting = h.text('bash_output', { task_id: 'bash-1', wait_for: '^(a+)+$', timeout_ms: 60_000 })
+  // Another call is served while the pattern is tested (on a worker thread, not this event loop).
+  expect(await h.text('bash', { command: 'echo meanwhile', description: 'another call' })).toBe('meanwhile')
+  expect(await waiting).toBe('aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!\n[wait_for given up: testing the pattern against the output took too long (nested repetition such as (a+)+ backtracks without end); wait again with a simpler pattern]\n[status: running]')
+})
