@@ -104,9 +104,24 @@ export function oneLine(command: string): string {
   return chars.length > MAX_COMMAND_CHARS ? `${chars.slice(0, MAX_COMMAND_CHARS).join('')}…` : flat
 }
 
-/** The session's tasks, one per line: id, status, age, command. */
-export function renderList(tasks: readonly BashTask[], now: number): string {
+/**
+ * The session's tasks, one per line: id, status, age, command; within `maxBytes`. When they do not all fit, the
+ * first ones that do are listed and a last line names the ids of the others.
+ */
+export function renderList(tasks: readonly BashTask[], now: number, maxBytes: number): string {
   if (tasks.length === 0) return 'no background tasks in this session'
   const head = `${tasks.length} background task${tasks.length === 1 ? '' : 's'} in this session:`
-  return [head, ...tasks.map((task) => `${task.id} ${statusLine(task.status)} ${age(now - task.startedAt)}: ${oneLine(task.command)}`)].join('\n')
+  const rows = tasks.map((task) => `${task.id} ${statusLine(task.status)} ${age(now - task.startedAt)}: ${oneLine(task.command)}`)
+  const whole = [head, ...rows].join('\n')
+  if (Buffer.byteLength(whole, 'utf8') <= maxBytes) return whole
+  const rest = (shown: number) => `[${tasks.length - shown} more not shown, to stay within ${maxBytes} bytes: ${tasks[shown]?.id} to ${tasks[tasks.length - 1]?.id}; read one with bash_output and its task_id]`
+  // The footer at its widest (ids of the last tasks, the most digits), so that what is chosen stays within.
+  let room = maxBytes - Buffer.byteLength(head, 'utf8') - 1 - Buffer.byteLength(rest(0), 'utf8')
+  let shown = 0
+  for (const row of rows) {
+    room -= Buffer.byteLength(row, 'utf8') + 1
+    if (room < 0) break
+    shown++
+  }
+  return [head, ...rows.slice(0, shown), rest(shown)].join('\n')
 }

@@ -17,7 +17,7 @@ export async function bashOutput(executor: Executor, args: BashOutputArgs, exec:
     if (args.wait_for !== undefined || args.timeout_ms !== undefined) throw invalidArgs(waitArgsMessage())
     const session = exec.session?.id
     const tasks = executor.list().filter((task) => executor.ownerOf(task.id) === session)
-    return { text: renderList(tasks, Date.now()), value: { tasks } }
+    return { text: renderList(tasks, Date.now(), limits.maxResultBytes), value: { tasks } }
   }
   let pattern: RegExp | undefined
   if (args.wait_for !== undefined) {

@@ -195,12 +195,28 @@ test('wait lines say how a wait ended; none for a plain read or a wait for the e
 test('the task list: one line per task with status, age and a one-line command', () => {
   const task = (id: string, command: string, startedAt: number, status: BashTask['status'] = { state: 'running' }): BashTask =>
     ({ id, command, workdir: '/w', owner: 's', status, startedAt, leftRunning: [] })
-  expect(renderList([], 0)).toBe('no background tasks in this session')
-  expect(renderList([task('bash-1', 'npm run dev', 0)], 192_000)).toBe('1 background task in this session:\nbash-1 [status: running] 3m 12s: npm run dev')
-  expect(renderList([task('bash-1', 'a\nb\tc\x1b', 1000), task('bash-2', 'x'.repeat(130), 0, { state: 'completed', exitCode: 0 })], 42_000))
+  expect(renderList([], 0, 30_000)).toBe('no background tasks in this session')
+  expect(renderList([task('bash-1', 'npm run dev', 0)], 192_000, 30_000)).toBe('1 background task in this session:\nbash-1 [status: running] 3m 12s: npm run dev')
+  expect(renderList([task('bash-1', 'a\nb\tc\x1b', 1000), task('bash-2', 'x'.repeat(130), 0, { state: 'completed', exitCode: 0 })], 42_000, 30_000))
     .toBe(`2 background tasks in this session:\nbash-1 [status: running] 41s: a\\nb\\tc\\x1b\nbash-2 [status: completed, exit code: 0] 42s: ${'x'.repeat(120)}…`)
   expect([age(0), age(59_999), age(3_600_000 + 240_000), age(2 * 86_400_000 + 3_600_000)]).toEqual(['0s', '59s', '1h 4m', '2d 1h'])
   expect(oneLine('é'.repeat(121))).toBe(`${'é'.repeat(120)}…`)
+})
+
+test('a task list longer than the budget lists the first tasks that fit and names the ids of the rest (property)', () => {
+  const task = (n: number, command: string): BashTask => ({ id: `bash-${n}`, command, workdir: '/w', owner: 's', status: { state: 'running' }, startedAt: 0, leftRunning: [] })
+  fc.assert(fc.property(fc.integer({ min: 1024, max: 40_000 }), fc.array(fc.string({ unit: 'grapheme', maxLength: 150 }), { minLength: 1, maxLength: 400 }), (budget, commands) => {
+    const tasks = commands.map((command, i) => task(i + 1, command))
+    const text = renderList(tasks, 5000, budget)
+    expect(Buffer.byteLength(text, 'utf8')).toBeLessThanOrEqual(budget)
+    const lines = text.split('\n')
+    expect(lines[0]).toBe(`${tasks.length} background task${tasks.length === 1 ? '' : 's'} in this session:`)
+    const listed = lines.slice(1).filter((line) => /^bash-\d+ \[/.test(line)).length
+    if (listed < tasks.length) {
+      expect(lines.at(-1)).toBe(`[${tasks.length - listed} more not shown, to stay within ${budget} bytes: bash-${listed + 1} to bash-${tasks.length}; read one with bash_output and its task_id]`)
+      expect(listed).toBeGreaterThan(0)
+    } else expect(lines).toHaveLength(tasks.length + 1)
+  }), { numRuns: 200 })
 })
 
 test('a cancelled call names the strays it left running', () => {
