@@ -75,6 +75,9 @@ describe('what a command loads', () => {
     expect(run.stdout).toBe('package.json\n')
     expect(run.files).toEqual(['chunks/rolldown-runtime-*.cjs', 'chunks/runtime-*.cjs', 'dsh.cjs'])
     expect(run.ajv).toBe(false)
+    // Nor worker_threads (2–4 ms): the wait_for pattern tester loads it on the first wait with a pattern.
+    expect(run.stderr).not.toContain('load built-in module node:worker_threads')
+    expect(run.stderr).toContain('load built-in module node:child_process')
   })
 
   test('invalid arguments are judged by the precompiled validator, with the pipeline\'s own text', async () => {
