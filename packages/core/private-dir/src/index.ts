@@ -9,4 +9,4 @@ export {
   PrivateDirErrorCode,
   type OpenPrivateOptions,
 } from './dir.ts'
-export { dueForPruning, prune, type PruneCount, type PruneOptions } from './prune.ts'
+export { dueForPruning, prune, PRUNE_INTERVAL_MS, type PruneCount, type PruneOptions } from './prune.ts'

@@ -84,6 +84,12 @@ async function pruneIn(dir: Dir, options: PruneOptions, match: ((name: string) =
 }
 
 /**
+ * How often the providers prune at start-up, at most: a `dsh call` per tool call would otherwise rescan their
+ * directories at every start.
+ */
+export const PRUNE_INTERVAL_MS = 3_600_000
+
+/**
  * Whether `dir` is due for pruning, by its stamp file `name`: not when that is a regular file of this user modified
  * less than `intervalMs` ago. When due, the stamp is set to now first (created 0600 if missing), so that start-ups
  * in a burst prune once. A stamp that is not ours — another user's file, a symlink, anything else — is never

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path'
 import type { Context } from 'cordis'
 import Schema from 'schemastery'
 import { SpillError, SpillErrorCode, SpillStore, type SavedText, type SaveTextRequest } from '@deepseek-ai/dsh-spill'
-import { CREATE_FILE_FLAGS, dueForPruning, openPrivateDir, PrivateDirError, prune, type Dir, type PruneCount } from '@deepseek-ai/dsh-private-dir'
+import { CREATE_FILE_FLAGS, dueForPruning, openPrivateDir, PrivateDirError, prune, PRUNE_INTERVAL_MS, type Dir, type PruneCount } from '@deepseek-ai/dsh-private-dir'
 import { numbered, sessionDirName, spillFileName } from './names.ts'
 
 export { sessionDirName, spillFileName } from './names.ts'
@@ -50,7 +50,7 @@ function errno(error: unknown): string | undefined {
 /** The root's stamp of its last pruning (a name no session directory can have: those never start with a dot). */
 export const PRUNE_STAMP = '.last-prune'
 /** Start-ups within this time of the last pruning do not prune again (a `dsh call` per tool call would rescan). */
-export const PRUNE_INTERVAL_MS = 3_600_000
+export { PRUNE_INTERVAL_MS }
 
 export interface PruneSpillRootOptions {
   /** Skip when the root was pruned less than this many ms ago (its `.last-prune` stamp); default 0: always. */

@@ -2,7 +2,7 @@ import { openSync } from 'node:fs'
 import { rmdir } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { CREATE_FILE_FLAGS, dueForPruning, makePrivateTempDir, openPrivateDir, openSharedDir, prune, type Dir, type PruneCount } from '@deepseek-ai/dsh-private-dir'
+import { CREATE_FILE_FLAGS, dueForPruning, makePrivateTempDir, openPrivateDir, openSharedDir, prune, PRUNE_INTERVAL_MS, type Dir, type PruneCount } from '@deepseek-ai/dsh-private-dir'
 
 /** A spill file just created for one stream: its path (shown to the model) and the open descriptor to write. */
 export interface SpillFile {
@@ -80,7 +80,7 @@ export function pruneStampName(): string {
 }
 
 /** Start-ups within this time of the last pruning of a parent do not prune it again. */
-export const PRUNE_INTERVAL_MS = 3_600_000
+export { PRUNE_INTERVAL_MS }
 
 /**
  * At start-up: removes the spill files older than `before` in this user's `dsh-subprocess-XXXXXX` directories
