@@ -8,19 +8,23 @@ import type { Worker } from 'node:worker_threads'
  */
 export const PATTERN_TEST_MS = 1000
 
-// The worker's whole program: compile the pattern as given, test it, answer. A fresh RegExp per test: no lastIndex.
+// The worker's whole program: compile the pattern as given, test it on each text, answer whether any matched.
+// lastIndex starts at 0 for every text.
 const WORKER_SOURCE = `
 const { parentPort } = require('node:worker_threads')
-parentPort.on('message', ({ source, flags, text }) => {
+parentPort.on('message', ({ source, flags, texts }) => {
   let matched = false
-  try { matched = new RegExp(source, flags).test(text) } catch {}
+  try {
+    const pattern = new RegExp(source, flags)
+    matched = texts.some((text) => { pattern.lastIndex = 0; return pattern.test(text) })
+  } catch {}
   parentPort.postMessage(matched)
 })
 `
 
 interface Job {
   readonly pattern: RegExp
-  readonly text: string
+  readonly texts: readonly string[]
   readonly resolve: (outcome: boolean | 'too-slow') => void
 }
 
@@ -38,11 +42,11 @@ export class PatternTester {
 
   constructor(private readonly limitMs: number = PATTERN_TEST_MS) {}
 
-  /** Whether `pattern` matches `text`; 'too-slow' when testing it took longer than the limit. */
-  test(pattern: RegExp, text: string): Promise<boolean | 'too-slow'> {
+  /** Whether `pattern` matches any of `texts` (one round trip); 'too-slow' when testing took longer than the limit. */
+  test(pattern: RegExp, texts: readonly string[]): Promise<boolean | 'too-slow'> {
     if (this.closed) return Promise.resolve(false)
     return new Promise((resolve) => {
-      this.queue.push({ pattern, text, resolve })
+      this.queue.push({ pattern, texts, resolve })
       this.next()
     })
   }
@@ -66,7 +70,7 @@ export class PatternTester {
       this.settle('too-slow')
       void this.stop().then(() => this.next())
     }, this.limitMs)
-    worker.postMessage({ source: job.pattern.source, flags: job.pattern.flags, text: job.text })
+    worker.postMessage({ source: job.pattern.source, flags: job.pattern.flags, texts: job.texts })
   }
 
   private start(): Worker {

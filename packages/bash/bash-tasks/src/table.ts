@@ -148,13 +148,12 @@ export class TaskTable {
     const test = async (): Promise<boolean | 'too-slow'> => {
       const process = entry.process
       if (!pattern || !process) return false
+      const texts: string[] = []
       for (const name of STREAMS) {
         const stream = process[name]
-        if (!stream) continue
-        const outcome = await this.patterns.test(pattern, stream.readFrom(entry.offsets[name]).text)
-        if (outcome !== false) return outcome
+        if (stream) texts.push(stream.readFrom(entry.offsets[name]).text)
       }
-      return false
+      return this.patterns.test(pattern, texts)
     }
     const judged = (outcome: boolean | 'too-slow'): BashWaitOutcome | undefined => (outcome === 'too-slow' ? 'pattern-too-slow' : outcome ? 'matched' : undefined)
     return new Promise((resolve) => {
