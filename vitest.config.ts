@@ -6,6 +6,8 @@ export default defineConfig({
   resolve: { conditions: ['dsh-source'] },
   ssr: { resolve: { conditions: ['dsh-source'] } },
   test: {
+    // Installs the pinned agent CLIs that tests/clients drives, once, before any test file runs.
+    globalSetup: ['tests/clients/setup.ts'],
     include: ['packages/*/*/tests/**/*.test.ts', 'tests/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
