@@ -1,4 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs'
+import type { Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -25,4 +27,21 @@ export function agentCli(name: AgentCli): string {
     throw new Error(`${name} is not installed in ${PINNED_DIR}: vitest's global setup (tests/clients/setup.ts) installs the pinned CLIs with npm on first use; see its output`)
   }
   return bin
+}
+
+/**
+ * Starts a stand-in model server on 127.0.0.1, on a free port. `close` ends open connections too: a CLI may keep
+ * one alive after its last request.
+ */
+export async function listenOnLoopback(server: Server): Promise<{ port: number; close: () => Promise<void> }> {
+  await new Promise<void>((listening, fail) => {
+    server.once('error', fail)
+    server.listen(0, '127.0.0.1', () => listening())
+  })
+  const { port } = server.address() as AddressInfo
+  const close = () => new Promise<void>((closed) => {
+    server.closeAllConnections()
+    server.close(() => closed())
+  })
+  return { port, close }
 }

@@ -18,10 +18,15 @@ export default function setup(): void {
   if (installed()) return
   console.log(`installing the pinned agent CLIs into ${PINNED_DIR} (once; tests/clients)`)
   rmSync(join(PINNED_DIR, 'node_modules'), { recursive: true, force: true })
-  execFileSync('npm', ['install', '--no-package-lock', '--no-save', '--ignore-scripts', '--no-audit', '--no-fund', '--workspaces=false', '--loglevel=error'], {
-    cwd: PINNED_DIR,
-    stdio: ['ignore', 'inherit', 'inherit'],
-  })
-  for (const [pkg, script] of LINK_STEPS) execFileSync(process.execPath, [script], { cwd: join(PINNED_DIR, 'node_modules', pkg), stdio: 'inherit' })
-  writeFileSync(MARKER, pinList())
+  try {
+    execFileSync('npm', ['install', '--no-package-lock', '--no-save', '--ignore-scripts', '--no-audit', '--no-fund', '--workspaces=false', '--loglevel=error'], {
+      cwd: PINNED_DIR,
+      stdio: ['ignore', 'inherit', 'inherit'],
+    })
+    for (const [pkg, script] of LINK_STEPS) execFileSync(process.execPath, [script], { cwd: join(PINNED_DIR, 'node_modules', pkg), stdio: 'inherit' })
+    writeFileSync(MARKER, pinList())
+  } catch (error) {
+    // Only the client tests need them: they fail, naming this install (agentCli); the rest of the suite runs.
+    console.error(`the pinned agent CLIs could not be installed: ${(error as Error).message}`)
+  }
 }

@@ -1,0 +1,191 @@
+import { processesWith, until } from '@deepseek-ai/dsh-testing'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterEach, describe, expect, test } from 'vitest'
+import { agentCli } from './clients.ts'
+import { offeredTools, startResponsesModel, type ResponsesModel, type ToolCall } from './responses-model.ts'
+
+/**
+ * The real Codex CLI (pinned) runs `codex exec` against the real `dsh mcp`, mounted as the README's "Mount it in an
+ * MCP client" says; a scripted stand-in answers Codex's Responses API requests with tool calls, and records what
+ * Codex offered the model and sent back.
+ */
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
+const DSH = join(ROOT, 'packages/host/cli/bin/dsh.js')
+const TIMEOUT = 120_000
+const FINAL = 'Done.'
+const dsh = (name: string, args: Record<string, unknown>): ToolCall => ({ namespace: 'mcp__dsh', name, arguments: args })
+/** Codex puts this before every tool output it sends back: `outputs[i]` is [this, the tool's text]. */
+const WALL_TIME = expect.stringMatching(/^Wall time: \d+(\.\d+)? seconds\nOutput:$/)
+
+interface Fixture {
+  base: string
+  home: string
+  project: string
+}
+
+interface CodexRun {
+  code: number | null
+  signal: NodeJS.Signals | null
+  stdout: string
+  stderr: string
+}
+
+const fixtures: Fixture[] = []
+const running = new Set<ChildProcess>()
+
+function kill(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL')
+  } catch {
+    // it exited meanwhile
+  }
+}
+
+afterEach(() => {
+  // A failed or timed-out test leaves Codex (its own process group) and dsh (its argv names the fixture) behind.
+  for (const child of running) if (child.pid !== undefined) kill(-child.pid)
+  running.clear()
+  for (const { base } of fixtures.splice(0)) {
+    for (const pid of processesWith(base)) kill(pid)
+    rmSync(base, { recursive: true, force: true })
+  }
+})
+
+/** A temp HOME (Codex's home is its .codex) and a project with one known file. */
+function fixture(): Fixture {
+  const base = realpathSync(mkdtempSync(join(tmpdir(), 'dsh-codex-')))
+  const made = { base, home: join(base, 'home'), project: join(base, 'project') }
+  fixtures.push(made)
+  mkdirSync(join(made.home, '.codex'), { recursive: true })
+  mkdirSync(join(made.project, 'src'), { recursive: true })
+  writeFileSync(join(made.project, 'src/a.ts'), 'export const a = 1\nexport const marker = "zebrafish"\n')
+  return made
+}
+
+/** ~/.codex/config.toml: the stand-in as model provider, then `[mcp_servers.dsh]` exactly as the README has it. */
+function writeConfig(at: Fixture, model: ResponsesModel, options: { approveTools: boolean }): void {
+  const str = (value: string) => JSON.stringify(value)
+  const lines = [
+    'model = "stand-in"',
+    'model_provider = "stand-in"',
+    'check_for_update_on_startup = false',
+    '',
+    // Both on by default, and each resolves chatgpt.com or github.com at startup (metrics; the plugin marketplace).
+    '[analytics]',
+    'enabled = false',
+    '',
+    '[features]',
+    'plugins = false',
+    '',
+    '[model_providers.stand-in]',
+    'name = "stand-in"',
+    `base_url = ${str(model.baseUrl)}`,
+    'wire_api = "responses"',
+    'env_key = "DSH_TEST_MODEL_KEY"',
+    '',
+    '[mcp_servers.dsh]',
+    'command = "node"',
+    `args = [${[DSH, 'mcp', '--cwd', at.project].map(str).join(', ')}]`,
+    ...(options.approveTools ? ['default_tools_approval_mode = "approve"'] : []),
+  ]
+  writeFileSync(join(at.home, '.codex', 'config.toml'), `${lines.join('\n')}\n`)
+}
+
+/** `codex exec` in the project, with no approval_policy set (exec's own default); resolves when it exited. */
+function codexExec(at: Fixture, prompt: string): Promise<CodexRun> {
+  return new Promise((done, fail) => {
+    // --strict-config: a key this Codex does not know fails the run instead of being ignored.
+    const child = spawn(agentCli('codex'), ['exec', '--strict-config', '--skip-git-repo-check', prompt], {
+      cwd: at.project,
+      // Only what Codex needs: none of the user's OPENAI_* / CODEX_* settings, a dummy key for env_key.
+      env: { PATH: process.env.PATH ?? '', HOME: at.home, CODEX_HOME: join(at.home, '.codex'), LANG: 'C.UTF-8', DSH_TEST_MODEL_KEY: 'dummy-key' },
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    running.add(child)
+    let stdout = ''
+    let stderr = ''
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
+    child.on('error', fail)
+    child.on('close', (code, signal) => {
+      running.delete(child)
+      done({ code, signal, stdout, stderr })
+    })
+  })
+}
+
+/** Codex exited 0 with the stand-in's last message, every request was a turn with the dummy key, dsh is gone. */
+async function expectCleanRun(at: Fixture, model: ResponsesModel, run: CodexRun): Promise<void> {
+  expect(run.code, run.stderr).toBe(0)
+  expect(run.stdout.trim()).toBe(FINAL)
+  expect(run.stderr).toContain('approval: never')
+  expect(model.requests.map(({ method, path, authorization }) => ({ method, path, authorization }))).toEqual(
+    model.requests.map(() => ({ method: 'POST', path: '/v1/responses', authorization: 'Bearer dummy-key' })),
+  )
+  await until(() => processesWith(at.base).length === 0, 'Codex stopped the dsh mcp it started')
+}
+
+describe('Codex CLI (codex exec) with dsh mcp', () => {
+  test('offers dsh\'s tools in the namespace mcp__dsh, and runs the read-only ones (grep, glob, read, bash_output) without approval under exec\'s approval_policy never', async () => {
+    const at = fixture()
+    await using model = await startResponsesModel({
+      calls: [dsh('grep', { pattern: 'zebrafish' }), dsh('glob', { pattern: '**/*.ts' }), dsh('read', { path: 'src/a.ts' }), dsh('bash_output', { task_id: 'bash-1' })],
+      finalText: FINAL,
+    })
+    writeConfig(at, model, { approveTools: false })
+    const run = await codexExec(at, 'Find the word zebrafish.')
+    await expectCleanRun(at, model, run)
+
+    const first = model.requests[0]?.body
+    expect(first).toBeDefined()
+    expect(offeredTools(first!).filter((tool) => tool.namespace === 'mcp__dsh')).toEqual(
+      ['bash', 'bash_kill', 'bash_output', 'glob', 'grep', 'read'].map((name) => ({ namespace: 'mcp__dsh', name })),
+    )
+    // The namespace's description is dsh's MCP `instructions`.
+    expect(first!.tools?.find((tool) => tool.name === 'mcp__dsh')?.description).toMatch(/^These instructions are about the tools of the MCP server dsh: bash, bash_kill, bash_output, glob, grep, read\./)
+    expect(model.outputs).toEqual([
+      [WALL_TIME, 'Found 1 match\n\nsrc/a.ts\nLine 2: export const marker = "zebrafish"'],
+      [WALL_TIME, 'src/a.ts'],
+      [WALL_TIME, '1: export const a = 1\n2: export const marker = "zebrafish"\n\n[end of file: 2 lines]'],
+      // No task was started: dsh's error result proves the call reached it.
+      [WALL_TIME, expect.stringMatching(/^Error: .*bash-1/)],
+    ])
+  }, TIMEOUT)
+
+  test('refuses bash and bash_kill under approval_policy never: the model gets Codex\'s refusal and the command never runs', async () => {
+    const at = fixture()
+    await using model = await startResponsesModel({
+      calls: [dsh('bash', { command: 'touch ran.txt', description: 'Leave a mark' }), dsh('bash_kill', { task_id: 'bash-1' })],
+      finalText: FINAL,
+    })
+    writeConfig(at, model, { approveTools: false })
+    const run = await codexExec(at, 'Leave a mark.')
+    await expectCleanRun(at, model, run)
+
+    const refusal = [WALL_TIME, 'MCP tool call requires approval, but approval policy is never']
+    expect(model.outputs).toEqual([refusal, refusal])
+    expect(existsSync(join(at.project, 'ran.txt'))).toBe(false)
+  }, TIMEOUT)
+
+  test('runs bash unattended with default_tools_approval_mode = "approve", outside Codex\'s read-only sandbox', async () => {
+    const at = fixture()
+    await using model = await startResponsesModel({
+      calls: [dsh('bash', { command: 'echo "$PWD" && touch ran.txt', description: 'Print the directory and leave a mark' })],
+      finalText: FINAL,
+    })
+    writeConfig(at, model, { approveTools: true })
+    const run = await codexExec(at, 'Print the directory and leave a mark.')
+    await expectCleanRun(at, model, run)
+
+    expect(model.outputs).toEqual([[WALL_TIME, at.project]])
+    // Codex's sandbox confines its own shell tool, not an MCP server: dsh's bash wrote into the project.
+    expect(run.stderr).toContain('sandbox: read-only')
+    expect(existsSync(join(at.project, 'ran.txt'))).toBe(true)
+  }, TIMEOUT)
+})
