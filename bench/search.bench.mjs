@@ -77,6 +77,27 @@ function bare(args, cwd) {
   })
 }
 
+/**
+ * The simplest reader of §8's `rg --json`: the same rg, its output split into records and each one JSON.parse'd,
+ * nothing kept. A reference for the broad rows, not a goal: the part of the tool's cost that any reader pays.
+ */
+function parsedBare(args, cwd) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(rgPath, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] })
+    let pending = ''
+    let matches = 0
+    child.stdout.setEncoding('utf8')
+    child.stdout.on('data', (text) => {
+      const records = (pending + text).split('\n')
+      pending = records.pop()
+      for (const record of records) if (JSON.parse(record).type === 'match') matches++
+    })
+    child.stderr.resume()
+    child.once('error', reject)
+    child.once('close', (code) => resolve({ code, matches }))
+  })
+}
+
 async function context({ spill = false, config = {} } = {}) {
   const ctx = new Context()
   ctx.plugin(ToolsService)
@@ -104,10 +125,13 @@ function countFiles() {
   return out.toString('latin1').split('\0').filter(Boolean).length
 }
 
-/** Tool vs floor as the paired median of per-call ratios (bench/lib.mjs), with the medians of each side. */
-async function paired(candidate, floor, { rounds = 9 } = {}) {
-  const result = await pairedRatios(floor, { tool: candidate }, { rounds, warmup: 1 })
-  return { ratio: result.tool.ratio, tool: result.tool.ms, floor: result.floorMs }
+/**
+ * Tool vs floor as the paired median of per-call ratios (bench/lib.mjs), with the medians of each side; a
+ * `reference` reader, when given, is timed in the same rounds.
+ */
+async function paired(candidate, floor, { rounds = 9, reference } = {}) {
+  const result = await pairedRatios(floor, { tool: candidate, ...(reference ? { reference } : {}) }, { rounds, warmup: 1 })
+  return { ratio: result.tool.ratio, tool: result.tool.ms, floor: result.floorMs, reference: result.reference }
 }
 
 const load = loadAverage
@@ -162,9 +186,11 @@ for (const [label, args, goal] of grepRows) {
   const argv = grepArgv(args.pattern, root, args.include)
   const probe = await bare(argv, tree)
   const header = (await spilled.run('grep', args)).content[0].text.split('\n')[0]
-  const result = await paired(() => spilled.run('grep', args), () => bare(argv, tree), { rounds: label.includes('whole') ? 5 : 9 })
+  const reference = label.includes('broad') ? () => parsedBare(argv, tree) : undefined
+  const result = await paired(() => spilled.run('grep', args), () => bare(argv, tree), { rounds: label.includes('whole') ? 5 : 9, reference })
   const cpu = await cpuPerCall(() => spilled.run('grep', args), label.includes('whole') ? 3 : 5)
   ratioRow(label, 'bare rg --json read to end', `${header}, ${mib(probe.bytes)} raw JSON`, result, goal, cpu)
+  if (result.reference) row('  reference, no goal: the same rg, each record JSON.parse\'d', `${result.reference.ratio.toFixed(2)}× (${result.reference.ms.toFixed(1)} ms)`)
 }
 
 const globRows = [
