@@ -161,6 +161,7 @@ class Pipeline {
       name: call.definition.name,
       arguments: call.arguments,
       signal: call.signal,
+      ...(call.budgetMs === undefined ? {} : { budgetMs: call.budgetMs }),
       ...(call.session ? { session: call.session } : {}),
     }
     try {

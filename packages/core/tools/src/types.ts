@@ -17,6 +17,11 @@ export interface ToolExecution {
   readonly arguments: Readonly<Record<string, unknown>>
   /** Always present: aborts on caller cancellation, or on the tool's time budget. */
   readonly signal: AbortSignal
+  /**
+   * The time budget `signal` enforces, in ms, when a timeout policy gave one (it may differ from the tool's own
+   * `timeoutMs`): a tool that can stop early with what it found stops within it rather than lose it to the timeout.
+   */
+  readonly budgetMs?: number
   readonly session?: ToolSession
 }
 
@@ -105,6 +110,8 @@ export interface ToolCall {
   readonly callerSignal: AbortSignal
   /** The signal the tool will see. */
   signal: AbortSignal
+  /** The time budget that `signal` enforces, set by the timeout policy (`tools/pre-execute`); the tool sees it. */
+  budgetMs?: number
   /** Set before `tools/post-execute` runs. */
   result?: ToolResult
 }

@@ -50,7 +50,8 @@ export async function glob(services: SearchServices, args: GlobArgs, exec: ToolE
     if (!rel) throw new MalformedOutput(`a path outside the search root: ${decodeKey(printed)}`)
     entries.push({ rel, mtime: modificationTime(ascii ? printed : fsPath(printed)) })
   })
-  const deadlineMs = searchDeadline(config.timeoutMs)
+  // Within the budget the call really has: a timeout policy may give a shorter one than the tool's own.
+  const deadlineMs = searchDeadline(exec.budgetMs ?? config.timeoutMs)
   const run = await runRipgrep(services.subprocess, {
     tool: 'glob',
     binary: await services.locator.path('glob'),

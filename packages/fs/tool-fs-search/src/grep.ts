@@ -23,7 +23,8 @@ export async function grep(services: SearchServices, args: GrepArgs, exec: ToolE
   const bound = config.rawOutputMaxBytes
   const collector = new GrepCollector(root, config.grepMaxLineBytes)
   const splitter = new RecordSplitter(0x0a, collector.record)
-  const deadlineMs = searchDeadline(config.timeoutMs)
+  // Within the budget the call really has: a timeout policy may give a shorter one than the tool's own.
+  const deadlineMs = searchDeadline(exec.budgetMs ?? config.timeoutMs)
   const run = await runRipgrep(services.subprocess, {
     tool: 'grep',
     binary: await services.locator.path('grep'),

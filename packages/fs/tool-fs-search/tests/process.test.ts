@@ -114,14 +114,25 @@ test('a grep stalled by a FIFO .gitignore returns, at its time budget, the match
   expect(alive(lastHandle().pid)).toBe(false)
 })
 
-test('a timeout through the timeout policy shorter than the tool\'s own is TOOL_TIMEOUT, with rg killed (grep stalled on a FIFO .gitignore)', async () => {
-  h = await harness({ subprocess: RecordingSubprocess, plugins: async (t) => { await t.active(t.ctx.plugin(TimeoutPolicy, { overrides: { grep: 50 } })) } })
+test('a timeout-policy budget shorter than the tool\'s own: grep stops rg within it and returns the matches found, not TOOL_TIMEOUT (stalled on a FIFO .gitignore)', async () => {
+  // The tool's own timeoutMs stays 30 000; the policy gives grep 2000 ms, so rg is stopped at 1000 ms.
+  h = await harness({ subprocess: RecordingSubprocess, plugins: async (t) => { await t.active(t.ctx.plugin(TimeoutPolicy, { overrides: { grep: 2000 } })) } })
+  write(h.dir, { 'a.txt': 'x\n', 'sub/b.txt': 'x\n' })
+  fifo(join(h.dir, 'sub', '.gitignore'))
+  const result = await h.call('grep', { pattern: 'x' })
+  expect(result.error).toBeUndefined()
+  expect(result.content[0].text).toBe('Found 1 match\n\na.txt\nLine 1: x\n\n[The search was stopped after 1000 ms, its time budget, before ripgrep finished: these are the matches found until then, and more may exist. To search less, use a more specific pattern, a deeper path, or include.]')
+  expect(alive(lastHandle().pid)).toBe(false)
+  expect(await lastHandle().done).toMatchObject({ signal: 'SIGTERM' })
+})
+
+test('a timeout-policy budget too short for rg to be stopped and awaited within it is still TOOL_TIMEOUT, with rg killed', async () => {
+  h = await harness({ subprocess: RecordingSubprocess, plugins: async (t) => { await t.active(t.ctx.plugin(TimeoutPolicy, { overrides: { grep: 1 } })) } })
   fifo(join(h.dir, '.gitignore'))
   const result = await h.call('grep', { pattern: 'x' })
   expect(result.error?.code).toBe('TOOL_TIMEOUT')
-  expect(result.content[0].text).toBe('Error: tool call timed out after 50ms')
+  expect(result.content[0].text).toBe('Error: tool call timed out after 1ms')
   expect(alive(lastHandle().pid)).toBe(false)
-  expect(await lastHandle().done).toMatchObject({ signal: 'SIGTERM' })
 })
 
 test('a caller abort is SEARCH_ABORTED, with rg terminated and awaited', async () => {

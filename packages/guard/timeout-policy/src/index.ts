@@ -29,6 +29,7 @@ export function apply(ctx: Context, config: Config): void {
     const d = deadline(call.signal, ms, CoreErrorCode.TOOL_TIMEOUT)
     deadlines.set(call, { deadline: d, ms })
     call.signal = d.signal
+    call.budgetMs = ms
   })
 
   ctx.on('tools/post-execute', (call) => {

@@ -76,6 +76,17 @@ test('a configured override replaces the tool\'s own budget', async () => {
   expect((await t.ctx.tools.execute('overridden', {})).content[0].text).toBe('Error: tool call timed out after 5ms')
 })
 
+test('the tool sees the budget its signal enforces as exec.budgetMs: its own timeoutMs, an override, none without a budget', async () => {
+  const budgets: Record<string, number | undefined> = {}
+  const recording = (name: string, timeoutMs?: number): ToolDefinition => ({
+    name, description: 'd', parameters: { type: 'object' }, ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    execute: (_args, exec) => { budgets[name] = exec.budgetMs; return 'x' },
+  })
+  for (const tool of [recording('own', 60_000), recording('overridden', 60_000), recording('unbudgeted')]) t.ctx.tools.register(tool)
+  for (const name of ['own', 'overridden', 'unbudgeted']) await t.ctx.tools.execute(name, {})
+  expect(budgets).toEqual({ own: 60_000, overridden: 5, unbudgeted: undefined })
+})
+
 test('the policy is gone with its plugin: a disposed policy budgets nothing', async () => {
   const local = await createTestContext()
   try {
