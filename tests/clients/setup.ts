@@ -12,14 +12,15 @@ const LINK_STEPS: ReadonlyArray<readonly [string, string]> = [['@anthropic-ai/cl
  * lockfile: npm cannot write one for opencode's per-platform packages that `npm ci` accepts on another platform;
  * the CLIs themselves are pinned exactly. No install scripts of the dependency tree (node-pty would build itself
  * with node-gyp): only the two steps that put a CLI's native binary in place, from the platform package npm
- * already installed, nothing downloaded.
+ * already installed, nothing downloaded. More fetch retries than npm's default: a registry hiccup should cost time,
+ * not the client tests.
  */
 export default function setup(): void {
   if (installed()) return
   console.log(`installing the pinned agent CLIs into ${PINNED_DIR} (once; tests/clients)`)
   rmSync(join(PINNED_DIR, 'node_modules'), { recursive: true, force: true })
   try {
-    execFileSync('npm', ['install', '--no-package-lock', '--no-save', '--ignore-scripts', '--no-audit', '--no-fund', '--workspaces=false', '--loglevel=error'], {
+    execFileSync('npm', ['install', '--no-package-lock', '--no-save', '--ignore-scripts', '--no-audit', '--no-fund', '--workspaces=false', '--loglevel=error', '--fetch-retries=5'], {
       cwd: PINNED_DIR,
       stdio: ['ignore', 'inherit', 'inherit'],
     })
