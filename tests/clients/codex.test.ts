@@ -188,4 +188,25 @@ describe('Codex CLI (codex exec) with dsh mcp', () => {
     expect(run.stderr).toContain('sandbox: read-only')
     expect(existsSync(join(at.project, 'ran.txt'))).toBe(true)
   }, TIMEOUT)
+
+  test('a background task\'s completion notice reaches the model once, on a later tool result, though Codex drops logging notifications', async () => {
+    const at = fixture()
+    const notice = 'background task bash-1 finished [status: completed, exit code: 0]. Read its output with bash_output.'
+    // The task ends at once; the later calls are the results it can ride on (the first that comes after its end).
+    await using model = await startResponsesModel({
+      calls: [dsh('bash', { command: 'true', description: 'Finish at once', run_in_background: true }), ...[1, 2, 3].map(() => dsh('glob', { pattern: '**/*.ts' }))],
+      finalText: FINAL,
+    })
+    writeConfig(at, model, { approveTools: true })
+    const run = await codexExec(at, 'Start a task.')
+    await expectCleanRun(at, model, run)
+
+    expect(model.outputs[0]).toEqual([WALL_TIME, 'started background task bash-1'])
+    const globs = model.outputs.slice(1).map((output) => output?.[1])
+    expect(globs.filter((text) => text === `src/a.ts\n\n${notice}`)).toHaveLength(1)
+    expect(globs.filter((text) => text === 'src/a.ts')).toHaveLength(2)
+    // Nowhere else in what Codex sent the model: not as a logging notification turned into a message.
+    const mentions = model.requests.map((request) => JSON.stringify(request.body ?? {}).split('finished [status: completed').length - 1)
+    expect(mentions.at(-1)).toBe(1)
+  }, TIMEOUT)
 })
