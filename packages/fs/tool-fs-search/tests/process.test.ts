@@ -126,13 +126,14 @@ test('a timeout-policy budget shorter than the tool\'s own: grep stops rg within
   expect(await lastHandle().done).toMatchObject({ signal: 'SIGTERM' })
 })
 
-test('a timeout-policy budget too short for rg to be stopped and awaited within it is still TOOL_TIMEOUT, with rg killed', async () => {
+test('a timeout-policy budget too short for rg to be stopped and awaited within it is still TOOL_TIMEOUT, and no rg is left', async () => {
   h = await harness({ subprocess: RecordingSubprocess, plugins: async (t) => { await t.active(t.ctx.plugin(TimeoutPolicy, { overrides: { grep: 1 } })) } })
   fifo(join(h.dir, '.gitignore'))
   const result = await h.call('grep', { pattern: 'x' })
   expect(result.error?.code).toBe('TOOL_TIMEOUT')
   expect(result.content[0].text).toBe('Error: tool call timed out after 1ms')
-  expect(alive(lastHandle().pid)).toBe(false)
+  // The budget may run out before rg was even started (then nothing was spawned), or stop the rg it started.
+  for (const handle of RecordingSubprocess.handles) expect(alive(handle.pid)).toBe(false)
 })
 
 test('a caller abort is SEARCH_ABORTED, with rg terminated and awaited', async () => {
