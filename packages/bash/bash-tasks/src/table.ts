@@ -190,7 +190,9 @@ export class TaskTable {
         if (entry.finished) finish('ended')
         else if (signal?.aborted) finish('aborted')
       })
-      void entry.ended.then(async () => finish(judged(await test()) ?? 'ended'))
+      // A task that had ended already is judged by the first test, which saw all of its output; else its end is
+      // tested once more, for the output it printed last.
+      if (!entry.finished) void entry.ended.then(async () => finish(judged(await test()) ?? 'ended'))
       const timer = setTimeout(() => finish('timeout'), Math.min(Math.max(options.timeoutMs, 0), MAX_TIMER_MS))
       cleanup.push(() => clearTimeout(timer))
       if (signal) {
