@@ -1,11 +1,11 @@
 import { processesWith, until } from '@deepseek-ai/dsh-testing'
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { agentCli } from './clients.ts'
+import { agentCli, type CliRun, killLeftovers, runCli } from './clients.ts'
 import { startMessagesModel, type MessagesModel, type OfferedTool, type ToolStep } from './messages-model.ts'
 
 /**
@@ -18,19 +18,10 @@ import { startMessagesModel, type MessagesModel, type OfferedTool, type ToolStep
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 const DSH = join(ROOT, 'packages/host/cli/bin/dsh.js')
 const CLAUDE = agentCli('claude')
-/** A hang guard, not a speed check: a run still going after this is killed, with its process group. */
-const RUN_BOUND_MS = 100_000
 const TEST_TIMEOUT_MS = 120_000
 
 const DSH_TOOLS = ['bash', 'bash_kill', 'bash_output', 'glob', 'grep', 'read']
 const READ_ONLY_ALLOW = { permissions: { allow: ['mcp__dsh__glob', 'mcp__dsh__grep', 'mcp__dsh__read', 'mcp__dsh__bash_output'] } }
-
-interface Run {
-  code: number | null
-  signal: NodeJS.Signals | null
-  stdout: string
-  stderr: string
-}
 
 /** The one JSON object `claude -p --output-format json` prints, as far as these tests read it. */
 interface PrintResult {
@@ -46,46 +37,19 @@ interface DshTool {
   inputSchema: unknown
 }
 
-const live = new Set<ChildProcess>()
 const cleanups: (() => Promise<void> | void)[] = []
 afterAll(async () => {
-  // A run that failed or hung must not leave Claude Code or its dsh server behind: kill the whole group.
-  for (const child of live) killGroup(child)
   for (const cleanup of cleanups.reverse()) await cleanup()
 })
 
-function killGroup(child: ChildProcess): void {
-  try {
-    if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL')
-  } catch {
-    // the group already ended
-  }
-}
-
-/** Runs `claude ARGS` in its own process group, in `cwd`, with exactly `env`; resolves when it exited. */
-function claude(args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<Run> {
-  return new Promise((done, fail) => {
-    const child = spawn(CLAUDE, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
-    live.add(child)
-    const guard = setTimeout(() => killGroup(child), RUN_BOUND_MS)
-    let stdout = ''
-    let stderr = ''
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
-    child.on('error', fail)
-    child.on('close', (code, signal) => {
-      clearTimeout(guard)
-      live.delete(child)
-      done({ code, signal, stdout, stderr })
-    })
-  })
-}
+/** Runs `claude ARGS` (runCli: its own process group, a hang guard). */
+const claude = (args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<CliRun> => runCli(CLAUDE, args, options)
 
 interface Session {
   project: string
   model: MessagesModel
-  add: Run
-  run: Run
+  add: CliRun
+  run: CliRun
   output: PrintResult
   /** Claude Code's debug log of the `-p` run. */
   debug: string
@@ -110,7 +74,11 @@ interface SessionOptions {
  */
 async function session(options: SessionOptions): Promise<Session> {
   const dir = mkdtempSync(join(tmpdir(), 'dsh-claude-code-'))
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
+  // A failed run must not leave its dsh server behind (its command line names the dir); a hung CLI is runCli's.
+  cleanups.push(() => {
+    killLeftovers(dir)
+    rmSync(dir, { recursive: true, force: true })
+  })
   const home = join(dir, 'home')
   const config = join(home, '.claude')
   const project = join(dir, 'project')

@@ -1,11 +1,10 @@
 import { processesWith, until } from '@deepseek-ai/dsh-testing'
-import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, test } from 'vitest'
-import { agentCli } from './clients.ts'
+import { agentCli, type CliRun, killLeftovers, runCli } from './clients.ts'
 import { offeredTools, startResponsesModel, type ResponsesModel, type ToolCall } from './responses-model.ts'
 
 /**
@@ -28,30 +27,12 @@ interface Fixture {
   project: string
 }
 
-interface CodexRun {
-  code: number | null
-  signal: NodeJS.Signals | null
-  stdout: string
-  stderr: string
-}
-
 const fixtures: Fixture[] = []
-const running = new Set<ChildProcess>()
-
-function kill(pid: number): void {
-  try {
-    process.kill(pid, 'SIGKILL')
-  } catch {
-    // it exited meanwhile
-  }
-}
 
 afterEach(() => {
-  // A failed or timed-out test leaves Codex (its own process group) and dsh (its argv names the fixture) behind.
-  for (const child of running) if (child.pid !== undefined) kill(-child.pid)
-  running.clear()
+  // A failed test may leave dsh behind (its argv names the fixture); a hung Codex is killed by runCli's guard.
   for (const { base } of fixtures.splice(0)) {
-    for (const pid of processesWith(base)) kill(pid)
+    killLeftovers(base)
     rmSync(base, { recursive: true, force: true })
   }
 })
@@ -97,31 +78,17 @@ function writeConfig(at: Fixture, model: ResponsesModel, options: { approveTools
 }
 
 /** `codex exec` in the project, with no approval_policy set (exec's own default); resolves when it exited. */
-function codexExec(at: Fixture, prompt: string): Promise<CodexRun> {
-  return new Promise((done, fail) => {
-    // --strict-config: a key this Codex does not know fails the run instead of being ignored.
-    const child = spawn(agentCli('codex'), ['exec', '--strict-config', '--skip-git-repo-check', prompt], {
-      cwd: at.project,
-      // Only what Codex needs: none of the user's OPENAI_* / CODEX_* settings, a dummy key for env_key.
-      env: { PATH: process.env.PATH ?? '', HOME: at.home, CODEX_HOME: join(at.home, '.codex'), LANG: 'C.UTF-8', DSH_TEST_MODEL_KEY: 'dummy-key' },
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    running.add(child)
-    let stdout = ''
-    let stderr = ''
-    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
-    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
-    child.on('error', fail)
-    child.on('close', (code, signal) => {
-      running.delete(child)
-      done({ code, signal, stdout, stderr })
-    })
+function codexExec(at: Fixture, prompt: string): Promise<CliRun> {
+  // --strict-config: a key this Codex does not know fails the run instead of being ignored.
+  return runCli(agentCli('codex'), ['exec', '--strict-config', '--skip-git-repo-check', prompt], {
+    cwd: at.project,
+    // Only what Codex needs: none of the user's OPENAI_* / CODEX_* settings, a dummy key for env_key.
+    env: { PATH: process.env.PATH ?? '', HOME: at.home, CODEX_HOME: join(at.home, '.codex'), LANG: 'C.UTF-8', DSH_TEST_MODEL_KEY: 'dummy-key' },
   })
 }
 
 /** Codex exited 0 with the stand-in's last message, every request was a turn with the dummy key, dsh is gone. */
-async function expectCleanRun(at: Fixture, model: ResponsesModel, run: CodexRun): Promise<void> {
+async function expectCleanRun(at: Fixture, model: ResponsesModel, run: CliRun): Promise<void> {
   expect(run.code, run.stderr).toBe(0)
   expect(run.stdout.trim()).toBe(FINAL)
   expect(run.stderr).toContain('approval: never')

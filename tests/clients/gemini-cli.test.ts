@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, test } from 'vitest'
 import { processesWith, until } from '@deepseek-ai/dsh-testing'
-import { agentCli } from './clients.ts'
+import { agentCli, type CliRun, killLeftovers, runCli } from './clients.ts'
 import { startGeminiModel, type GeminiModel, type ScriptedCall } from './gemini-model.ts'
 
 /**
@@ -26,7 +25,11 @@ interface Setup {
 
 const roots: string[] = []
 afterEach(() => {
-  for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true })
+  // A failed run must not leave its dsh server behind (its command line names the root); a hung CLI is runCli's.
+  for (const root of roots.splice(0)) {
+    killLeftovers(root)
+    rmSync(root, { recursive: true, force: true })
+  }
 })
 
 /** A temp HOME whose `.gemini/settings.json` mounts dsh as the README says, and a project with known files. */
@@ -53,48 +56,15 @@ function setup(options: { trust: boolean; trustFolder: boolean }): Setup {
   return { root, home, project }
 }
 
-interface CliRun {
-  readonly code: number | null
-  readonly signal: NodeJS.Signals | null
-  readonly stdout: string
-  readonly stderr: string
-}
-
 /** `gemini -p … --output-format json` in the project, against the stand-in; resolves when it and dsh are gone. */
 async function gemini(where: Setup, model: GeminiModel, extraArgs: readonly string[] = []): Promise<CliRun> {
   // A clean environment, as a user's shell has: the CLI turns folder trust off when it sees VITEST=true.
   const env = { PATH: process.env['PATH'] ?? '', HOME: where.home, NO_COLOR: '1', GEMINI_API_KEY: 'dummy-key', GOOGLE_GEMINI_BASE_URL: model.url }
-  const child = spawn(agentCli('gemini'), ['-p', 'Find the TODO in this project.', '--output-format', 'json', ...extraArgs], {
-    cwd: where.project,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    // Its own process group: the CLI relaunches itself as a child, which starts dsh; one kill reaches them all.
-    detached: true,
-  })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
-  const killGroup = () => {
-    try {
-      if (child.pid) process.kill(-child.pid, 'SIGKILL')
-    } catch {
-      // the group is already gone
-    }
-  }
-  const guard = setTimeout(killGroup, TIMEOUT - 10_000)
-  try {
-    const run = await new Promise<CliRun>((done, fail) => {
-      child.on('error', fail)
-      child.on('close', (code, signal) => done({ code, signal, stdout, stderr }))
-    })
-    // dsh mcp's command line names the temp dir; nothing may outlive the CLI.
-    await until(() => processesWith(where.root).length === 0, `no process of ${where.root} is left`)
-    return run
-  } finally {
-    clearTimeout(guard)
-    killGroup()
-  }
+  // The CLI relaunches itself as a child, which starts dsh: runCli's process group holds them all.
+  const run = await runCli(agentCli('gemini'), ['-p', 'Find the TODO in this project.', '--output-format', 'json', ...extraArgs], { cwd: where.project, env })
+  // dsh mcp's command line names the temp dir; nothing may outlive the CLI.
+  await until(() => processesWith(where.root).length === 0, `no process of ${where.root} is left`)
+  return run
 }
 
 const script: ScriptedCall[] = [

@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { processesWith, until } from '@deepseek-ai/dsh-testing'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { startChatModel, textOf, type ChatModelScript, type RecordedRequest, type ToolResult } from './chat-model.ts'
-import { agentCli } from './clients.ts'
+import { agentCli, killLeftovers, runCli } from './clients.ts'
 
 /**
  * The real opencode CLI (pinned) runs `opencode run` headless against the built `dsh mcp`, mounted as the root
@@ -35,17 +35,12 @@ interface RunEvent {
 }
 
 const temps: string[] = []
-const running = new Set<number>()
 afterAll(() => {
-  // A run the test gave up on: its process group (opencode and the dsh mcp it started) goes too.
-  for (const pgid of running) {
-    try {
-      process.kill(-pgid, 'SIGKILL')
-    } catch {
-      // already gone
-    }
+  // A failed run must not leave its dsh server behind (its command line names the dir); a hung CLI is runCli's.
+  for (const dir of temps) {
+    killLeftovers(dir)
+    rmSync(dir, { recursive: true, force: true })
   }
-  for (const dir of temps) rmSync(dir, { recursive: true, force: true })
 })
 
 /**
@@ -93,22 +88,7 @@ async function session(options: { files: Record<string, string>; script: ChatMod
     // Else it fetches https://models.opencode.ai/api.json at start (and waits for the failure offline).
     OPENCODE_DISABLE_MODELS_FETCH: '1',
   }
-  const child = spawn(agentCli('opencode'), ['run', '--model', 'standin/scripted', '--format', 'json', 'Look around this project.'], {
-    cwd: project,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  })
-  running.add(child.pid!)
-  let stdout = ''
-  let stderr = ''
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
-  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((done, fail) => {
-    child.on('error', fail)
-    child.on('close', (exitCode, exitSignal) => done([exitCode, exitSignal]))
-  })
-  running.delete(child.pid!)
+  const { code, signal, stdout, stderr } = await runCli(agentCli('opencode'), ['run', '--model', 'standin/scripted', '--format', 'json', 'Look around this project.'], { cwd: project, env })
   // dsh mcp is the only process with the project in its command line (`--cwd`).
   await until(() => processesWith(project).length === 0, `the dsh mcp that opencode started for ${project} exited`)
   return { code, signal, stdout, stderr, project, requests: model.requests, toolResults: model.toolResults }
