@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
+import { build } from 'rolldown'
 import { createDefaultContext } from '@deepseek-ai/dsh'
 import { connect } from '@deepseek-ai/dsh-mcp'
 import { loadAverage, median, pairedRatios, row, summaryRow } from './lib.mjs'
@@ -41,6 +42,22 @@ function run(command, args, env) {
   if (result.status !== 0) throw new Error(`${args.join(' ')} exited ${result.status}: ${result.stderr}`)
 }
 const { rgPath: rg } = await import('@vscode/ripgrep')
+const rgGlob = ['--files', '--glob=*.json', '--no-ignore', '--hidden']
+
+/**
+ * bench/stack-floor.mjs (Cordis with ten empty plugins, one rg spawn, disposal), bundled and code-cached the way
+ * the build treats dsh (packages/host/cli/scripts/bundle.mjs): CommonJS, a stub that runs the code through
+ * bin/load-bundle.cjs, one training run that writes the cache. Returns the stub's path.
+ */
+async function stackFloor() {
+  const code = join(project, '.stack-floor', 'floor.code.cjs')
+  await build({ input: join(root, 'bench', 'stack-floor.mjs'), platform: 'node', logLevel: 'warn', output: { format: 'cjs', file: code, codeSplitting: false } })
+  const stub = code.replace(/\.code\.cjs$/, '.cjs')
+  writeFileSync(stub, `'use strict'\nrequire(${JSON.stringify(join(root, 'packages/host/cli/bin/load-bundle.cjs'))}).load(module, require, __filename)\n`)
+  run(process.execPath, [stub, rg, ...rgGlob], { ...process.env, DSH_BUILD_CODE_CACHE: '1' })
+  return stub
+}
+const floorStub = await stackFloor()
 
 const INITIALIZE = `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '0' } } })}\n`
 
@@ -72,7 +89,8 @@ const glob = ['call', 'glob', '{"pattern":"*.json"}']
 for (const [where, env] of ENVIRONMENTS) {
   console.log(`\nCold start in a 4-file directory, ${where}: ${ROUNDS} paired rounds (node -e 0, then each candidate), load average ${loadAverage()}`)
   const cold = await pairedRatios(() => run(process.execPath, ['-e', '0'], env), {
-    'rg --files (the tool\'s own work)': () => run(rg, ['--files', '--glob=*.json', '--no-ignore', '--hidden'], env),
+    'rg --files (the tool\'s own work)': () => run(rg, rgGlob, env),
+    'the stack alone (Cordis, 10 empty plugins, one rg; no goal)': () => run(process.execPath, [floorStub, rg, ...rgGlob], env),
     'dsh --version': () => run(process.execPath, [bin, '--version'], env),
     'dsh call glob': () => run(process.execPath, [bin, ...glob], env),
     'dsh call glob, unbundled (dist/bin.js)': () => run(process.execPath, [unbundled, ...glob], env),
