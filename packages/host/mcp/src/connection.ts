@@ -73,8 +73,12 @@ export async function connect(ctx: Context, transport: Transport, options: McpOp
     },
   })
   server.onerror = (error) => log(`protocol error: ${error.message}`)
-  // Ask for the roots as soon as the client is ready, so that the first call does not wait for them.
-  server.oninitialized = () => void resolveSession()
+  // Ask for the roots as soon as the client is ready, so that the first call does not wait for them. A client that
+  // sends `initialized` before its `initialize` was handled (both in one read of stdin) has no capabilities known
+  // yet: its first call asks instead, rather than settling the session without its roots.
+  server.oninitialized = () => {
+    if (server.getClientCapabilities() !== undefined) void resolveSession()
+  }
 
   // Session notices (a background task finished) travel on the generic channel of ctx.tools: no seam's package here.
   const offNotice = ctx.on('tools/session-notice', (notice) => {

@@ -97,6 +97,8 @@ export class McpEngine {
   private readonly pending = new Map<RequestId, Pending>()
   private readonly running = new Map<RequestId, AbortController>()
   private readonly handlers: ReadonlyMap<string, Handler>
+  /** Settles once the answer to an `initialize` being handled is sent: no request to the client goes before it. */
+  private answeringInitialize: Promise<unknown> | undefined
 
   constructor(private readonly options: McpEngineOptions) {
     this.handlers = new Map<string, Handler>([
@@ -169,7 +171,9 @@ export class McpEngine {
     await this.transport.send({ ...notification, jsonrpc: '2.0' } as JSONRPCMessage, options)
   }
 
-  private request(method: string, params: JsonObject | undefined, timeoutMs: number): Promise<JsonObject> {
+  private async request(method: string, params: JsonObject | undefined, timeoutMs: number): Promise<JsonObject> {
+    // A client that sent more behind its initialize (one read of stdin) gets the initialize answer first.
+    await this.answeringInitialize
     return new Promise((resolve, reject) => {
       const transport = this.transport
       if (!transport) return reject(new Error('Not connected'))
@@ -229,7 +233,7 @@ export class McpEngine {
       },
     }
     // Starting from a resolved promise turns a synchronous throw into a rejection too.
-    Promise.resolve()
+    const answered = Promise.resolve()
       .then(() => handler(params, extra))
       .then(
         async (result) => {
@@ -245,6 +249,7 @@ export class McpEngine {
       .finally(() => {
         if (this.running.get(id) === controller) this.running.delete(id)
       })
+    if (request.method === 'initialize') this.answeringInitialize = answered
   }
 
   private notified(notification: JsonObject): void {

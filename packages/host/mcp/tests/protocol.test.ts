@@ -1,3 +1,7 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import fc from 'fast-check'
 import { afterEach, describe, expect, test } from 'vitest'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
@@ -266,6 +270,37 @@ describe('roots/list', () => {
     await raw.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'where', arguments: {} } })
     expect((await raw.answer(1)).result?.content).toEqual([{ type: 'text', text: process.cwd() }])
     expect(lines).toEqual(['roots/list got no usable answer within 1000ms (MCP error -32601: Method not found); using the process directory'])
+  })
+})
+
+describe('roots/list when a client pipelines its first messages', () => {
+  test('initialize, initialized and a call delivered together: the roots are still asked, and the call runs in the first root', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'dsh-mcp-root-'))
+    try {
+      t = await createTestContext()
+      t.ctx.tools.register({
+        name: 'where',
+        description: 'Says where it runs.',
+        parameters: { type: 'object', properties: {}, additionalProperties: false },
+        execute: (_args, exec) => exec.session?.cwd ?? '',
+      })
+      const transport = new RecordingTransport()
+      await connect(t.ctx, transport)
+      // One read of stdin can hold all three lines: they arrive before any of them is handled.
+      transport.onmessage?.({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: { roots: {} }, clientInfo: { name: 'r', version: '1' } } })
+      transport.onmessage?.({ jsonrpc: '2.0', method: 'notifications/initialized' })
+      transport.onmessage?.({ jsonrpc: '2.0', id: 'call', method: 'tools/call', params: { name: 'where', arguments: {} } })
+      const sentIndex = (test: (message: Message) => boolean) => transport.sent.findIndex(({ message }) => test(message))
+      await until(() => sentIndex((m) => m.method === 'roots/list' || m.id === 'call') >= 0, 'roots/list or the answer to the call')
+      // The initialize answer first, then the question, and no answer to the call before it.
+      expect(transport.sent.map(({ message }) => message.method ?? message.id)).toEqual(['init', 'roots/list'])
+      const ask = transport.sent[1]!.message
+      transport.onmessage?.({ jsonrpc: '2.0', id: ask.id as number, result: { roots: [{ uri: pathToFileURL(root).href }] } })
+      await until(() => transport.sent.some(({ message }) => message.id === 'call'), 'the answer to the call')
+      expect(transport.sent.find(({ message }) => message.id === 'call')!.message.result?.content).toEqual([{ type: 'text', text: root }])
+    } finally {
+      rmSync(root, { recursive: true, force: true })
+    }
   })
 })
 
