@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { JSONRPCMessageSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
@@ -59,6 +60,23 @@ describe('dsh mcp on stdio', () => {
     expect(run.code).toBe(0)
     // The reason is on stderr for whoever reads the client's MCP log.
     expect(run.stderr).toContain('dsh mcp: stdin line is not JSON')
+  })
+
+  test('a bash call and its cancellation in one write: the command never runs, nothing answers it, the next call is served', async () => {
+    const server = raw()
+    const marker = join(ws.dir, `cancelled-${process.pid}`)
+    const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'bash', arguments: { command: `touch ${marker}`, description: 'Create a marker' } } }
+    const cancel = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, reason: 'the user pressed Esc' } }
+    const next = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'bash', arguments: { command: 'echo served', description: 'Print a word' } } }
+    server.child.stdin.write([INITIALIZE, INITIALIZED, call, cancel, next].map((m) => `${JSON.stringify(m)}\n`).join(''))
+    await server.replies(2)
+    const [init, answer] = server.lines.map((line) => JSON.parse(line))
+    expect(init).toMatchObject({ id: 'init', result: {} })
+    expect(answer).toEqual({ jsonrpc: '2.0', id: 2, result: { content: [{ type: 'text', text: 'served' }], isError: false } })
+    server.child.stdin.end()
+    expect((await server.exited).code).toBe(0)
+    expect(server.lines).toHaveLength(2)
+    expect(existsSync(marker)).toBe(false)
   })
 
   test('a line longer than 16 MiB is dropped with a -32700 error and the next line is served', async () => {

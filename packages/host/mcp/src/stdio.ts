@@ -195,11 +195,22 @@ export class LineTransport implements Transport {
       return
     }
     if ('method' in message && message.method === 'notifications/cancelled') {
-      // The SDK answers nothing for a cancelled request: its slot is free now.
+      // Nothing is answered for a cancelled request: a running one frees its slot now, and one still waiting for a
+      // slot (or read in the same chunk as its cancellation) is dropped before it ever runs.
       const requestId = (message.params as { requestId?: RequestId } | undefined)?.requestId
-      if (requestId !== undefined) this.inFlight.delete(requestId)
+      if (requestId !== undefined) {
+        this.inFlight.delete(requestId)
+        this.dropWaiting(requestId)
+      }
     }
     this.onmessage?.(message)
+  }
+
+  private dropWaiting(id: RequestId): void {
+    const at = this.waiting.findIndex(({ request }) => request.id === id)
+    if (at === -1) return
+    this.waitingBytes -= this.waiting[at]!.bytes
+    this.waiting.splice(at, 1)
   }
 
   private reject(id: RequestId | undefined, code: number, message: string): void {

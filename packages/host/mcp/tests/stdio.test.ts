@@ -96,6 +96,45 @@ describe('serveStdio', () => {
     expect(texts).toEqual(['g1', 'g10', 'g3', 'g4', 'g5', 'g6', 'g7', 'g8', 'g9'])
   })
 
+  test('a queued call cancelled before it started never runs and gets no answer; the calls around it do', async () => {
+    const server = await serve({ maxInFlight: 2 })
+    server.send(INITIALIZE)
+    for (let i = 1; i <= 4; i++) server.call(i, 'gate', `g${i}`)
+    await until(() => server.running.size === 2, 'two calls running')
+    // g3 and g4 wait for a slot; g3 is cancelled there.
+    server.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 3, reason: 'stop' } })
+    await until(() => {
+      server.open()
+      return server.running.has('g4')
+    }, 'g4 running')
+    server.open()
+    const answers: { id?: unknown; result?: { content: { text: string }[] } }[] = []
+    await until(() => {
+      answers.push(...linesOf(server.stdout))
+      return answers.filter((m) => typeof m.id === 'number').length >= 3
+    }, 'three answers')
+    await new Promise((resolve) => setImmediate(resolve))
+    answers.push(...linesOf(server.stdout))
+    expect(answers.filter((m) => typeof m.id === 'number').map((m) => [m.id, m.result!.content[0]!.text]).sort()).toEqual([[1, 'g1'], [2, 'g2'], [4, 'g4']])
+    expect(server.running.has('g3')).toBe(false)
+  })
+
+  test('a call and its cancellation in one read of stdin: the call never runs and gets no answer', async () => {
+    const server = await serve()
+    server.send(INITIALIZE)
+    const call = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'gate', arguments: { text: 'g7' } } }
+    const cancel = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7, reason: 'changed my mind' } }
+    server.stdin.write(`${JSON.stringify(call)}\n${JSON.stringify(cancel)}\n`)
+    server.call(8, 'echo', 'after')
+    const answers: { id?: unknown; result?: { content: { text: string }[] } }[] = []
+    await until(() => {
+      answers.push(...linesOf(server.stdout))
+      return answers.some((m) => m.id === 8)
+    }, 'the answer to the call after it')
+    expect(server.running.has('g7')).toBe(false)
+    expect(answers.map((m) => m.id)).toEqual(['init', 8])
+  })
+
   test('end of stdin closes the connection', async () => {
     const server = await serve()
     server.send(INITIALIZE)
