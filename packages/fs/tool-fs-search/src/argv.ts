@@ -1,3 +1,4 @@
+import { MAX_ARG_BYTES } from '@deepseek-ai/dsh-subprocess'
 import { VCS_DIRS } from './paths.ts'
 
 /*
@@ -74,4 +75,12 @@ export function includeProblem(include: string): string | undefined {
     else if (char === ',' && depth === 0) return 'a comma-separated list'
   }
   return undefined
+}
+
+/**
+ * How many bytes of `value` ripgrep can take glued to `flag` (one argv element, MAX_ARG_BYTES), and how long it is
+ * (UTF-8): a longer value would fail the spawn with E2BIG, so the tool refuses it first, saying so.
+ */
+export function argRoom(flag: '--regexp=' | '--glob=', value: string): { readonly bytes: number; readonly room: number } {
+  return { bytes: Buffer.byteLength(value, 'utf8'), room: MAX_ARG_BYTES - flag.length }
 }

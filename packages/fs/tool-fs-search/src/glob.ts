@@ -3,7 +3,7 @@ import { statSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import type { ToolExecution, ToolOutput } from '@deepseek-ai/dsh-tools'
 import { invalidArgs } from '@deepseek-ai/dsh-tools'
-import { globArgv, globThreads, normalizeGlob } from './argv.ts'
+import { argRoom, globArgv, globThreads, normalizeGlob } from './argv.ts'
 import { errorPath, globOverflowMessage, nulInPathMessage, quoteArg } from './common-text.ts'
 import { SearchError, SearchErrorCode } from './errors.ts'
 import { type GlobArgs, type GlobValue, pageGlob, savedGlob, wholeGlob } from './glob-text.ts'
@@ -35,6 +35,10 @@ export async function glob(services: SearchServices, args: GlobArgs, exec: ToolE
   }
   const normal = normalizeGlob(args.pattern, root.absolute)
   if ('problem' in normal) throw invalidArgs(`glob pattern "${quoteArg(args.pattern)}" is ${normal.problem}`)
+  const passed = argRoom('--glob=', normal.pattern)
+  if (passed.bytes > passed.room) {
+    throw new SearchError(`invalid glob pattern: it is ${passed.bytes} bytes long, but ripgrep takes at most ${passed.room} bytes of glob (one program argument); use a shorter pattern`, { code: SearchErrorCode.SEARCH_INVALID_PATTERN })
+  }
   const vcs = enclosingVcsDir(root.absolute)
   if (vcs) return finish(services, exec, { paths: [], insideVcs: { root: root.display, dir: vcs } })
 

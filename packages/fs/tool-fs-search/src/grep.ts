@@ -1,7 +1,7 @@
 import { dirname } from 'node:path'
 import type { ToolExecution, ToolOutput } from '@deepseek-ai/dsh-tools'
 import { invalidArgs } from '@deepseek-ai/dsh-tools'
-import { grepArgv, includeProblem } from './argv.ts'
+import { argRoom, grepArgv, includeProblem } from './argv.ts'
 import { grepOverflowMessage, nulInPathMessage, quoteArg, recordOverflowMessage } from './common-text.ts'
 import { SearchError, SearchErrorCode } from './errors.ts'
 import { type GrepArgs, type GrepValue, pageGrep, savedGrep, wholeGrep } from './grep-text.ts'
@@ -63,9 +63,17 @@ function checkArgs(args: GrepArgs): void {
   if (args.pattern.includes('\0')) {
     throw new SearchError('invalid grep pattern: it contains a NUL byte; write \\x00 to match one', { code: SearchErrorCode.SEARCH_INVALID_PATTERN })
   }
+  const pattern = argRoom('--regexp=', args.pattern)
+  if (pattern.bytes > pattern.room) {
+    throw new SearchError(`invalid grep pattern: it is ${pattern.bytes} bytes long, but ripgrep takes at most ${pattern.room} bytes of pattern (one program argument); search for a shorter, distinctive part of it`, { code: SearchErrorCode.SEARCH_INVALID_PATTERN })
+  }
   if (args.path?.includes('\0')) throw invalidArgs(nulInPathMessage('grep'))
   if (args.include !== undefined) {
     if (args.include.includes('\0')) throw invalidArgs('include must not contain a NUL byte')
+    const include = argRoom('--glob=', args.include)
+    if (include.bytes > include.room) {
+      throw invalidArgs(`include is ${include.bytes} bytes long, but ripgrep takes at most ${include.room} bytes of glob (one program argument): use a shorter glob`)
+    }
     const problem = includeProblem(args.include)
     if (problem) {
       throw invalidArgs(`include must be ONE positive glob, not ${problem} ("${quoteArg(args.include)}"): use braces for alternatives, e.g. "*.{ts,tsx}"; to leave files out, choose a narrower path or pattern`)

@@ -101,6 +101,16 @@ describe('glob', () => {
     expect(result.error).toEqual({ code: 'SEARCH_FAILED', name: 'SearchError', message: 'glob search failed: no/such dir: no such file or directory' })
   })
 
+  test('a pattern longer than one program argument can hold is refused before ripgrep, up to the byte; one that fits runs', async () => {
+    h = await harness()
+    write(h.dir, { 'a.txt': 'a\n' })
+    // 131 071 bytes fit in one argument (Linux); `--glob=` takes 7 of them. A leading "./" is not passed on.
+    expect(await h.text('glob', { pattern: `./*${'x'.repeat(131_063)}` })).toBe('No files found')
+    const long = await h.call('glob', { pattern: `*${'x'.repeat(131_064)}` })
+    expect(long.error?.code).toBe('SEARCH_INVALID_PATTERN')
+    expect(long.content[0].text).toBe('Error: invalid glob pattern: it is 131065 bytes long, but ripgrep takes at most 131064 bytes of glob (one program argument); use a shorter pattern')
+  })
+
   test('a glob ripgrep cannot parse is SEARCH_INVALID_PATTERN with ripgrep\'s reason', async () => {
     h = await harness()
     const result = await h.call('glob', { pattern: '{a' })

@@ -123,6 +123,20 @@ describe('grep', () => {
     expect(nul.error?.code).toBe('SEARCH_INVALID_PATTERN')
   })
 
+  test('a pattern or include longer than one program argument can hold is refused before ripgrep, up to the byte; one that fits runs', async () => {
+    h = await harness()
+    write(h.dir, { 'a.txt': 'a\n' })
+    // 131 071 bytes fit in one argument (Linux); `--regexp=` takes 9 of them, `--glob=` 7. "é" is 2 bytes.
+    expect(await h.text('grep', { pattern: 'b'.repeat(131_062) })).toBe('No matches found')
+    const long = await h.call('grep', { pattern: `${'é'.repeat(65_531)}b` })
+    expect(long.error?.code).toBe('SEARCH_INVALID_PATTERN')
+    expect(long.content[0].text).toBe('Error: invalid grep pattern: it is 131063 bytes long, but ripgrep takes at most 131062 bytes of pattern (one program argument); search for a shorter, distinctive part of it')
+    expect(await h.text('grep', { pattern: 'a', include: `*${'x'.repeat(131_063)}` })).toBe('No matches found')
+    const include = await h.call('grep', { pattern: 'a', include: `*${'x'.repeat(131_064)}` })
+    expect(include.error?.code).toBe('INVALID_ARGS')
+    expect(include.content[0].text).toBe('Error: include is 131065 bytes long, but ripgrep takes at most 131064 bytes of glob (one program argument): use a shorter glob')
+  })
+
   test('a missing path is SEARCH_FAILED naming it', async () => {
     h = await harness()
     const result = await h.call('grep', { pattern: 'x', path: 'nope.txt' })

@@ -29,8 +29,14 @@ export interface CollectOptions {
  */
 export type OutputDisposition = 'pipe' | 'inherit' | 'ignore' | CollectOptions
 
+/**
+ * The most UTF-8 bytes one argv element may hold: Linux's MAX_ARG_STRLEN (32 pages of 4 KiB) less the terminating
+ * NUL. A longer element fails the spawn with E2BIG, so callers that pass model text check against it first.
+ */
+export const MAX_ARG_BYTES = 131_071
+
 export interface SpawnRequest {
-  /** argv[0] is the program (looked up on PATH); no shell ever. */
+  /** argv[0] is the program (looked up on PATH); no shell ever; each element at most MAX_ARG_BYTES. */
   argv: readonly string[]
   cwd: string
   /** Merged over the scrubbed parent env: an entry wins, `undefined` removes the name. */
