@@ -151,6 +151,13 @@ export interface BashWaitOptions {
 
 export type BashTaskDoneListener = (event: BashTaskDoneEvent) => void
 
+/**
+ * The longest command an executor can run, in UTF-8 bytes: every executor hands it to the shell as one argument
+ * (`<shell> -c <command>`), and Linux passes at most MAX_ARG_STRLEN (32 pages of 4 KiB) less the terminating NUL
+ * in one; a longer one fails the spawn with E2BIG.
+ */
+export const MAX_COMMAND_BYTES = 131_071
+
 export const BashErrorCode = {
   /** No task has this id. */
   BASH_UNKNOWN_TASK: 'BASH_UNKNOWN_TASK',

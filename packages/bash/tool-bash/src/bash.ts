@@ -1,8 +1,8 @@
 import { resolve } from 'node:path'
-import { BashError, BashErrorCode, type BashRunResult, type BashTask } from '@deepseek-ai/dsh-bash'
+import { BashError, BashErrorCode, MAX_COMMAND_BYTES, type BashRunResult, type BashTask } from '@deepseek-ai/dsh-bash'
 import { CoreErrorCode, HarnessError, invalidArgs, type ToolExecution, type ToolOutput } from '@deepseek-ai/dsh-tools'
 import { renderRun, renderStarted, unkeptCuts, type BashArgs } from './bash-text.ts'
-import { abortedMessage, notStartedMessage, nulMessage, workdirMessage } from './common-text.ts'
+import { abortedMessage, notStartedMessage, nulMessage, tooLongMessage, workdirMessage } from './common-text.ts'
 import type { Keep } from './keep.ts'
 import type { Executor } from './tasks.ts'
 
@@ -18,6 +18,8 @@ export interface ResultLimits {
  */
 export async function bash(executor: Executor, args: BashArgs, exec: ToolExecution, limits: ResultLimits): Promise<ToolOutput<BashRunResult | BashTask>> {
   if (args.command.includes('\0')) throw invalidArgs(nulMessage())
+  const bytes = Buffer.byteLength(args.command, 'utf8')
+  if (bytes > MAX_COMMAND_BYTES) throw invalidArgs(tooLongMessage(bytes, MAX_COMMAND_BYTES))
   if (args.workdir?.includes('\0')) throw invalidArgs(workdirMessage(args.workdir, 'a path cannot contain a NUL byte'))
   const cwd = exec.session?.cwd ?? process.cwd()
   const request = {

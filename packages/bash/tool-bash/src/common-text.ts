@@ -41,6 +41,10 @@ export function nulMessage(): string {
   return 'command contains a NUL byte, which no shell command can hold'
 }
 
+export function tooLongMessage(bytes: number, max: number): string {
+  return `command is ${bytes} bytes long, but the shell takes at most ${max} bytes (one program argument): write long content to a file in parts, over several calls each under that size, then run it`
+}
+
 export function workdirMessage(given: string, reason: string): string {
   return `invalid workdir ${JSON.stringify(given)}: ${reason}; pass an existing directory, absolute or relative to the working directory`
 }

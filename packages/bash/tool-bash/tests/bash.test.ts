@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, expect, test } from 'vitest'
 import { exists, harness, processRuns, until, type Harness } from './helpers.ts'
@@ -145,6 +145,23 @@ test('bad arguments are INVALID_ARGS', async () => {
     const result = await h.call('bash', args)
     expect({ code: result.error?.code, text: result.content[0].text }).toEqual({ code: 'INVALID_ARGS', text })
   }
+})
+
+test('a command longer than one program argument can hold is INVALID_ARGS before anything runs, up to the byte; one that fits runs', async () => {
+  h = await harness()
+  // 131 071 bytes fit in one argument (Linux), and the shell gets the command as one: `bash -c <command>`.
+  const touch = `touch ${join(h.dir, 'ran')} #`
+  const fits = await h.call('bash', run(touch.padEnd(131_071, 'x')))
+  expect({ isError: fits.isError, text: fits.content[0].text }).toEqual({ isError: false, text: '(no output)' })
+  rmSync(join(h.dir, 'ran'))
+  // "é" is two bytes: the limit counts UTF-8 bytes, not characters.
+  const left = 131_072 - touch.length
+  const long = await h.call('bash', run(`${touch}${'x'.repeat(left % 2)}${'é'.repeat(Math.floor(left / 2))}`))
+  expect({ code: long.error?.code, text: long.content[0].text }).toEqual({
+    code: 'INVALID_ARGS',
+    text: 'Error: command is 131072 bytes long, but the shell takes at most 131071 bytes (one program argument): write long content to a file in parts, over several calls each under that size, then run it',
+  })
+  expect(exists(join(h.dir, 'ran'))).toBe(false)
 })
 
 test('a cancelled call kills the command and its children and ends with ABORTED; no process is left', async () => {
