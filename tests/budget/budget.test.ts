@@ -159,3 +159,43 @@ test('a read page at its budget with a finished task\'s notice pending: the page
     await host.dispose()
   }
 })
+
+/**
+ * Error results are never paged nor spilled, so each tool must bound what its error texts repeat of the model's
+ * arguments. Values drawn wide: up to 200 000 repeats of one unit (multi-byte, quotes, control characters,
+ * regex syntax), after a short random head. No `/` or `.` in paths, so that no drawn path names a real directory
+ * outside the test's own; commands over the argument limit, so that no drawn command ever runs; waits of 1 ms.
+ */
+test('no error result passes the budget, however long and strange the arguments (property)', async () => {
+  const value = fc.tuple(fc.string({ maxLength: 12 }), fc.integer({ min: 0, max: 200_000 }), fc.constantFrom('a', 'é', '😀', '(', '"', '\\', '\n', '\x1b', '\0', '*', '{', '['))
+    .map(([head, n, unit]) => `${head}${unit.repeat(n)}`)
+  const path = value.map((text) => `missing-${text.replace(/[/.]/g, '_')}`)
+  const tooLong = value.map((text) => `true #${'x'.repeat(131_072)}${text}`)
+  const anyCall = fc.oneof(
+    fc.record({ tool: fc.constant('glob'), args: fc.oneof(fc.record({ pattern: value }), fc.record({ pattern: fc.constant('*'), path })) }),
+    fc.record({ tool: fc.constant('grep'), args: fc.oneof(fc.record({ pattern: value }), fc.record({ pattern: fc.constant('x'), path }), fc.record({ pattern: fc.constant('x'), include: value })) }),
+    fc.record({ tool: fc.constant('read'), args: fc.record({ path }) }),
+    fc.record({ tool: fc.constant('bash'), args: fc.oneof(fc.record({ command: tooLong, description: value }), fc.record({ command: fc.constant('true'), description: fc.constant('x'), workdir: path })) }),
+    fc.record({ tool: fc.constant('bash_output'), args: fc.oneof(fc.record({ task_id: value }), fc.record({ task_id: fc.constant('bash-1'), wait_for: value, timeout_ms: fc.constant(1) })) }),
+    fc.record({ tool: fc.constant('bash_kill'), args: fc.record({ task_id: value }) }),
+  )
+  const budget = 1024
+  const host = await createDefaultContext({ config: await budgetConfig(budget), log: () => {} })
+  const largest = new Map<string, number>()
+  try {
+    const session = { id: 'budget-errors', cwd: dir }
+    await host.ctx.tools.execute('bash', { command: 'sleep 60', description: 'a task to name', run_in_background: true }, { session })
+    await fc.assert(fc.asyncProperty(anyCall, async ({ tool, args }) => {
+      const result = await host.ctx.tools.execute(tool, args, { session })
+      if (!result.isError) return
+      largest.set(tool, Math.max(largest.get(tool) ?? 0, bytes(result)))
+      expect(bytes(result), `${tool} ${JSON.stringify(args).slice(0, 200)}`).toBeLessThanOrEqual(budget)
+    }), { seed: SEED, numRuns: 150 })
+  } finally {
+    await host.dispose()
+  }
+  console.log(`largest error result per tool (bytes): ${[...largest].map(([tool, size]) => `${tool} ${size}`).join(', ')}`)
+  // Every tool was driven into an error, and some texts repeated enough of their arguments to come near the bound.
+  expect([...largest.keys()].sort()).toEqual(['bash', 'bash_kill', 'bash_output', 'glob', 'grep', 'read'])
+  expect(Math.max(...largest.values())).toBeGreaterThan(400)
+}, 300_000)

@@ -38,7 +38,7 @@ export async function bash(executor: Executor, args: BashArgs, exec: ToolExecuti
     if (result.aborted) throw new HarnessError(abortedMessage(result.leftRunning), { code: CoreErrorCode.ABORTED })
     return { text: renderRun(result, limits.maxResultBytes), value: result }
   } catch (error) {
-    throw explain(error, args)
+    throw explain(error, args, request.workdir)
   }
 }
 
@@ -53,9 +53,9 @@ async function keepWhole(result: BashRunResult, exec: ToolExecution, limits: Res
 }
 
 /** Executor rejections in the model's terms: its own workdir is an argument error, a cancelled start an abort. */
-function explain(error: unknown, args: BashArgs): unknown {
+function explain(error: unknown, args: BashArgs, absolute: string): unknown {
   if (!(error instanceof BashError)) return error
-  if (error.code === BashErrorCode.BASH_INVALID_WORKDIR && args.workdir !== undefined) return invalidArgs(workdirMessage(args.workdir, error.message), error)
+  if (error.code === BashErrorCode.BASH_INVALID_WORKDIR && args.workdir !== undefined) return invalidArgs(workdirMessage(args.workdir, error.message, absolute), error)
   if (error.code === BashErrorCode.BASH_ABORTED) return new HarnessError(notStartedMessage(), { code: CoreErrorCode.ABORTED, cause: error })
   return error
 }

@@ -1,8 +1,29 @@
 import type { BashRunResult, StrayProcess } from '@deepseek-ai/dsh-bash'
+import { clip } from '@deepseek-ai/dsh-text'
 
 /*
  * Texts the three tools share. Pure functions of their arguments: each exact text is a unit test.
  */
+
+/**
+ * The most UTF-8 bytes of a model's value (a task id, a wait_for pattern, a workdir) that an error text repeats:
+ * error results are not paged or spilled, so a 100 KB argument must not come back whole (DESIGN §12's budget).
+ */
+export const QUOTE_MAX_BYTES = 300
+
+/** `value` as an error text quotes it: JSON-quoted, its escaped form cut to QUOTE_MAX_BYTES (with `…`). */
+export function quoted(value: string): string {
+  return `"${clip(JSON.stringify(value).slice(1, -1), QUOTE_MAX_BYTES)}"`
+}
+
+/**
+ * A system message that repeats `value` (a path, a regex source), JSON-quoted or as it is, with every copy bounded
+ * as `quoted` bounds it.
+ */
+export function boundedReason(reason: string, value: string): string {
+  if (Buffer.byteLength(value, 'utf8') <= QUOTE_MAX_BYTES && quoted(value) === JSON.stringify(value)) return reason
+  return reason.split(JSON.stringify(value)).join(quoted(value)).split(value).join(clip(value, QUOTE_MAX_BYTES))
+}
 
 export function forbiddenMessage(taskId: string): string {
   return `task ${taskId} belongs to another session`
@@ -10,7 +31,7 @@ export function forbiddenMessage(taskId: string): string {
 
 export function unknownTaskMessage(taskId: string): string {
   return [
-    `unknown task id ${JSON.stringify(taskId)}: this process has no background task with that id.`,
+    `unknown task id ${quoted(taskId)}: this process has no background task with that id.`,
     'Use an id that bash returned (for run_in_background, or named as still running), or call bash_output without task_id to list this session\'s tasks.',
     'Background tasks do not outlive the process that started them: a one-shot `dsh call` stops its tasks when it exits.',
   ].join(' ')
@@ -21,7 +42,7 @@ export function waitArgsMessage(): string {
 }
 
 export function waitPatternMessage(pattern: string, reason: string): string {
-  return `invalid wait_for ${JSON.stringify(pattern)}: ${reason}; pass a JavaScript regular expression, e.g. "Listening on|ready"`
+  return `invalid wait_for ${quoted(pattern)}: ${boundedReason(reason, pattern)}; pass a JavaScript regular expression, e.g. "Listening on|ready"`
 }
 
 export function waitAbortedMessage(): string {
@@ -45,8 +66,9 @@ export function tooLongMessage(bytes: number, max: number): string {
   return `command is ${bytes} bytes long, but the shell takes at most ${max} bytes (one program argument): write long content to a file in parts, over several calls each under that size, then run it`
 }
 
-export function workdirMessage(given: string, reason: string): string {
-  return `invalid workdir ${JSON.stringify(given)}: ${reason}; pass an existing directory, absolute or relative to the working directory`
+/** `reason` may name the resolved directory (`absolute`): it is bounded there too. */
+export function workdirMessage(given: string, reason: string, absolute = given): string {
+  return `invalid workdir ${quoted(given)}: ${boundedReason(reason, absolute)}; pass an existing directory, absolute or relative to the working directory`
 }
 
 /** The line before an increment whose start was lost. */
