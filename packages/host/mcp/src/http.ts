@@ -189,7 +189,9 @@ export async function serveHttp(ctx: Context, options: HttpOptions): Promise<Mcp
     void connection.then((open) => open.closed).then(() => {
       if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)
     }, (error: Error) => log(`a session could not start: ${error.message}`))
-    await connection
+    const open = await connection
+    // A cancelled call is never answered: its POST's event stream would stay open until the session ends.
+    open.server.onunanswered = (id) => transport.closeSSEStream(id)
     await transport.handleRequest(req, res, body)
   }
 

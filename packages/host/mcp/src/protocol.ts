@@ -88,6 +88,11 @@ export class McpEngine {
   onerror?: (error: Error) => void
   /** The client sent `notifications/initialized`. */
   oninitialized?: () => void
+  /**
+   * A request the client cancelled has ended, and (MCP's rule) nothing will answer it: a transport that holds a
+   * stream open for each request's answer (Streamable HTTP) can close that stream now.
+   */
+  onunanswered?: (id: RequestId) => void
 
   private transport: Transport | undefined
   private clientCapabilities: ClientCapabilities | undefined
@@ -237,11 +242,11 @@ export class McpEngine {
       .then(() => handler(params, extra))
       .then(
         async (result) => {
-          if (controller.signal.aborted) return // cancelled: no answer (MCP's rule)
+          if (controller.signal.aborted) return this.unanswered(id) // cancelled: no answer (MCP's rule)
           await transport?.send({ jsonrpc: '2.0', id, result } as JSONRPCMessage)
         },
         async (error: unknown) => {
-          if (controller.signal.aborted) return
+          if (controller.signal.aborted) return this.unanswered(id)
           await transport?.send({ jsonrpc: '2.0', id, error: errorObject(error) })
         },
       )
@@ -298,6 +303,11 @@ export class McpEngine {
     this.onclose?.()
     const error = new McpProtocolError(ErrorCode.ConnectionClosed, 'Connection closed')
     for (const { settle } of pending) settle({ error })
+  }
+
+  /** Only while connected: a closed connection has no streams left to close. */
+  private unanswered(id: RequestId): void {
+    if (this.transport) this.onunanswered?.(id)
   }
 
   private fail(message: string): void {

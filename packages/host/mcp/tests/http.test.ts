@@ -168,6 +168,28 @@ describe('dsh mcp over Streamable HTTP', () => {
     expect(await rejection(serveHttp(t.ctx, { token: 'two words' }))).toMatchObject({ code: 'MCP_HTTP_CONFIG_INVALID', message: 'the --http token must not contain whitespace' })
   })
 
+  test('a cancelled call: its tool is aborted, nothing answers it, and the response stream of its POST is closed', async () => {
+    t = await createTestContext()
+    const probe = tools(t)
+    server = await serveHttp(t.ctx, { token: TOKEN })
+    const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${TOKEN}` }
+    const init = await post(server.url, { Authorization: `Bearer ${TOKEN}` }, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })
+    const session = { ...headers, 'Mcp-Session-Id': init.headers.get('mcp-session-id')!, 'Mcp-Protocol-Version': '2025-11-25' }
+    await post(server.url, session, { jsonrpc: '2.0', method: 'notifications/initialized' })
+    const call = await fetch(server.url, { method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'wait_for_abort', arguments: {} } }) })
+    expect(call.headers.get('content-type')).toBe('text/event-stream')
+    let ended = false
+    const body = call.text().then((text) => { ended = true; return text })
+    await expectEventually(() => probe.waiting)
+    const cancel = await post(server.url, session, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 2, reason: 'the user pressed Esc' } })
+    expect(cancel.status).toBe(202)
+    expect(await probe.aborted).toBe('the user pressed Esc')
+    // The session lives on; before, the stream stayed open until the session ended.
+    await expectEventually(() => ended)
+    expect(await body).not.toContain('"id":2')
+    expect(server.sessions()).toBe(1)
+  })
+
   test('close() aborts calls in flight, closes every session and stops listening', async () => {
     t = await createTestContext()
     const probe = tools(t)
