@@ -1,4 +1,5 @@
 import { PassThrough } from 'node:stream'
+import fc from 'fast-check'
 import { afterEach, describe, expect, test } from 'vitest'
 import { createTestContext, until, type TestContext } from '@deepseek-ai/dsh-testing'
 import { LineTransport, serveStdio, type StdioOptions } from '../src/index.ts'
@@ -133,6 +134,70 @@ describe('serveStdio', () => {
     }, 'the answer to the call after it')
     expect(server.running.has('g7')).toBe(false)
     expect(answers.map((m) => m.id)).toEqual(['init', 8])
+  })
+
+  test('any split of stdin into chunks, any mix of calls and cancellations: each call is answered at most once, with its own text, and every call never cancelled is answered (property)', async () => {
+    const step = fc.oneof(
+      { weight: 3, arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 30 }).map((text) => ({ kind: 'call' as const, text })) },
+      { weight: 1, arbitrary: fc.nat(30).map((back) => ({ kind: 'cancel' as const, back })) },
+    )
+    await fc.assert(fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 30 }), fc.array(fc.nat(), { maxLength: 24 }), fc.integer({ min: 1, max: 4 }), async (steps, cuts, maxInFlight) => {
+      const server = await serve({ maxInFlight })
+      try {
+        const lines = [JSON.stringify(INITIALIZE)]
+        const calls = new Map<number, string>()
+        const cancelled = new Set<number>()
+        /** Where each call's line and each cancellation's line end (the byte offset of its newline). */
+        const callEnd = new Map<number, number>()
+        const cancels: { id: number; end: number }[] = []
+        let offset = Buffer.byteLength(lines[0]!)
+        const add = (line: string) => {
+          lines.push(line)
+          offset += 1 + Buffer.byteLength(line)
+          return offset
+        }
+        for (const next of steps) {
+          if (next.kind === 'call') {
+            const id = calls.size + 1
+            calls.set(id, next.text)
+            callEnd.set(id, add(JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text: next.text } } })))
+          } else if (calls.size > 0) {
+            const id = calls.size - (next.back % calls.size)
+            cancelled.add(id)
+            cancels.push({ id, end: add(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'drawn' } })) })
+          }
+        }
+        // Cut anywhere, inside a line or a multi-byte character too, and let the server run between chunks.
+        const bytes = Buffer.from(`${lines.join('\n')}\n`)
+        const points = [...new Set(cuts.map((cut) => cut % (bytes.length + 1))), bytes.length].sort((a, b) => a - b)
+        const chunkOf = (at: number) => points.findIndex((point) => point > at)
+        // A call whose line and whose cancellation end in the same chunk is read with it: it must never run.
+        const neverRun = new Set(cancels.filter(({ id, end }) => chunkOf(callEnd.get(id)!) === chunkOf(end)).map(({ id }) => id))
+        let from = 0
+        for (const at of points) {
+          server.stdin.write(bytes.subarray(from, at))
+          from = at
+          await new Promise((resolve) => setImmediate(resolve))
+        }
+        const answers: { id?: unknown; result?: { content: { text: string }[] } }[] = []
+        const due = [...calls.keys()].filter((id) => !cancelled.has(id))
+        await until(() => {
+          answers.push(...linesOf(server.stdout))
+          return answers.some((m) => m.id === 'init') && due.every((id) => answers.some((m) => m.id === id))
+        }, 'an answer to every call never cancelled')
+        for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve))
+        answers.push(...linesOf(server.stdout))
+        const ids = answers.map((m) => m.id)
+        expect(new Set(ids).size).toBe(ids.length)
+        for (const answer of answers.filter((m) => m.id !== 'init')) {
+          expect(calls.has(answer.id as number)).toBe(true)
+          expect(neverRun.has(answer.id as number)).toBe(false)
+          expect(answer.result?.content[0]?.text).toBe(calls.get(answer.id as number))
+        }
+      } finally {
+        await t.dispose()
+      }
+    }), { numRuns: 60 })
   })
 
   test('end of stdin closes the connection', async () => {
