@@ -1,17 +1,15 @@
 import type { BashRunResult, StrayProcess } from '@deepseek-ai/dsh-bash'
-import { clip } from '@deepseek-ai/dsh-text'
+import { clip, QUOTE_MAX_BYTES } from '@deepseek-ai/dsh-text'
 
 /*
  * Texts the three tools share. Pure functions of their arguments: each exact text is a unit test.
  */
 
 /**
- * The most UTF-8 bytes of a model's value (a task id, a wait_for pattern, a workdir) that an error text repeats:
- * error results are not paged or spilled, so a 100 KB argument must not come back whole (DESIGN §12's budget).
+ * `value` (a task id, a wait_for pattern, a workdir) as an error text quotes it: JSON-quoted, its escaped form cut to
+ * QUOTE_MAX_BYTES (with `…`). Error results are neither paged nor spilled, so a 100 KB argument must not come back
+ * whole (DESIGN §12's budget).
  */
-export const QUOTE_MAX_BYTES = 300
-
-/** `value` as an error text quotes it: JSON-quoted, its escaped form cut to QUOTE_MAX_BYTES (with `…`). */
 export function quoted(value: string): string {
   return `"${clip(JSON.stringify(value).slice(1, -1), QUOTE_MAX_BYTES)}"`
 }
@@ -21,7 +19,6 @@ export function quoted(value: string): string {
  * as `quoted` bounds it.
  */
 export function boundedReason(reason: string, value: string): string {
-  if (Buffer.byteLength(value, 'utf8') <= QUOTE_MAX_BYTES && quoted(value) === JSON.stringify(value)) return reason
   return reason.split(JSON.stringify(value)).join(quoted(value)).split(value).join(clip(value, QUOTE_MAX_BYTES))
 }
 

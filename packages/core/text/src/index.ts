@@ -4,6 +4,9 @@
  * Sizes are UTF-8 bytes unless a name says characters (code points).
  */
 
+/** Most UTF-8 bytes of any one model argument that an error or a note repeats: enough to recognise it, never a flood. */
+export const QUOTE_MAX_BYTES = 300
+
 /** Follows a line that was cut short, so the reader knows the rest exists. */
 export const TRUNCATED_MARK = ' (line truncated)'
 

@@ -1,5 +1,5 @@
 import type { SavedText } from '@deepseek-ai/dsh-spill'
-import { clip, cutUtf8, escapeControl } from '@deepseek-ai/dsh-text'
+import { clip, cutUtf8, escapeControl, QUOTE_MAX_BYTES } from '@deepseek-ai/dsh-text'
 
 /*
  * Every text both tools share. Pure functions of their arguments: each exact text is a unit test.
@@ -21,9 +21,6 @@ const NARROW: Record<ToolName, string> = {
 export function showPath(path: string): string {
   return path === '' ? '.' : escapeControl(path, { keepTab: false })
 }
-
-/** Most bytes of any one argument quoted in an error or a note: enough to recognise it, never a flood. */
-export const QUOTE_MAX_BYTES = 300
 
 /** An argument as an error quotes it: one line, at most QUOTE_MAX_BYTES, cut with `…`. */
 export function quoteArg(text: string): string {
