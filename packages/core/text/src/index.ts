@@ -1,8 +1,11 @@
 /*
  * Text helpers every tool shares, once (STYLE.md point 9): cutting on a character boundary, escaping control
- * characters, the `(line truncated)` mark, decoding bytes that may not be UTF-8. Pure functions, no dependencies.
+ * characters, the `(line truncated)` mark, decoding bytes that may not be UTF-8, naming a system error. Pure functions,
+ * no dependencies beyond Node's own.
  * Sizes are UTF-8 bytes unless a name says characters (code points).
  */
+
+import { getSystemErrorMap } from 'node:util'
 
 /** Most UTF-8 bytes of any one model argument that an error or a note repeats: enough to recognise it, never a flood. */
 export const QUOTE_MAX_BYTES = 300
@@ -103,6 +106,17 @@ export function clip(text: string, maxBytes: number): string {
 }
 
 const ELLIPSIS = '…'
+
+/**
+ * `EACCES (permission denied)`: a system error as its code and meaning, without the path Node repeats in its message
+ * (the caller names the path once, in its own words). Anything else is its message, clipped to QUOTE_MAX_BYTES.
+ */
+export function systemErrorReason(error: unknown): string {
+  const errno = (error as NodeJS.ErrnoException | undefined)?.errno
+  const known = typeof errno === 'number' ? getSystemErrorMap().get(errno) : undefined
+  if (known) return `${known[0]} (${known[1]})`
+  return clip(error instanceof Error ? error.message : String(error), QUOTE_MAX_BYTES)
+}
 const ELLIPSIS_BYTES = 3
 
 function isHighSurrogate(unit: number): boolean {

@@ -2,7 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import {
   TRUNCATED_MARK, charBoundary, clip, completeLength, cutChars, cutPrefixLength, cutUtf8, cutUtf8Bytes, decodeLossy,
-  escapeControl, marked,
+  escapeControl, marked, QUOTE_MAX_BYTES, systemErrorReason,
 } from '@deepseek-ai/dsh-text'
 
 const bytes = (text: string) => Buffer.from(text, 'utf8')
@@ -181,5 +181,19 @@ describe('escapeControl', () => {
         : c)).join('')
       expect(out).toBe(expected)
     }))
+  })
+})
+
+describe('system error reasons', () => {
+  it('name the error code and its meaning, without the path Node repeats in its message', async () => {
+    const { stat } = await import('node:fs/promises')
+    const error = await stat('/no/such/dir/x').catch((caught: unknown) => caught)
+    expect(systemErrorReason(error)).toBe('ENOENT (no such file or directory)')
+  })
+
+  it('fall back to the message, clipped to the quote bound, for anything else', () => {
+    expect(systemErrorReason(new Error('odd'))).toBe('odd')
+    expect(systemErrorReason('plain')).toBe('plain')
+    expect(Buffer.byteLength(systemErrorReason(new Error('é'.repeat(1000))))).toBeLessThanOrEqual(QUOTE_MAX_BYTES)
   })
 })

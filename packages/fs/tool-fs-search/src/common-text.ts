@@ -1,5 +1,5 @@
 import type { SavedText } from '@deepseek-ai/dsh-spill'
-import { clip, cutUtf8, escapeControl, QUOTE_MAX_BYTES } from '@deepseek-ai/dsh-text'
+import { clip, cutUtf8, escapeControl, QUOTE_MAX_BYTES, systemErrorReason } from '@deepseek-ai/dsh-text'
 
 /*
  * Every text both tools share. Pure functions of their arguments: each exact text is a unit test.
@@ -132,8 +132,9 @@ export function missingPathMessage(tool: ToolName, path: string): string {
   return `${tool} search failed: ${errorPath(path)}: no such file or directory`
 }
 
-export function unusablePathMessage(tool: ToolName, path: string, cause: string): string {
-  return `${tool} search failed: ${errorPath(path)}: ${quoteArg(cause.replace(path, '<path>'))}`
+/** A root whose stat failed for another reason than its absence (a link loop, a permission): the system error, named once. */
+export function unusablePathMessage(tool: ToolName, path: string, cause: unknown): string {
+  return `${tool} search failed: ${errorPath(path)}: ${systemErrorReason(cause)}`
 }
 
 /** A FIFO, socket or device named as `path`: refused from its stat, without opening it (opening a FIFO is a side effect). */

@@ -47,7 +47,7 @@ export async function isDirectory(tool: ToolName, root: SearchRoot): Promise<boo
     if (code === 'ENOENT' || code === 'ENOTDIR') {
       throw new SearchError(missingPathMessage(tool, root.display), { code: SearchErrorCode.SEARCH_FAILED, cause: error })
     }
-    throw new SearchError(unusablePathMessage(tool, root.display, (error as Error).message), { code: SearchErrorCode.SEARCH_FAILED, cause: error })
+    throw new SearchError(unusablePathMessage(tool, root.display, error), { code: SearchErrorCode.SEARCH_FAILED, cause: error })
   }
   if (stats.isDirectory()) return true
   if (stats.isFile()) return false

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
 import { type Harness, harness, MemorySpillStore, write, writeFile } from './helpers.ts'
@@ -99,6 +99,15 @@ describe('glob', () => {
     h = await harness()
     const result = await h.call('glob', { pattern: '*', path: 'no/such dir' })
     expect(result.error).toEqual({ code: 'SEARCH_FAILED', name: 'SearchError', message: 'glob search failed: no/such dir: no such file or directory' })
+  })
+
+  test('a path whose symbolic links loop is SEARCH_FAILED naming it once, with the system error', async () => {
+    h = await harness()
+    symlinkSync('loop', join(h.dir, 'loop'))
+    for (const tool of ['glob', 'grep'] as const) {
+      const result = await h.call(tool, { pattern: 'x', path: 'loop' })
+      expect(result.error).toEqual({ code: 'SEARCH_FAILED', name: 'SearchError', message: `${tool} search failed: loop: ELOOP (too many symbolic links encountered)` })
+    }
   })
 
   test('a pattern longer than one program argument can hold is refused before ripgrep, up to the byte; one that fits runs', async () => {

@@ -1,8 +1,7 @@
 import { constants, type Stats } from 'node:fs'
 import { open, stat, type FileHandle } from 'node:fs/promises'
 import { isUtf8 } from 'node:buffer'
-import { getSystemErrorMap } from 'node:util'
-import { charBoundary, clip, completeLength, cutChars } from '@deepseek-ai/dsh-text'
+import { charBoundary, completeLength, cutChars, systemErrorReason } from '@deepseek-ai/dsh-text'
 import { FsError, FsErrorCode } from './errors.ts'
 import { messages, renderRow, type ReadCaps, type ReadPage, type ReadRow } from './text.ts'
 
@@ -57,15 +56,7 @@ function refuseIrregular(path: string, info: Stats): void {
 function fsFailure(path: string, error: unknown): FsError {
   const code = (error as NodeJS.ErrnoException | undefined)?.code
   if (code === 'ENOENT' || code === 'ENOTDIR') return new FsError(messages.notFound(path), { code: FsErrorCode.FS_NOT_FOUND, cause: error })
-  return new FsError(messages.readFailed(path, reason(error)), { code: FsErrorCode.FS_READ_FAILED, cause: error })
-}
-
-/** `EACCES (permission denied)`: the system error without the path Node repeats in its message (it is named once). */
-function reason(error: unknown): string {
-  const errno = (error as NodeJS.ErrnoException | undefined)?.errno
-  const known = typeof errno === 'number' ? getSystemErrorMap().get(errno) : undefined
-  if (known) return `${known[0]} (${known[1]})`
-  return clip(error instanceof Error ? error.message : String(error), 300)
+  return new FsError(messages.readFailed(path, systemErrorReason(error)), { code: FsErrorCode.FS_READ_FAILED, cause: error })
 }
 
 async function scan(handle: FileHandle, request: ReadRequest, caps: ReadCaps): Promise<ReadPage> {
