@@ -105,17 +105,29 @@ export class Workspace extends Service {
     const all = [...writable, ...readOnly]
     if (resolved !== undefined && all.some((root) => within(resolved, root))) return resolved
     const lexicallyInside = all.some((root) => within(absolute, root)) || [options.cwd, ...this.state.config.roots].some((root) => within(absolute, resolve(root)))
-    throw new WorkspaceError(outsideMessage(options.tool, absolute, real, lexicallyInside, { writable, readOnly }), { code: WorkspaceErrorCode.WORKSPACE_OUTSIDE_ROOTS })
+    const message = resolved === undefined
+      ? loopMessage(options.tool, absolute, { writable, readOnly })
+      : outsideMessage(options.tool, absolute, real, lexicallyInside, { writable, readOnly })
+    throw new WorkspaceError(message, { code: WorkspaceErrorCode.WORKSPACE_OUTSIDE_ROOTS })
   }
 }
 
 /** The refusal the model sees: which path, where it really leads, what the roots are, what to do instead. */
 export function outsideMessage(tool: string, absolute: string, real: string, throughLink: boolean, roots: WorkspaceRoots): string {
-  const listed = roots.writable.join(', ') + (roots.readOnly.length ? `; read-only: ${roots.readOnly.join(', ')}` : '')
+  const listed = listRoots(roots)
   const where = throughLink && real !== absolute
     ? `${JSON.stringify(absolute)} resolves through a symbolic link to ${JSON.stringify(real)}, which is outside the workspace roots`
     : `${JSON.stringify(absolute)} is outside the workspace roots`
   return `${tool} refused: ${where} (${listed}); use a path inside them`
+}
+
+/** A path whose links never end: it resolves nowhere, so it is refused (fail closed), and the text says why. */
+export function loopMessage(tool: string, absolute: string, roots: WorkspaceRoots): string {
+  return `${tool} refused: ${JSON.stringify(absolute)} cannot be resolved: its symbolic links loop (or chain more than ${MAX_LINKS} deep), so it cannot be shown to lie inside the workspace roots (${listRoots(roots)}); use a path inside them`
+}
+
+function listRoots(roots: WorkspaceRoots): string {
+  return roots.writable.join(', ') + (roots.readOnly.length ? `; read-only: ${roots.readOnly.join(', ')}` : '')
 }
 
 export function within(path: string, root: string): boolean {

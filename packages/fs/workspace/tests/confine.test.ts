@@ -112,6 +112,15 @@ test('a missing file inside a root is still "not found", a missing one outside i
   refused(await call('read', { path: join(base, 'secret/nothing.txt') }))
 })
 
+test('a path through a symbolic link loop is refused (fail closed) with a text that says the links loop, not that it lies outside', async () => {
+  symlinkSync('loop', join(base, 'work/loop'))
+  await load({})
+  for (const tool of ['read', 'grep', 'glob']) {
+    const text = refused(await call(tool, tool === 'read' ? { path: 'loop/x' } : { path: 'loop/x', pattern: 'x' }))
+    expect(text).toBe(`Error: ${tool} refused: "${base}/work/loop/x" cannot be resolved: its symbolic links loop (or chain more than 40 deep), so it cannot be shown to lie inside the workspace roots (${base}/work); use a path inside them`)
+  }
+})
+
 test('a symlink inside pointing to another place inside is followed', async () => {
   symlinkSync('sub/deep.txt', join(base, 'work/in-link'))
   await load({})
