@@ -46,15 +46,37 @@ export function grepArgv(pattern: string, root: string, include: string | undefi
  */
 export function normalizeGlob(pattern: string, root: string): { readonly pattern: string } | { readonly problem: string } {
   if (pattern.startsWith('!')) return { problem: 'a negation ("!…"): glob lists the files that match; to leave files out, choose a narrower path or pattern' }
-  let out = pattern
+  const relative = relativeGlob(pattern, root)
+  if (relative === OUTSIDE) return { problem: `an absolute path outside the search path ${root}: pass its directory as path and a pattern relative to it` }
+  if (relative === EMPTY) return { problem: 'no pattern left once "./" or the search path is taken off: add the file pattern, e.g. "**/*.ts"' }
+  return { pattern: relative }
+}
+
+/**
+ * grep's include as ripgrep should see it, the same way: ripgrep matches it against paths relative to `base` (the
+ * directory searched, or the one holding the file searched), so a leading `./` or an absolute glob would match
+ * nothing, silently.
+ */
+export function normalizeInclude(include: string, base: string): { readonly include: string } | { readonly problem: string } {
+  const relative = relativeGlob(include, base)
+  if (relative === OUTSIDE) return { problem: `an absolute path outside the search path ${base}: pass its directory as path and a glob relative to it as include` }
+  if (relative === EMPTY) return { problem: 'no glob left once "./" or the search path is taken off: add the file pattern, e.g. "*.ts"' }
+  return { include: relative }
+}
+
+const OUTSIDE = Symbol('outside the root')
+const EMPTY = Symbol('nothing left')
+
+/** `glob` without its leading `./`s, or without `root/` when it is absolute. */
+function relativeGlob(glob: string, root: string): string | typeof OUTSIDE | typeof EMPTY {
+  let out = glob
   if (out.startsWith('/')) {
     const prefix = root.endsWith('/') ? root : `${root}/`
-    if (!out.startsWith(prefix)) return { problem: `an absolute path outside the search path ${root}: pass its directory as path and a pattern relative to it` }
+    if (!out.startsWith(prefix)) return OUTSIDE
     out = out.slice(prefix.length)
   }
   while (out.startsWith('./')) out = out.slice(2).replace(/^\/+/, '')
-  if (out === '' || out === '.') return { problem: 'no pattern left once "./" or the search path is taken off: add the file pattern, e.g. "**/*.ts"' }
-  return { pattern: out }
+  return out === '' || out === '.' ? EMPTY : out
 }
 
 /**

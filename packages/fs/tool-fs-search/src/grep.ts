@@ -1,7 +1,7 @@
 import { dirname } from 'node:path'
 import type { ToolExecution, ToolOutput } from '@deepseek-ai/dsh-tools'
 import { invalidArgs } from '@deepseek-ai/dsh-tools'
-import { argRoom, grepArgv, includeProblem } from './argv.ts'
+import { argRoom, grepArgv, includeProblem, normalizeInclude } from './argv.ts'
 import { grepOverflowMessage, nulInPathMessage, quoteArg, recordOverflowMessage } from './common-text.ts'
 import { SearchError, SearchErrorCode } from './errors.ts'
 import { type GrepArgs, type GrepValue, pageGrep, savedGrep, wholeGrep } from './grep-text.ts'
@@ -17,6 +17,9 @@ export async function grep(services: SearchServices, args: GrepArgs, exec: ToolE
   const root = resolveRoot(sessionCwd(exec), args.path)
   await confineRoot(services, 'grep', root, exec)
   const directory = await isDirectory('grep', root)
+  // ripgrep matches an include glob that contains "/" relative to its working directory: the root, or its directory.
+  const base = directory ? root.absolute : dirname(root.absolute)
+  const include = args.include === undefined ? undefined : usableInclude(args.include, base)
 
   // What is held is the formatted matches (previews cut to grepMaxLineBytes), never the raw JSON: a broad search
   // passes any amount of raw output through, and stops only when what it keeps passes the bound.
@@ -28,9 +31,8 @@ export async function grep(services: SearchServices, args: GrepArgs, exec: ToolE
   const run = await runRipgrep(services.subprocess, {
     tool: 'grep',
     binary: await services.locator.path('grep'),
-    args: grepArgv(args.pattern, root.absolute, args.include),
-    // ripgrep matches an include glob that contains "/" relative to its working directory: the root.
-    cwd: directory ? root.absolute : dirname(root.absolute),
+    args: grepArgv(args.pattern, root.absolute, include),
+    cwd: base,
     signal: exec.signal,
     graceMs: config.graceMs,
     stderrMaxBytes: config.stderrMaxBytes,
@@ -79,4 +81,10 @@ function checkArgs(args: GrepArgs): void {
       throw invalidArgs(`include must be ONE positive glob, not ${problem} ("${quoteArg(args.include)}"): use braces for alternatives, e.g. "*.{ts,tsx}"; to leave files out, choose a narrower path or pattern`)
     }
   }
+}
+
+function usableInclude(include: string, base: string): string {
+  const normal = normalizeInclude(include, base)
+  if ('problem' in normal) throw invalidArgs(`include "${quoteArg(include)}" is ${normal.problem}`)
+  return normal.include
 }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest'
-import { globArgv, globThreads, grepArgv, normalizeGlob, includeProblem } from '../src/argv.ts'
+import { globArgv, globThreads, grepArgv, normalizeGlob, normalizeInclude, includeProblem } from '../src/argv.ts'
 
 describe('argv', () => {
   test('glob lists files NUL-separated, hidden and ignored included, the six VCS directories excluded after the model\'s glob', () => {
@@ -58,5 +58,15 @@ describe('glob pattern normalisation', () => {
     expect(normalizeGlob('!*.ts', '/w')).toEqual({ problem: 'a negation ("!…"): glob lists the files that match; to leave files out, choose a narrower path or pattern' })
     expect(normalizeGlob('/wx/*.ts', '/w')).toEqual({ problem: 'an absolute path outside the search path /w: pass its directory as path and a pattern relative to it' })
     expect(normalizeGlob('./', '/w')).toEqual({ problem: 'no pattern left once "./" or the search path is taken off: add the file pattern, e.g. "**/*.ts"' })
+  })
+})
+
+describe('include normalisation', () => {
+  test('drops a leading "./" and makes an absolute glob inside the base relative, as glob does with its pattern', () => {
+    expect(normalizeInclude('./src/*.ts', '/w')).toEqual({ include: 'src/*.ts' })
+    expect(normalizeInclude('/w/src/*.ts', '/w')).toEqual({ include: 'src/*.ts' })
+    expect(normalizeInclude('*.{ts,tsx}', '/w')).toEqual({ include: '*.{ts,tsx}' })
+    expect(normalizeInclude('/wx/*.ts', '/w')).toEqual({ problem: 'an absolute path outside the search path /w: pass its directory as path and a glob relative to it as include' })
+    expect(normalizeInclude('./', '/w')).toEqual({ problem: 'no glob left once "./" or the search path is taken off: add the file pattern, e.g. "*.ts"' })
   })
 })

@@ -93,6 +93,19 @@ describe('grep', () => {
     expect(await h.text('grep', { pattern: 'hit', path: 'pkg', include: 'src/*.ts' })).toBe('Found 1 match\n\npkg/src/d.ts\nLine 1: hit')
   })
 
+  test('an include with a leading "./", or absolute inside path, matches as the relative glob would; one outside is INVALID_ARGS', async () => {
+    h = await harness()
+    write(h.dir, { 'src/a.ts': 'hit\n', 'b.ts': 'hit\n' })
+    const relative = 'Found 1 match\n\nsrc/a.ts\nLine 1: hit'
+    expect(await h.text('grep', { pattern: 'hit', include: 'src/*.ts' })).toBe(relative)
+    expect(await h.text('grep', { pattern: 'hit', include: './src/*.ts' })).toBe(relative)
+    expect(await h.text('grep', { pattern: 'hit', include: `${h.dir}/src/*.ts` })).toBe(relative)
+    expect(await h.text('grep', { pattern: 'hit', path: 'src/a.ts', include: `${h.dir}/src/*.ts` })).toBe(relative)
+    const outside = await h.call('grep', { pattern: 'hit', include: '/elsewhere/*.ts' })
+    expect(outside.error?.code).toBe('INVALID_ARGS')
+    expect(outside.content[0].text).toBe(`Error: include "/elsewhere/*.ts" is an absolute path outside the search path ${h.dir}: pass its directory as path and a glob relative to it as include`)
+  })
+
   test('a comma list or a negation in include is INVALID_ARGS with the fix', async () => {
     h = await harness()
     const list = await h.call('grep', { pattern: 'x', include: '*.ts,*.tsx' })
