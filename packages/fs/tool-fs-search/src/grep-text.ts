@@ -91,8 +91,9 @@ const ESCAPABLE = /[()[\]{}+*?|^$.]/g
  */
 export function literalHint(pattern: string): string | undefined {
   if (pattern.includes('\\') || !SPECIAL.test(pattern)) return undefined
-  const special = [...new Set(pattern.match(ESCAPABLE))].join(' ')
-  return `[The pattern is a regular expression, in which ${special} are special characters, not literal text. To match them literally, escape each with a backslash: ${quoteArg(pattern.replace(ESCAPABLE, '\\$&'))}]`
+  const special = [...new Set(pattern.match(ESCAPABLE))]
+  const what = special.length === 1 ? `${special[0]} is a special character, not literal text. To match it literally, escape it` : `${special.join(' ')} are special characters, not literal text. To match them literally, escape each`
+  return `[The pattern is a regular expression, in which ${what} with a backslash: ${quoteArg(pattern.replace(ESCAPABLE, '\\$&'))}]`
 }
 
 function notes(value: GrepValue): string[] {

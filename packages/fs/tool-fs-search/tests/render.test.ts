@@ -281,6 +281,7 @@ describe('empty results that teach', () => {
   test('a pattern with unescaped metacharacters adds one line saying so and how to escape them', () => {
     expect(renderGrep({ query: { pattern: 'function isEspree(parser)', path: '' }, files: [], total: 0 }, { maxMatches: 5 })).toBe(
       'No matches found\n\n[The pattern is a regular expression, in which ( ) are special characters, not literal text. To match them literally, escape each with a backslash: function isEspree\\(parser\\)]')
+    expect(literalHint('a+b')).toBe('[The pattern is a regular expression, in which + is a special character, not literal text. To match it literally, escape it with a backslash: a\\+b]')
     expect(literalHint('a.b[0]+c')).toBe('[The pattern is a regular expression, in which . [ ] + are special characters, not literal text. To match them literally, escape each with a backslash: a\\.b\\[0\\]\\+c]')
   })
 
