@@ -5,7 +5,7 @@ import { hostname, networkInterfaces } from 'node:os'
 import type { Context } from 'cordis'
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { connect, type McpConnection, type McpOptions } from './connection.ts'
-import { isInitializeRequest } from './jsonrpc.ts'
+import { ErrorCode, isInitializeRequest } from './jsonrpc.ts'
 
 /** The one path the server answers on. */
 export const MCP_HTTP_PATH = '/mcp'
@@ -77,10 +77,11 @@ function digest(text: string): Buffer {
   return createHash('sha256').update(text, 'utf8').digest()
 }
 
-function send(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+/** A refusal as a JSON-RPC error without an id: -32600 for a bad request, -32000 for the HTTP-level ones, unless `code`. */
+function send(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}, code?: number): void {
   if (res.headersSent) return
   res.writeHead(status, { 'Content-Type': 'application/json', ...headers })
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: status === 400 ? -32600 : -32000, message }, id: null }))
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: code ?? (status === 400 ? ErrorCode.InvalidRequest : -32000), message }, id: null }))
 }
 
 /** Why a request must be refused before anything runs for it, or undefined. */
@@ -115,7 +116,7 @@ export function refusal(
   return undefined
 }
 
-async function readBody(req: IncomingMessage): Promise<{ body: unknown } | { status: number; message: string }> {
+async function readBody(req: IncomingMessage): Promise<{ body: unknown } | { status: number; message: string; code?: number }> {
   const chunks: Buffer[] = []
   let size = 0
   for await (const chunk of req) {
@@ -126,7 +127,7 @@ async function readBody(req: IncomingMessage): Promise<{ body: unknown } | { sta
   try {
     return { body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }
   } catch (error) {
-    return { status: 400, message: `Parse error: ${(error as Error).message}` }
+    return { status: 400, message: `Parse error: ${(error as Error).message}`, code: ErrorCode.ParseError }
   }
 }
 
@@ -168,7 +169,7 @@ export async function serveHttp(ctx: Context, options: HttpOptions): Promise<Mcp
     let body: unknown
     if (req.method === 'POST') {
       const read = await readBody(req)
-      if ('status' in read) return send(res, read.status, read.message)
+      if ('status' in read) return send(res, read.status, read.message, {}, read.code)
       body = read.body
     }
     if (sessionId !== undefined) {

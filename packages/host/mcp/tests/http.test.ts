@@ -160,6 +160,22 @@ describe('dsh mcp over Streamable HTTP', () => {
     expect((await post(server.url, { ...auth, 'Mcp-Session-Id': 'not-a-session' })).status).toBe(404)
   })
 
+  test('a body that is not JSON is 400 with a JSON-RPC parse error (-32700), not an invalid request', async () => {
+    t = await createTestContext()
+    tools(t)
+    server = await serveHttp(t.ctx, { token: TOKEN })
+    const response = await fetch(server.url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${TOKEN}` },
+      body: '{"jsonrpc":"2.0",',
+    })
+    expect(response.status).toBe(400)
+    const answer = await response.json() as { error: { code: number; message: string }; id: null }
+    expect(answer.error.code).toBe(-32700)
+    expect(answer.error.message).toMatch(/^Parse error: /)
+    expect(answer.id).toBeNull()
+  })
+
   test('refuses to start without a token', async () => {
     t = await createTestContext()
     const error = await rejection(serveHttp(t.ctx, { token: '  ' }))
