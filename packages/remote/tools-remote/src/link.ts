@@ -94,12 +94,12 @@ export class RemoteLink {
       const exit = await link.exitFacts()
       await link.close()
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
-        throw unavailable(unavailableText.handshakeTimeout(options.label, options.connectTimeoutMs, exit), error)
+        throw unavailable(unavailableText.handshakeTimeout(options.label, options.connectTimeoutMs, exit, link.process?.noise), error)
       }
       if (endpoint.kind === 'url') throw unavailable(unavailableText.http(options.label, describeHttpFailure(error)), error)
       // Once the command has ended, its exit and stderr say why; a write error (EPIPE) on the way says nothing.
       const reason = exit ? 'the command ended before the MCP handshake completed' : describe(error)
-      throw unavailable(unavailableText.handshakeFailed(options.label, reason, exit), error)
+      throw unavailable(unavailableText.handshakeFailed(options.label, reason, exit, link.process?.noise), error)
     }
     return link
   }

@@ -43,14 +43,26 @@ function exitClause(exit: ExitFacts | undefined): string {
 
 const RETRY = 'The next call tries to connect again.'
 
+/** What the command wrote on stdout besides JSON-RPC: how many lines, and the first (clipped). */
+export interface NoiseFacts {
+  lines: number
+  first: string | undefined
+}
+
+function noiseClause(noise: NoiseFacts | undefined): string {
+  if (!noise || noise.lines === 0) return ''
+  const lines = noise.lines === 1 ? '1 line that is' : `${noise.lines} lines that are`
+  return `; its stdout held ${lines} not JSON-RPC, the first: ${JSON.stringify(noise.first ?? '')} (is the command a dsh mcp, and does the remote shell print to stdout?)`
+}
+
 export const unavailableText = {
   /** The command could not be started at all. */
   spawnFailed: (label: string, reason: string) => `remote unavailable: the remote command ${label} could not start: ${reason}. ${RETRY}`,
   /** The command ran but ended (or the server refused) before the MCP handshake completed. */
-  handshakeFailed: (label: string, reason: string, exit?: ExitFacts) =>
-    `remote unavailable: no MCP connection to ${label}: ${reason}${exitClause(exit)}. ${RETRY}`,
-  handshakeTimeout: (label: string, ms: number, exit?: ExitFacts) =>
-    `remote unavailable: ${label} did not complete the MCP handshake within ${ms}ms${exitClause(exit)}. ${RETRY}`,
+  handshakeFailed: (label: string, reason: string, exit?: ExitFacts, noise?: NoiseFacts) =>
+    `remote unavailable: no MCP connection to ${label}: ${reason}${exitClause(exit)}${noiseClause(noise)}. ${RETRY}`,
+  handshakeTimeout: (label: string, ms: number, exit?: ExitFacts, noise?: NoiseFacts) =>
+    `remote unavailable: ${label} did not complete the MCP handshake within ${ms}ms${exitClause(exit)}${noiseClause(noise)}. ${RETRY}`,
   /** The connection went away while the call ran: its outcome on the remote side is unknown. */
   lostDuringCall: (label: string, exit?: ExitFacts) =>
     `remote unavailable: the connection to ${label} was lost during the call${exitClause(exit)}; whether the call took effect there is unknown, and background tasks it had started there were stopped. ${RETRY}`,

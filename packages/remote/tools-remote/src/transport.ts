@@ -1,7 +1,8 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js'
+import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js'
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import type { ExitStatus, SubprocessHandle } from '@deepseek-ai/dsh-subprocess'
+import { charBoundary, clip, decodeLossy } from '@deepseek-ai/dsh-text'
 
 /**
  * The client side of MCP's stdio framing over a process started through `ctx.subprocess` (newline-delimited
@@ -15,7 +16,9 @@ export class ProcessTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void
   /** Set once the process has exited (with its status). */
   exit: ExitStatus | undefined
-  private readonly buffer = new ReadBuffer()
+  /** The lines on stdout that were not JSON-RPC messages: how many, and the first (clipped), for error texts. */
+  readonly noise: { lines: number; first: string | undefined } = { lines: 0, first: undefined }
+  private readonly lines = new LineSplitter(MAX_LINE_BYTES)
   private closed = false
 
   constructor(private readonly handle: SubprocessHandle, private readonly graceMs: number) {}
@@ -23,21 +26,7 @@ export class ProcessTransport implements Transport {
   async start(): Promise<void> {
     const { stdout, stdin } = this.handle
     if (!stdout || !stdin) throw new Error('the remote command was started without pipes')
-    stdout.on('data', (chunk: Buffer) => {
-      this.buffer.append(chunk)
-      for (;;) {
-        let message: JSONRPCMessage | null
-        try {
-          message = this.buffer.readMessage()
-        } catch (error) {
-          // A line that is not JSON-RPC (a login banner, a remote rc file that prints): skip it, keep the stream.
-          this.onerror?.(new Error(`the remote wrote a line that is not JSON-RPC: ${(error as Error).message}`))
-          continue
-        }
-        if (message === null) break
-        this.onmessage?.(message)
-      }
-    })
+    stdout.on('data', (chunk: Buffer) => this.lines.push(chunk, (line) => this.line(line), (head) => this.tooLong(head)))
     stdout.on('error', (error) => this.onerror?.(error))
     stdin.on('error', (error) => this.onerror?.(error))
     stdout.on('close', () => this.finish())
@@ -45,6 +34,41 @@ export class ProcessTransport implements Transport {
       this.exit = status
       this.finish()
     })
+  }
+
+  /**
+   * One line of stdout. Only a line that opens a JSON object can be a message; anything else (a login banner, an rc
+   * file that prints, a remote that is no dsh) is skipped and counted without being parsed, so a flood costs a
+   * byte check per line, not an exception.
+   */
+  private line(line: Buffer): void {
+    const start = firstNonBlank(line)
+    if (start === line.length) return
+    if (line[start] !== OPEN_BRACE) return this.skip(line)
+    let message: JSONRPCMessage
+    try {
+      message = deserializeMessage(line.toString('utf8'))
+    } catch {
+      return this.skip(line)
+    }
+    this.onmessage?.(message)
+  }
+
+  private skip(line: Buffer): void {
+    this.noise.first ??= clipLine(line)
+    this.report(`the remote wrote a line that is not JSON-RPC: ${JSON.stringify(clipLine(line))}`)
+  }
+
+  private tooLong(head: Buffer): void {
+    this.noise.first ??= clipLine(head)
+    this.report(`the remote wrote a line longer than ${MAX_LINE_BYTES} bytes, which no MCP message of a dsh is: dropped`)
+  }
+
+  /** Logs the first few skipped lines, then says once that the rest are only counted. */
+  private report(text: string): void {
+    this.noise.lines++
+    if (this.noise.lines <= LOGGED_NOISE_LINES) this.onerror?.(new Error(text))
+    else if (this.noise.lines === LOGGED_NOISE_LINES + 1) this.onerror?.(new Error('the remote keeps writing lines that are not JSON-RPC: the rest are counted, not logged'))
   }
 
   send(message: JSONRPCMessage): Promise<void> {
@@ -78,7 +102,74 @@ export class ProcessTransport implements Transport {
   private finish(): void {
     if (this.closed) return
     this.closed = true
-    this.buffer.clear()
+    this.lines.clear()
     this.onclose?.()
+  }
+}
+
+/** Longest stdout line taken for a message. A dsh's results are bounded far below; a longer line is dropped. */
+export const MAX_LINE_BYTES = 16 * 1024 * 1024
+/** Skipped lines logged one by one before the rest are only counted. */
+const LOGGED_NOISE_LINES = 3
+/** Most bytes of a skipped line that a log line or an error text repeats. */
+const NOISE_QUOTE_BYTES = 60
+const OPEN_BRACE = 0x7b
+const NEWLINE = 0x0a
+
+function firstNonBlank(line: Buffer): number {
+  let at = 0
+  while (at < line.length && (line[at] === 0x20 || line[at] === 0x09 || line[at] === 0x0d)) at++
+  return at
+}
+
+function clipLine(line: Buffer): string {
+  const text = decodeLossy(line, 0, charBoundary(line, Math.min(line.length, NOISE_QUOTE_BYTES + 4))).replace(/\r$/, '')
+  return clip(text, NOISE_QUOTE_BYTES)
+}
+
+/**
+ * Splits a byte stream into lines (without their newline), holding at most `maxBytes` of an unfinished one: a
+ * longer line is dropped up to its newline, and `onTooLong` gets its first bytes, once.
+ */
+export class LineSplitter {
+  private parts: Buffer[] = []
+  private size = 0
+  private dropping = false
+
+  constructor(private readonly maxBytes: number) {}
+
+  push(chunk: Buffer, onLine: (line: Buffer) => void, onTooLong: (head: Buffer) => void): void {
+    let from = 0
+    for (let newline = chunk.indexOf(NEWLINE); newline !== -1; newline = chunk.indexOf(NEWLINE, from)) {
+      const piece = chunk.subarray(from, newline)
+      from = newline + 1
+      if (this.dropping) {
+        this.dropping = false
+        continue
+      }
+      if (this.size + piece.length > this.maxBytes) {
+        onTooLong(this.parts[0] ?? piece)
+        this.clear()
+        continue
+      }
+      const line = this.size === 0 ? piece : Buffer.concat([...this.parts, piece])
+      this.clear()
+      onLine(line)
+    }
+    const rest = chunk.subarray(from)
+    if (this.dropping || rest.length === 0) return
+    if (this.size + rest.length > this.maxBytes) {
+      onTooLong(this.parts[0] ?? rest)
+      this.clear()
+      this.dropping = true
+      return
+    }
+    this.parts.push(rest)
+    this.size += rest.length
+  }
+
+  clear(): void {
+    this.parts = []
+    this.size = 0
   }
 }

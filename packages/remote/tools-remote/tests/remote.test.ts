@@ -234,6 +234,42 @@ describe('tools-remote against a fake remote that hangs (a forced fault)', () =>
   })
 })
 
+describe('tools-remote against commands that are no dsh', () => {
+  async function start(command: string[]): Promise<{ failure: { code?: string; message: string } | undefined; ctx: Context }> {
+    const ctx = new Context()
+    await ctx.plugin(ToolsService)
+    await ctx.plugin(SystemPromptService)
+    await ctx.plugin(LocalSubprocess)
+    const fiber = ctx.plugin(RemotePlugin, { command, connectTimeoutMs: 1500 })
+    const failure = await fiber.await().then(() => undefined, (error: { code?: string; message: string }) => error)
+    return { failure, ctx }
+  }
+
+  test('one that floods stdout with lines that are not JSON-RPC fails its start at the connect timeout, saying what it wrote', async () => {
+    const marker = `dsh-flood-${process.pid}-${Date.now()}`
+    const { failure, ctx } = await start(['yes', marker])
+    try {
+      expect(failure?.code).toBe('REMOTE_UNAVAILABLE')
+      expect(failure?.message).toMatch(new RegExp(`^remote unavailable: yes ${marker} did not complete the MCP handshake within 1500ms \\(the command was killed by SIGTERM\\); its stdout held \\d+ lines that are not JSON-RPC, the first: "${marker}" \\(is the command a dsh mcp, and does the remote shell print to stdout\\?\\)\\. The next call tries to connect again\\.$`))
+      await until(() => processesWith(marker).length === 0, 'yes was stopped')
+    } finally {
+      await ctx.fiber.dispose()
+    }
+  })
+
+  test('one that writes a line longer than any message does not crash the host: the line is dropped and the next message read', async () => {
+    const hanging = new URL('./fixtures/hanging-server.mjs', import.meta.url).pathname
+    // 17 MiB of one line, then a real (if hanging) MCP server on the same stdout.
+    const { failure, ctx } = await start(['sh', '-c', `head -c 17825792 /dev/zero | tr '\\0' a; echo; exec "${process.execPath}" "${hanging}"`])
+    try {
+      expect(failure).toBeUndefined()
+      expect(ctx.tools.schemas().map((tool) => tool.name)).toEqual(['hang'])
+    } finally {
+      await ctx.fiber.dispose()
+    }
+  })
+})
+
 describe('tools-remote config', () => {
   test('names exactly one remote: neither or both is REMOTE_CONFIG_INVALID before anything starts', async () => {
     for (const config of [{}, { command: ['x'], url: 'http://127.0.0.1:1/mcp', token: 't' }, { url: 'http://127.0.0.1:1/mcp' }, { url: 'ftp://x/mcp', token: 't' }]) {

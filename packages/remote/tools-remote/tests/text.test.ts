@@ -62,6 +62,12 @@ describe('texts', () => {
     expect(unavailableText.handshakeTimeout('ssh box dsh mcp', 30000)).toBe(
       'remote unavailable: ssh box dsh mcp did not complete the MCP handshake within 30000ms. The next call tries to connect again.',
     )
+    expect(unavailableText.handshakeTimeout('ssh box dsh mcp', 30000, undefined, { lines: 1234567, first: 'y' })).toBe(
+      'remote unavailable: ssh box dsh mcp did not complete the MCP handshake within 30000ms; its stdout held 1234567 lines that are not JSON-RPC, the first: "y" (is the command a dsh mcp, and does the remote shell print to stdout?). The next call tries to connect again.',
+    )
+    expect(unavailableText.handshakeFailed('ssh box', 'the command ended before the MCP handshake completed', { exitCode: 0, signal: null, stderr: '' }, { lines: 1, first: 'Welcome to box' })).toBe(
+      'remote unavailable: no MCP connection to ssh box: the command ended before the MCP handshake completed (the command exited with code 0); its stdout held 1 line that is not JSON-RPC, the first: "Welcome to box" (is the command a dsh mcp, and does the remote shell print to stdout?). The next call tries to connect again.',
+    )
     expect(unavailableText.lostDuringCall('ssh box dsh mcp', { exitCode: 255, signal: null, stderr: 'Connection to box closed by remote host.' })).toBe(
       'remote unavailable: the connection to ssh box dsh mcp was lost during the call (the command exited with code 255: Connection to box closed by remote host.); whether the call took effect there is unknown, and background tasks it had started there were stopped. The next call tries to connect again.',
     )
