@@ -3,10 +3,10 @@ import type { CommandName } from './args.ts'
 /** Every text the command prints about itself (the results it prints are the tools'). */
 
 export const USAGE: Record<CommandName, string> = {
-  call: 'dsh call <tool> [<json-args>] [--cwd DIR] [--json] [--sandbox] [--config FILE]',
-  tools: 'dsh tools [--json] [--config FILE]',
-  prompt: 'dsh prompt [--config FILE]',
-  mcp: 'dsh mcp [--cwd DIR] [--sandbox] [--config FILE]',
+  call: 'dsh call <tool> [<json-args>] [--cwd DIR] [--json] [--sandbox] [--config FILE] [--remote REMOTE]',
+  tools: 'dsh tools [--json] [--config FILE] [--remote REMOTE]',
+  prompt: 'dsh prompt [--config FILE] [--remote REMOTE]',
+  mcp: 'dsh mcp [--cwd DIR] [--sandbox] [--config FILE] [--remote REMOTE] [--http --token-file FILE]',
 }
 
 /** The lines every command that can front a remote workspace adds to its help. */

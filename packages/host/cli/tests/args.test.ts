@@ -71,7 +71,7 @@ describe('dsh arguments', () => {
   test('a usage error says what is wrong, what to type, and where the details are', () => {
     expect(usageText('call', '--json given twice')).toBe(
       'dsh: --json given twice\n'
-      + 'Usage: dsh call <tool> [<json-args>] [--cwd DIR] [--json] [--sandbox] [--config FILE]\n'
+      + 'Usage: dsh call <tool> [<json-args>] [--cwd DIR] [--json] [--sandbox] [--config FILE] [--remote REMOTE]\n'
       + 'Run "dsh call --help" for details.\n')
     expect(usageText(undefined, 'missing command')).toBe('dsh: missing command\nUsage: dsh <call|tools|prompt|mcp> ...\nRun "dsh --help" for details.\n')
   })

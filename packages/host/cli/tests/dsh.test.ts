@@ -45,7 +45,7 @@ describe('dsh --help and --version', () => {
       expect(run, args.join(' ')).toMatchObject({ code: 0, stderr: '' })
       expect(run.stdout).toMatch(/Usage/)
     }
-    expect((await dsh(['call', '--help'])).stdout).toMatch(/^Usage: dsh call <tool> \[<json-args>\] \[--cwd DIR\] \[--json\] \[--sandbox\] \[--config FILE\]\n/)
+    expect((await dsh(['call', '--help'])).stdout).toMatch(/^Usage: dsh call <tool> \[<json-args>\] \[--cwd DIR\] \[--json\] \[--sandbox\] \[--config FILE\] \[--remote REMOTE\]\n/)
     expect((await dsh(['mcp', '--version'])).stdout).toBe(version.stdout)
   })
 })
@@ -114,7 +114,7 @@ describe('dsh call', () => {
     const run = await dsh(['call', 'grep', '{pattern:TODO}'])
     expect(run.code).toBe(2)
     expect(run.stdout).toBe('')
-    expect(run.stderr).toMatch(/^dsh: the arguments are not valid JSON \(.*\): pass one JSON object as one shell word, e\.g\. dsh call grep '\{"pattern":"TODO"\}'\nUsage: dsh call <tool> \[<json-args>\] \[--cwd DIR\] \[--json\] \[--sandbox\] \[--config FILE\]\nRun "dsh call --help" for details\.\n$/)
+    expect(run.stderr).toMatch(/^dsh: the arguments are not valid JSON \(.*\): pass one JSON object as one shell word, e\.g\. dsh call grep '\{"pattern":"TODO"\}'\nUsage: dsh call <tool> \[<json-args>\] \[--cwd DIR\] \[--json\] \[--sandbox\] \[--config FILE\] \[--remote REMOTE\]\nRun "dsh call --help" for details\.\n$/)
     const array = await dsh(['call', 'grep', '["TODO"]'])
     expect(array.code).toBe(2)
     expect(array.stderr).toMatch(/^dsh: the arguments must be a JSON object, got an array/)

@@ -109,7 +109,7 @@ describe('--remote', () => {
     expect(run).toMatchObject({ code: 2, stdout: '' })
     expect(run.stderr).toBe(
       "dsh: --sandbox confines local tools, which --remote replaces: start the remote dsh with --sandbox in its own command (--remote 'ssh -T host dsh mcp --sandbox --cwd /repo')\n"
-      + 'Usage: dsh call <tool> [<json-args>] [--cwd DIR] [--json] [--sandbox] [--config FILE]\nRun "dsh call --help" for details.\n',
+      + 'Usage: dsh call <tool> [<json-args>] [--cwd DIR] [--json] [--sandbox] [--config FILE] [--remote REMOTE]\nRun "dsh call --help" for details.\n',
     )
   }, 120_000)
 
