@@ -178,7 +178,8 @@ for (let round = 0; round < 3; round++) {
   rssPeak = Math.max(rssPeak, peakGrowth)
   lastText = result
 }
-const notice = lastText.slice(lastText.lastIndexOf('\n') + 1)
+// The marker between head and tail (the streams are NUL bytes without a newline: printing a line of them garbles the table).
+const notice = lastText.split('\n').filter((line) => line.startsWith('[')).pop() ?? '(no marker line)'
 const limit = median(times.limit), through = median(times.tool)
 const gibPerS = (ms) => `${(1024 / 1024 / (ms / 1000)).toFixed(2)} GiB/s`
 console.log('\n1 GiB of /dev/zero through the bash tool (median of 3 rounds)')
@@ -186,7 +187,7 @@ row('  head | cat > /dev/null (physical limit, no Node)', `${limit.toFixed(0)} m
 row('  bash tool, default config', `${through.toFixed(0)} ms  ${gibPerS(through)}  throughput ${ratio(limit, through)} of the limit`)
 row('  peak RSS growth (worst round)', `${mib(rssPeak)} (goal < 64 MiB)`)
 row('  largest spill file size seen (cap 64 MiB)', `${mib(spillPeak)}; left on disk after the call: ${mib(spillSize())}`)
-row('  last line of the result', notice)
+row('  marker line of the result', notice)
 
 await ctx.fiber.dispose()
 await rm(root, { recursive: true, force: true })

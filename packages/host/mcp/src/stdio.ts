@@ -4,6 +4,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { JSONRPCMessage, JSONRPCRequest, RequestId } from '@modelcontextprotocol/sdk/types.js'
 import { connect, type McpConnection, type McpOptions } from './connection.ts'
 import { ErrorCode, isMessage } from './jsonrpc.ts'
+import { LineSplitter } from './lines.ts'
 
 export interface StdioOptions extends McpOptions {
   /** Default `process.stdin`. */
@@ -74,10 +75,7 @@ export class LineTransport implements Transport {
   onerror?: (error: Error) => void
   onmessage?: (message: JSONRPCMessage) => void
 
-  private chunks: Buffer[] = []
-  private bufferedBytes = 0
-  /** Dropping an over-long line until its newline. */
-  private discarding = false
+  private readonly lines: LineSplitter
   /** Requests read and parsed, waiting for room (in-flight slots, an uncongested stdout). */
   private readonly waiting: { request: JSONRPCRequest; bytes: number }[] = []
   private waitingBytes = 0
@@ -89,7 +87,9 @@ export class LineTransport implements Transport {
     private readonly stdin: Readable,
     private readonly stdout: Writable,
     private readonly options: LineTransportOptions,
-  ) {}
+  ) {
+    this.lines = new LineSplitter(options.maxMessageBytes)
+  }
 
   async start(): Promise<void> {
     this.stdin.on('data', this.onData)
@@ -119,7 +119,7 @@ export class LineTransport implements Transport {
     this.stdout.off('error', this.onStdoutError)
     this.stdout.on('error', () => {})
     this.stdin.pause()
-    this.chunks = []
+    this.lines.clear()
     this.waiting.length = 0
     this.waitingBytes = 0
     this.onclose?.()
@@ -131,42 +131,10 @@ export class LineTransport implements Transport {
 
   private readonly onData = (chunk: Buffer | string) => {
     const data = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk
-    let start = 0
-    for (let newline = data.indexOf(0x0a); newline !== -1; newline = data.indexOf(0x0a, start)) {
-      this.take(data.subarray(start, newline))
-      start = newline + 1
-      if (this.closed) return
-    }
-    if (start < data.length) this.keep(data.subarray(start))
-    this.flow()
-  }
-
-  /** The rest of a line, up to its newline. */
-  private take(tail: Buffer): void {
-    if (this.discarding) {
-      this.discarding = false
-      return
-    }
-    const line = this.chunks.length === 0 ? tail : Buffer.concat([...this.chunks, tail])
-    this.chunks = []
-    this.bufferedBytes = 0
-    if (line.length > this.options.maxMessageBytes) return this.tooLong()
-    this.parse(line.toString('utf8').replace(/\r$/, ''), line.length)
-  }
-
-  /** A part of a line whose newline has not arrived yet. */
-  private keep(part: Buffer): void {
-    if (this.discarding) return
-    this.bufferedBytes += part.length
-    if (this.bufferedBytes > this.options.maxMessageBytes) {
-      this.chunks = []
-      this.bufferedBytes = 0
-      this.discarding = true
-      this.tooLong()
-      return
-    }
-    // Copy: the chunk's memory is Node's to reuse.
-    this.chunks.push(Buffer.from(part))
+    this.lines.push(data, (line) => {
+      if (!this.closed) this.parse(line.toString('utf8').replace(/\r$/, ''), line.length)
+    }, () => this.tooLong())
+    if (!this.closed) this.flow()
   }
 
   private tooLong(): void {

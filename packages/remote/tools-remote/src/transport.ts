@@ -2,6 +2,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js'
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import type { ExitStatus, SubprocessHandle } from '@deepseek-ai/dsh-subprocess'
+import { LineSplitter } from '@deepseek-ai/dsh-mcp'
 import { charBoundary, clip, decodeLossy } from '@deepseek-ai/dsh-text'
 
 /**
@@ -114,7 +115,6 @@ const LOGGED_NOISE_LINES = 3
 /** Most bytes of a skipped line that a log line or an error text repeats. */
 const NOISE_QUOTE_BYTES = 60
 const OPEN_BRACE = 0x7b
-const NEWLINE = 0x0a
 
 function firstNonBlank(line: Buffer): number {
   let at = 0
@@ -125,51 +125,4 @@ function firstNonBlank(line: Buffer): number {
 function clipLine(line: Buffer): string {
   const text = decodeLossy(line, 0, charBoundary(line, Math.min(line.length, NOISE_QUOTE_BYTES + 4))).replace(/\r$/, '')
   return clip(text, NOISE_QUOTE_BYTES)
-}
-
-/**
- * Splits a byte stream into lines (without their newline), holding at most `maxBytes` of an unfinished one: a
- * longer line is dropped up to its newline, and `onTooLong` gets its first bytes, once.
- */
-export class LineSplitter {
-  private parts: Buffer[] = []
-  private size = 0
-  private dropping = false
-
-  constructor(private readonly maxBytes: number) {}
-
-  push(chunk: Buffer, onLine: (line: Buffer) => void, onTooLong: (head: Buffer) => void): void {
-    let from = 0
-    for (let newline = chunk.indexOf(NEWLINE); newline !== -1; newline = chunk.indexOf(NEWLINE, from)) {
-      const piece = chunk.subarray(from, newline)
-      from = newline + 1
-      if (this.dropping) {
-        this.dropping = false
-        continue
-      }
-      if (this.size + piece.length > this.maxBytes) {
-        onTooLong(this.parts[0] ?? piece)
-        this.clear()
-        continue
-      }
-      const line = this.size === 0 ? piece : Buffer.concat([...this.parts, piece])
-      this.clear()
-      onLine(line)
-    }
-    const rest = chunk.subarray(from)
-    if (this.dropping || rest.length === 0) return
-    if (this.size + rest.length > this.maxBytes) {
-      onTooLong(this.parts[0] ?? rest)
-      this.clear()
-      this.dropping = true
-      return
-    }
-    this.parts.push(rest)
-    this.size += rest.length
-  }
-
-  clear(): void {
-    this.parts = []
-    this.size = 0
-  }
 }

@@ -60,26 +60,3 @@ test('a line longer than any message (17 MiB) is dropped up to its newline witho
   expect(Buffer.byteLength(transport.noise.first!)).toBeLessThanOrEqual(60)
   expect(errors).toEqual(['the remote wrote a line longer than 16777216 bytes, which no MCP message of a dsh is: dropped'])
 })
-
-test('the splitter gives every line up to the bound whole, and each longer one once as too long, however the stream is cut (property)', async () => {
-  const { default: fc } = await import('fast-check')
-  const { LineSplitter } = await import('../src/transport.ts')
-  const MAX = 8
-  fc.assert(fc.property(
-    fc.array(fc.string({ unit: fc.constantFrom('a', 'b', 'é'), maxLength: 14 }), { maxLength: 12 }),
-    fc.array(fc.integer({ min: 1, max: 9 }), { minLength: 1, maxLength: 8 }),
-    (lines, cuts) => {
-      const stream = Buffer.from(lines.map((line) => `${line}\n`).join(''))
-      const splitter = new LineSplitter(MAX)
-      const got: string[] = []
-      const tooLong: string[] = []
-      for (let at = 0, i = 0; at < stream.length; i++) {
-        const size = cuts[i % cuts.length]!
-        splitter.push(stream.subarray(at, at + size), (line) => got.push(line.toString()), (head) => tooLong.push(head.toString('latin1').slice(0, 1)))
-        at += size
-      }
-      expect(got).toEqual(lines.filter((line) => Buffer.byteLength(line) <= MAX))
-      expect(tooLong.length).toBe(lines.filter((line) => Buffer.byteLength(line) > MAX).length)
-    },
-  ), { seed: Number(process.env.DSH_FUZZ_SEED ?? 20261201) })
-})
