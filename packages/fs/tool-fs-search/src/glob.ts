@@ -76,7 +76,7 @@ export async function glob(services: SearchServices, args: GlobArgs, exec: ToolE
     },
   })
   if (!run.stoppedAtDeadline) endRecords('glob', splitter)
-  const outcome = judgeExit('glob', run, entries.length, { pattern: args.pattern })
+  const outcome = judgeExit('glob', run, entries.length, { pattern: args.pattern, walked: root.absolute })
   sortByModificationThenPath(entries)
   const paths = entries.map((entry) => joinDisplay(root.display, ascii ? entry.rel : decodeKey(entry.rel)))
   return finish(services, exec, {

@@ -45,7 +45,7 @@ export async function grep(services: SearchServices, args: GrepArgs, exec: ToolE
     },
   })
   if (!run.stoppedAtDeadline) endRecords('grep', splitter)
-  const outcome = judgeExit('grep', run, collector.total, { pattern: args.pattern })
+  const outcome = judgeExit('grep', run, collector.total, { pattern: args.pattern, ...(directory ? { walked: root.absolute } : {}) })
 
   const value: GrepValue = {
     query: { pattern: args.pattern, path: root.display, ...(args.include === undefined ? {} : { include: args.include }) },

@@ -296,9 +296,29 @@ function consume(stdout: Readable, onOutput: (chunk: Buffer) => void): Promise<{
 // How ripgrep words a pattern it cannot use: a regex it cannot parse or compile, or a glob it cannot parse.
 const PATTERN_ERROR = /^rg: (?:.*\bregex\b|error parsing glob|error building NFA)/m
 
+// One path ripgrep could not read while it walked: `rg: /w/closed: Permission denied (os error 13)`, or worded as
+// `rg: /w/closed: IO error for operation on /w/closed: …`. The path is group 1.
+const UNREADABLE_PATH = /^rg: (.+?): .*\(os error \d+\)$/
+// The line keepHeadAndTail puts where it left the middle of a long stderr out.
+const LEFT_OUT = /^\[… \d+ bytes of stderr left out …\]$/
+
+/**
+ * Whether ripgrep's stderr holds only paths it could not read below `root` (a walk that went on past them), none of
+ * them the root itself. The lines a long stderr was cut inside, around its left-out marker, are not judged.
+ */
+export function onlyUnreadableBelow(stderr: string, root: string): boolean {
+  const lines = stderr.split('\n').filter((line) => line !== '')
+  const cut = lines.findIndex((line) => LEFT_OUT.test(line))
+  const judged = cut === -1 ? lines : [...lines.slice(0, Math.max(0, cut - 1)), ...lines.slice(cut + 2)]
+  return judged.length > 0 && judged.every((line) => {
+    const path = UNREADABLE_PATH.exec(line)?.[1]
+    return path !== undefined && path !== root && path.startsWith(root.endsWith('/') ? root : `${root}/`)
+  })
+}
+
 /** How a run ended, as far as the tool is concerned. */
 export interface Outcome {
-  /** ripgrep's stderr when it exited 2 but found something (some paths could not be read). */
+  /** ripgrep's stderr when it exited 2 but searched on (some paths below the root could not be read). */
   readonly warning?: string
   /** ripgrep was stopped at the time budget: the results are those found until then. */
   readonly stopped?: true
@@ -306,15 +326,18 @@ export interface Outcome {
 
 /**
  * Judges ripgrep's exit once its output was read: 0 and 1 (nothing found) succeed; a stop at the deadline keeps
- * what was found; 2 with results is a partial success whose stderr becomes a note; everything else throws.
- * `pattern` is the model's own, quoted in an invalid-pattern error instead of ripgrep's rewritten form.
+ * what was found; 2 with results is a partial success whose stderr becomes a note, and so is 2 without results when
+ * all it says is that some paths below a directory root could not be read (the rest was searched); everything else
+ * throws. `pattern` is the model's own, quoted in an invalid-pattern error instead of ripgrep's rewritten form;
+ * `walked` is the absolute root when it is a directory.
  */
-export function judgeExit(tool: ToolName, run: RipgrepRun, found: number, context: { pattern: string }): Outcome {
+export function judgeExit(tool: ToolName, run: RipgrepRun, found: number, context: { pattern: string; walked?: string }): Outcome {
   const { exitCode, signal } = run.exit
   if (run.stoppedAtDeadline) return { stopped: true }
   if (signal !== null) throw new SearchError(killedMessage(tool, signal), { code: SearchErrorCode.SEARCH_FAILED })
   if (exitCode === 0 || exitCode === 1) return {}
   if (exitCode === 2 && found > 0) return { warning: run.stderr }
+  if (exitCode === 2 && context.walked !== undefined && onlyUnreadableBelow(run.stderr, context.walked)) return { warning: run.stderr }
   if (exitCode === 2 && PATTERN_ERROR.test(run.stderr)) {
     throw new SearchError(invalidPatternMessage(tool, context.pattern, run.stderr), { code: SearchErrorCode.SEARCH_INVALID_PATTERN })
   }

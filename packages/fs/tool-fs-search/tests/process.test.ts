@@ -240,6 +240,37 @@ test('rg exit 2 with matches (an unreadable directory, rg run unprivileged) retu
   }
 })
 
+test('rg exit 2 without matches (an unreadable directory in the walk) is an empty result with the note; an unreadable root is SEARCH_FAILED', async () => {
+  const bin = mkdtempSync(join(tmpdir(), 'dsh-rg-'))
+  chmodSync(bin, 0o755)
+  copyFileSync(rgPath, join(bin, 'rg'))
+  chmodSync(join(bin, 'rg'), 0o755)
+  h = await harness({ subprocess: UnprivilegedSubprocess, config: { rgPath: join(bin, 'rg') } })
+  chmodSync(h.dir, 0o755)
+  write(h.dir, { 'open/a.txt': 'nothing here\n', 'closed/b.txt': 'hit\n', 'sealed.txt': 'hit\n' })
+  chmodSync(join(h.dir, 'closed'), 0o000)
+  chmodSync(join(h.dir, 'sealed.txt'), 0o000)
+  try {
+    const closed = join(h.dir, 'closed')
+    const grep = await h.call('grep', { pattern: 'hit' })
+    expect(grep.isError).toBe(false)
+    const text = grep.content[0].text
+    expect(text.startsWith('No matches found\n\n[Some paths could not be searched, so the results may be incomplete: rg: ')).toBe(true)
+    expect(text).toContain(`rg: ${closed}: `)
+    expect(text).toContain(`rg: ${join(h.dir, 'sealed.txt')}: Permission denied (os error 13)`)
+    const glob = await h.call('glob', { pattern: '*.md' })
+    expect(glob.isError).toBe(false)
+    expect(glob.content[0].text).toMatch(/^No files found\n\n\[Some paths could not be searched, so the results may be incomplete: rg: /)
+    // Nothing was searched at all: an unreadable file or directory named as path is still a failure.
+    expect((await h.call('grep', { pattern: 'hit', path: 'sealed.txt' })).error?.code).toBe('SEARCH_FAILED')
+    expect((await h.call('grep', { pattern: 'hit', path: 'closed' })).error?.code).toBe('SEARCH_FAILED')
+  } finally {
+    chmodSync(join(h.dir, 'closed'), 0o755)
+    chmodSync(join(h.dir, 'sealed.txt'), 0o644)
+    rmSync(bin, { recursive: true, force: true })
+  }
+})
+
 test('calls leave no file descriptor and no process behind, whatever their outcome', async () => {
   h = await harness({ subprocess: RecordingSubprocess, config: { rawOutputMaxBytes: 1000 } })
   write(h.dir, { 'a.txt': 'hit\n'.repeat(1000), 'sub/b.txt': 'x\n' })
