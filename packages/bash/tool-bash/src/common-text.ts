@@ -1,5 +1,5 @@
 import type { BashRunResult, StrayProcess } from '@deepseek-ai/dsh-bash'
-import { clip, QUOTE_MAX_BYTES } from '@deepseek-ai/dsh-text'
+import { clip, QUOTE_MAX_BYTES, tildeHint } from '@deepseek-ai/dsh-text'
 
 /*
  * Texts the three tools share. Pure functions of their arguments: each exact text is a unit test.
@@ -65,7 +65,7 @@ export function tooLongMessage(bytes: number, max: number): string {
 
 /** `reason` may name the resolved directory (`absolute`): it is bounded there too. */
 export function workdirMessage(given: string, reason: string, absolute = given): string {
-  return `invalid workdir ${quoted(given)}: ${boundedReason(reason, absolute)}; pass an existing directory, absolute or relative to the working directory`
+  return `invalid workdir ${quoted(given)}: ${boundedReason(reason, absolute)}${tildeHint(given)}; pass an existing directory, absolute or relative to the working directory`
 }
 
 /** The line before an increment whose start was lost. */

@@ -1,4 +1,5 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, expect, test } from 'vitest'
 import { exists, harness, processRuns, until, type Harness } from './helpers.ts'
@@ -127,6 +128,8 @@ test('a workdir that does not exist or is a file is INVALID_ARGS, saying which a
   expect(file.error?.code).toBe('INVALID_ARGS')
   expect(file.content[0].text).toBe(`Error: invalid workdir "file": working directory ${JSON.stringify(join(h.dir, 'file'))} is not a directory; pass an existing directory, absolute or relative to the working directory`)
   expect(exists(join(h.dir, 'ran'))).toBe(false)
+  const tilde = await h.call('bash', run('touch ran', { workdir: '~/no-such-dsh-dir' }))
+  expect(tilde.content[0].text).toBe(`Error: invalid workdir "~/no-such-dsh-dir": working directory ${JSON.stringify(join(h.dir, '~/no-such-dsh-dir'))} does not exist (a leading "~" is not expanded; the home directory is ${homedir()}: pass ${homedir()}/no-such-dsh-dir); pass an existing directory, absolute or relative to the working directory`)
 })
 
 test('bad arguments are INVALID_ARGS', async () => {

@@ -5,6 +5,8 @@
  * Sizes are UTF-8 bytes unless a name says characters (code points).
  */
 
+import { homedir } from 'node:os'
+import { join } from 'node:path'
 import { getSystemErrorMap } from 'node:util'
 
 /** Most UTF-8 bytes of any one model argument that an error or a note repeats: enough to recognise it, never a flood. */
@@ -106,6 +108,16 @@ export function clip(text: string, maxBytes: number): string {
 }
 
 const ELLIPSIS = '…'
+
+/**
+ * For a path that was not found: when the model wrote it with a leading `~` (which only a shell expands), what to
+ * pass instead (at most QUOTE_MAX_BYTES of it); otherwise ''. Appended to the not-found reason.
+ */
+export function tildeHint(given: string): string {
+  if (given !== '~' && !given.startsWith('~/')) return ''
+  const home = homedir()
+  return ` (a leading "~" is not expanded; the home directory is ${home}: pass ${clip(join(home, given.slice(1)), QUOTE_MAX_BYTES)})`
+}
 
 /**
  * `EACCES (permission denied)`: a system error as its code and meaning, without the path Node repeats in its message

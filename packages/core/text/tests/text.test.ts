@@ -2,7 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import {
   TRUNCATED_MARK, charBoundary, clip, completeLength, cutChars, cutPrefixLength, cutUtf8, cutUtf8Bytes, decodeLossy,
-  escapeControl, marked, QUOTE_MAX_BYTES, systemErrorReason,
+  escapeControl, marked, QUOTE_MAX_BYTES, systemErrorReason, tildeHint,
 } from '@deepseek-ai/dsh-text'
 
 const bytes = (text: string) => Buffer.from(text, 'utf8')
@@ -195,5 +195,18 @@ describe('system error reasons', () => {
     expect(systemErrorReason(new Error('odd'))).toBe('odd')
     expect(systemErrorReason('plain')).toBe('plain')
     expect(Buffer.byteLength(systemErrorReason(new Error('é'.repeat(1000))))).toBeLessThanOrEqual(QUOTE_MAX_BYTES)
+  })
+})
+
+describe('the hint for a path that starts with "~"', () => {
+  it('names the home directory and the path to pass, for "~" and "~/…" only', async () => {
+    const { homedir } = await import('node:os')
+    const home = homedir()
+    expect(tildeHint('~/.bashrc')).toBe(` (a leading "~" is not expanded; the home directory is ${home}: pass ${home}/.bashrc)`)
+    expect(tildeHint('~')).toBe(` (a leading "~" is not expanded; the home directory is ${home}: pass ${home})`)
+    expect(tildeHint('src/~/x')).toBe('')
+    expect(tildeHint('~user/x')).toBe('')
+    expect(tildeHint('a.txt')).toBe('')
+    expect(Buffer.byteLength(tildeHint(`~/${'x'.repeat(100_000)}`))).toBeLessThan(QUOTE_MAX_BYTES + 200 + home.length)
   })
 })

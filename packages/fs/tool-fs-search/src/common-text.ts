@@ -1,5 +1,5 @@
 import type { SavedText } from '@deepseek-ai/dsh-spill'
-import { clip, cutUtf8, escapeControl, QUOTE_MAX_BYTES, systemErrorReason } from '@deepseek-ai/dsh-text'
+import { clip, cutUtf8, escapeControl, QUOTE_MAX_BYTES, systemErrorReason, tildeHint } from '@deepseek-ai/dsh-text'
 
 /*
  * Every text both tools share. Pure functions of their arguments: each exact text is a unit test.
@@ -129,7 +129,7 @@ function patternReason(stderr: string): string {
 }
 
 export function missingPathMessage(tool: ToolName, path: string): string {
-  return `${tool} search failed: ${errorPath(path)}: no such file or directory`
+  return `${tool} search failed: ${errorPath(path)}: no such file or directory${tildeHint(path)}`
 }
 
 /** A root whose stat failed for another reason than its absence (a link loop, a permission): the system error, named once. */

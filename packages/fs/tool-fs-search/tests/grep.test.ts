@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs'
+import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
 import { LocalSpillStore } from '@deepseek-ai/dsh-spill-local'
@@ -154,6 +155,8 @@ describe('grep', () => {
     h = await harness()
     const result = await h.call('grep', { pattern: 'x', path: 'nope.txt' })
     expect(result.error).toEqual({ code: 'SEARCH_FAILED', name: 'SearchError', message: 'grep search failed: nope.txt: no such file or directory' })
+    const tilde = await h.call('grep', { pattern: 'x', path: '~/no-such-dsh-file' })
+    expect(tilde.error?.message).toBe(`grep search failed: ~/no-such-dsh-file: no such file or directory (a leading "~" is not expanded; the home directory is ${homedir()}: pass ${homedir()}/no-such-dsh-file)`)
   })
 
   test('hostile patterns and paths stay inert single arguments', async () => {

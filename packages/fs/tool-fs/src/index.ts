@@ -2,6 +2,7 @@ import { resolve } from 'node:path'
 import type { Context } from 'cordis'
 import Schema from 'schemastery'
 import type {} from '@deepseek-ai/dsh-system-prompt'
+import { tildeHint } from '@deepseek-ai/dsh-text'
 import { invalidArgs } from '@deepseek-ai/dsh-tools'
 import type {} from '@deepseek-ai/dsh-workspace'
 import { readPage } from './read.ts'
@@ -47,7 +48,7 @@ export function apply(ctx: Context, config: Config): void {
       const path = resolve(cwd, args.path)
       // Workspace roots (optional service): a path that resolves outside every root is refused before any open.
       await ctx.get('workspace')?.confine(path, { cwd, tool: 'read' })
-      const page = await readPage({ path, offset: args.offset ?? 1, limit: args.limit ?? caps.maxLines, signal: exec.signal }, caps)
+      const page = await readPage({ path, offset: args.offset ?? 1, limit: args.limit ?? caps.maxLines, signal: exec.signal, notFoundHint: tildeHint(args.path) }, caps)
       return { text: render(page, caps), value: page }
     },
   })

@@ -18,6 +18,8 @@ export interface ReadRequest {
   readonly offset: number
   readonly limit: number
   readonly signal: AbortSignal
+  /** Added to a not-found message (what the model should pass instead), e.g. from `tildeHint`. */
+  readonly notFoundHint?: string
 }
 
 /**
@@ -28,14 +30,14 @@ export interface ReadRequest {
 export async function readPage(request: ReadRequest, caps: ReadCaps): Promise<ReadPage> {
   const { path } = request
   // stat first: a FIFO or device must never be opened (opening can block or have side effects).
-  const info = await stat(path).catch((error: unknown) => { throw fsFailure(path, error) })
+  const info = await stat(path).catch((error: unknown) => { throw fsFailure(path, error, request.notFoundHint) })
   refuseIrregular(path, info)
   let handle: FileHandle
   try {
     // O_NONBLOCK: should the path have been swapped for a FIFO since the stat, opening it cannot hang.
     handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY)
   } catch (error) {
-    throw fsFailure(path, error)
+    throw fsFailure(path, error, request.notFoundHint)
   }
   try {
     refuseIrregular(path, await handle.stat())
@@ -53,9 +55,9 @@ function refuseIrregular(path: string, info: Stats): void {
   throw new FsError(messages.notRegular(path, kind), { code: FsErrorCode.FS_NOT_REGULAR_FILE })
 }
 
-function fsFailure(path: string, error: unknown): FsError {
+function fsFailure(path: string, error: unknown, hint = ''): FsError {
   const code = (error as NodeJS.ErrnoException | undefined)?.code
-  if (code === 'ENOENT' || code === 'ENOTDIR') return new FsError(messages.notFound(path), { code: FsErrorCode.FS_NOT_FOUND, cause: error })
+  if (code === 'ENOENT' || code === 'ENOTDIR') return new FsError(messages.notFound(path) + hint, { code: FsErrorCode.FS_NOT_FOUND, cause: error })
   return new FsError(messages.readFailed(path, systemErrorReason(error)), { code: FsErrorCode.FS_READ_FAILED, cause: error })
 }
 
@@ -77,7 +79,7 @@ async function scan(handle: FileHandle, request: ReadRequest, caps: ReadCaps): P
   const readChunk = async (): Promise<Buffer> => {
     signal.throwIfAborted()
     // A stat'ed regular file can still fail to read (EIO from /proc/self/mem, a failing disk): coded, not a crash.
-    const { bytesRead } = await handle.read(buffer, 0, CHUNK, position).catch((error: unknown) => { throw fsFailure(path, error) })
+    const { bytesRead } = await handle.read(buffer, 0, CHUNK, position).catch((error: unknown) => { throw fsFailure(path, error, request.notFoundHint) })
     const chunk = buffer.subarray(0, bytesRead)
     if (position < BINARY_SNIFF && chunk.subarray(0, BINARY_SNIFF - position).includes(0)) {
       throw new FsError(messages.binary(path), { code: FsErrorCode.FS_NOT_TEXT })

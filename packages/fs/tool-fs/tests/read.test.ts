@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process'
 import { mkdir, mkdtemp, readdir, rm, symlink, truncate, writeFile } from 'node:fs/promises'
 import { createServer, type Server } from 'node:net'
-import { tmpdir } from 'node:os'
+import { homedir, tmpdir } from 'node:os'
 import { isAbsolute, join, relative } from 'node:path'
 import { afterEach, beforeEach, expect, test } from 'vitest'
 import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
@@ -155,6 +155,13 @@ test('missing files, and paths through a file, are FS_NOT_FOUND naming the resol
     const result = await read({ path })
     expect(result.error).toEqual({ name: 'FsError', code: 'FS_NOT_FOUND', message: `file not found: ${join(dir, path.startsWith('/') ? path.slice(dir.length) : path)}` })
   }
+})
+
+test('a missing path that starts with "~" says that ~ is not expanded and what to pass instead', async () => {
+  await setup()
+  const result = await read({ path: '~/.no-such-dsh-file' })
+  expect(result.error?.code).toBe('FS_NOT_FOUND')
+  expect(text(result)).toBe(`Error: file not found: ${join(dir, '~/.no-such-dsh-file')} (a leading "~" is not expanded; the home directory is ${homedir()}: pass ${homedir()}/.no-such-dsh-file)`)
 })
 
 test('a directory is FS_NOT_REGULAR_FILE and points to glob', async () => {
