@@ -1,6 +1,6 @@
-import { readFile } from 'node:fs/promises'
 import type Schema from 'schemastery'
 import { DshError, DshErrorCode } from './errors.ts'
+import { MAX_CONFIG_BYTES, readFileAtMost } from './input.ts'
 
 /** The `--config` keys: the short names of the configurable plugins, in composition order. */
 export const CONFIG_KEYS = [
@@ -41,13 +41,15 @@ function kind(value: unknown): string {
 
 /** Reads and parses a `--config` file; a missing file or bad JSON is DSH_CONFIG_INVALID. */
 export async function readConfigFile(path: string): Promise<unknown> {
-  let text: string
+  let bytes: Buffer | undefined
   try {
-    text = await readFile(path, 'utf8')
+    bytes = await readFileAtMost(path, MAX_CONFIG_BYTES)
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message
     throw invalid(`cannot read ${path}: ${reason}`, error)
   }
+  if (bytes === undefined) throw invalid(`${path} is longer than ${MAX_CONFIG_BYTES} bytes, more than any config needs`)
+  const text = bytes.toString('utf8')
   try {
     return JSON.parse(text) as unknown
   } catch (error) {

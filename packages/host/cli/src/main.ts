@@ -1,9 +1,10 @@
-import { readFile, stat } from 'node:fs/promises'
+import { stat } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { resolve } from 'node:path'
 import type { Writable } from 'node:stream'
 import { isRemoteUrl, parseArgs, parseToolArgs, type CommandName, type Invocation, type RemoteFlags } from './args.ts'
 import { HELP, usageText } from './help.ts'
+import { MAX_STDIN_ARGS_BYTES, MAX_TOKEN_BYTES, readAtMost, readFileAtMost } from './input.ts'
 // Types only: the composition (and with it every plugin) is imported when a command needs it, never for --help.
 import type { DefaultContext, RemoteTarget } from './compose.ts'
 
@@ -70,13 +71,14 @@ async function resolveCwd(dir: string | undefined): Promise<string | { problem: 
 /** The token named by `--token-file` / `--token-env` (surrounding whitespace trimmed), or what is wrong. */
 async function readToken(flags: RemoteFlags): Promise<string | { problem: string } | undefined> {
   if (flags.tokenFile !== undefined) {
-    let text: string
+    let bytes: Buffer | undefined
     try {
-      text = await readFile(flags.tokenFile, 'utf8')
+      bytes = await readFileAtMost(flags.tokenFile, MAX_TOKEN_BYTES)
     } catch (error) {
       return { problem: `--token-file ${flags.tokenFile}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})` }
     }
-    return text.trim() || { problem: `--token-file ${flags.tokenFile}: the file is empty` }
+    if (bytes === undefined) return { problem: `--token-file ${flags.tokenFile}: longer than ${MAX_TOKEN_BYTES} bytes, more than any token` }
+    return bytes.toString('utf8').trim() || { problem: `--token-file ${flags.tokenFile}: the file is empty` }
   }
   if (flags.tokenEnv !== undefined) {
     return process.env[flags.tokenEnv]?.trim() || { problem: `--token-env ${flags.tokenEnv}: that environment variable is not set or empty` }
@@ -167,11 +169,6 @@ async function stop(host: DefaultContext): Promise<void> {
   clearTimeout(timer)
 }
 
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = []
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
-  return Buffer.concat(chunks).toString('utf8')
-}
 
 type Of<K extends Invocation['kind']> = Extract<Invocation, { kind: K }>
 
@@ -194,7 +191,9 @@ async function runCall(invocation: Of<'call'>): Promise<number> {
   if (typeof cwd !== 'string') return usage('call', cwd.problem)
   let args = invocation.args
   if (args === 'stdin') {
-    const parsed = parseToolArgs(await readStdin())
+    const input = await readAtMost(process.stdin, MAX_STDIN_ARGS_BYTES)
+    if (input === undefined) return usage('call', `the arguments on stdin are longer than ${MAX_STDIN_ARGS_BYTES} bytes: pass one JSON object of at most that size`)
+    const parsed = parseToolArgs(input.toString('utf8'))
     if (typeof parsed === 'string') return usage('call', parsed.replace('the arguments', 'the arguments on stdin'))
     args = parsed
   }

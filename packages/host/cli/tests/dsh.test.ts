@@ -94,6 +94,18 @@ describe('dsh call', () => {
     expect(bad.stderr).toMatch(/^dsh: the arguments on stdin are not valid JSON/)
   })
 
+  test('endless input (/dev/zero as stdin, --config or --token-file) is refused once past its bound, exit 2, instead of growing the process', async () => {
+    const args = await dsh(['call', 'grep', '-'], { stdinFile: '/dev/zero' })
+    expect(args).toMatchObject({ code: 2, stdout: '' })
+    expect(args.stderr).toMatch(/^dsh: the arguments on stdin are longer than 16777216 bytes: pass one JSON object of at most that size\n/)
+    const config = await dsh(['call', 'glob', '{"pattern":"*"}', '--config', '/dev/zero'])
+    expect(config).toMatchObject({ code: 2, stdout: '' })
+    expect(config.stderr).toMatch(/^dsh: invalid --config \/dev\/zero: \/dev\/zero is longer than 1048576 bytes, more than any config needs\n/)
+    const token = await dsh(['call', 'glob', '{"pattern":"*"}', '--remote', 'http://127.0.0.1:1/mcp', '--token-file', '/dev/zero'])
+    expect(token).toMatchObject({ code: 2, stdout: '' })
+    expect(token.stderr).toMatch(/^dsh: --token-file \/dev\/zero: longer than 65536 bytes, more than any token\n/)
+  })
+
   test('an unknown tool is a tool error: exit 1, the error text, code UNKNOWN_TOOL', async () => {
     const run = await dsh(['call', 'nope'])
     expect(run.code).toBe(1)

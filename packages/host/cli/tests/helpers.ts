@@ -1,7 +1,7 @@
 export { processesWith, uniqueSleep, until } from '@deepseek-ai/dsh-testing'
 import { withBuildLock } from '@deepseek-ai/dsh-testing'
 import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -37,17 +37,20 @@ export interface Run {
  * Runs the built `dsh` (or another copy of it, `bin`) with `args`, Node's own flags before it (`nodeArgs`);
  * resolves when it exited.
  */
-export function dsh(args: readonly string[], options: { cwd?: string; input?: string; env?: NodeJS.ProcessEnv; nodeArgs?: readonly string[]; bin?: string } = {}): Promise<Run> {
+export function dsh(args: readonly string[], options: { cwd?: string; input?: string; stdinFile?: string; env?: NodeJS.ProcessEnv; nodeArgs?: readonly string[]; bin?: string } = {}): Promise<Run> {
   return new Promise((done, fail) => {
     const argv = [...(options.nodeArgs ?? []), options.bin ?? BIN, ...args]
-    const child = spawn(process.execPath, argv, { cwd: options.cwd ?? ROOT, env: options.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] })
+    // stdinFile: the child reads that file (a device such as /dev/zero, say) as its stdin.
+    const stdin = options.stdinFile === undefined ? 'pipe' : openSync(options.stdinFile, 'r')
+    const child = spawn(process.execPath, argv, { cwd: options.cwd ?? ROOT, env: options.env ?? process.env, stdio: [stdin, 'pipe', 'pipe'] })
+    if (typeof stdin === 'number') closeSync(stdin)
     let stdout = ''
     let stderr = ''
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
     child.on('error', fail)
     child.on('close', (code, signal) => done({ code, signal, stdout, stderr }))
-    child.stdin.end(options.input ?? '')
+    child.stdin?.end(options.input ?? '')
   })
 }
 

@@ -1,0 +1,34 @@
+import { createReadStream } from 'node:fs'
+import type { Readable } from 'node:stream'
+
+/*
+ * The command's own inputs — arguments on stdin, a --config file, a --token-file — are read whole, but never past a
+ * bound: a path such as /dev/zero (or a pipe that never ends) must not grow the process until it dies.
+ */
+
+/** Most bytes of tool arguments read from stdin (`dsh call <tool> -`), as for one MCP message. */
+export const MAX_STDIN_ARGS_BYTES = 16 * 1024 * 1024
+/** Most bytes of a `--config` file. */
+export const MAX_CONFIG_BYTES = 1024 * 1024
+/** Most bytes of a `--token-file`. */
+export const MAX_TOKEN_BYTES = 64 * 1024
+
+/** The stream's bytes to its end, or undefined once they pass `maxBytes` (the stream is then destroyed). */
+export async function readAtMost(stream: Readable, maxBytes: number): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of stream) {
+    size += (chunk as Buffer).length
+    if (size > maxBytes) {
+      stream.destroy()
+      return undefined
+    }
+    chunks.push(chunk as Buffer)
+  }
+  return Buffer.concat(chunks)
+}
+
+/** A file (a regular file, a pipe such as `<(…)`, a device), read as `readAtMost` does; rejects as `open` would. */
+export function readFileAtMost(path: string, maxBytes: number): Promise<Buffer | undefined> {
+  return readAtMost(createReadStream(path), maxBytes)
+}
