@@ -23,6 +23,7 @@ export interface Config {
   maxBytes: number
   maxLineChars: number
   maxResultBytes: number
+  timeoutMs: number
 }
 
 export const Config: Schema<Partial<Config>, Config> = Schema.object({
@@ -30,6 +31,7 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
   maxBytes: Schema.natural().min(256).default(51200).description('Most bytes of rows per read (each row with its newline).'),
   maxLineChars: Schema.natural().min(1).default(2000).description('Longer lines are cut to this many characters and marked "(line truncated)".'),
   maxResultBytes: Schema.natural().min(1024).default(30000).description('Longest result text in UTF-8 bytes, footer included; the page stops before it and the footer says where to continue.'),
+  timeoutMs: Schema.natural().min(1).default(30_000).description('Time budget of one call, enforced by the timeout policy (TOOL_TIMEOUT): a read that scans far into a huge file ends.'),
 })
 
 export function apply(ctx: Context, config: Config): void {
@@ -42,6 +44,7 @@ export function apply(ctx: Context, config: Config): void {
     description: readDescription(caps),
     parameters: readParameters(caps),
     maxResultBytes: config.maxResultBytes,
+    timeoutMs: config.timeoutMs,
     async execute(args, exec) {
       if (args.path.includes('\0')) throw invalidArgs(messages.nulInPath())
       const cwd = exec.session?.cwd ?? process.cwd()

@@ -7,6 +7,7 @@ import { afterEach, beforeEach, expect, test } from 'vitest'
 import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
 import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
 import type { ToolResult } from '@deepseek-ai/dsh-tools'
+import TimeoutPolicy from '@deepseek-ai/dsh-timeout-policy'
 import ToolFs, { type Config, type ReadPage } from '@deepseek-ai/dsh-tool-fs'
 
 let t: TestContext
@@ -162,6 +163,21 @@ test('a missing path that starts with "~" says that ~ is not expanded and what t
   const result = await read({ path: '~/.no-such-dsh-file' })
   expect(result.error?.code).toBe('FS_NOT_FOUND')
   expect(text(result)).toBe(`Error: file not found: ${join(dir, '~/.no-such-dsh-file')} (a leading "~" is not expanded; the home directory is ${homedir()}: pass ${homedir()}/.no-such-dsh-file)`)
+})
+
+test('read declares its time budget (timeoutMs, default 30 000): under the timeout policy a scan past it is TOOL_TIMEOUT, not a call without end', async () => {
+  await setup()
+  expect(t.ctx.tools.get('read')?.timeoutMs).toBe(30_000)
+  await t.dispose()
+  t = await createTestContext()
+  await t.ctx.plugin(SystemPromptService)
+  await t.active(t.ctx.plugin(TimeoutPolicy))
+  await t.active(t.ctx.plugin(ToolFs, { timeoutMs: 1 }))
+  // 64 MiB of short lines, read past its end: the scan counts every line, far longer than 1 ms.
+  await file('big.txt', Buffer.alloc(64 * 1024 * 1024, 'a\n'))
+  const result = await read({ path: 'big.txt', offset: 999_999_999 })
+  expect(result.error?.code).toBe('TOOL_TIMEOUT')
+  expect(text(result)).toBe('Error: tool call timed out after 1ms')
 })
 
 test('a directory is FS_NOT_REGULAR_FILE and points to glob', async () => {
