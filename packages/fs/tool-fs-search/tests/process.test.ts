@@ -217,14 +217,19 @@ class UnprivilegedSubprocess extends Subprocess {
   }
 }
 
-test('rg exit 2 with matches (an unreadable directory, rg run unprivileged) returns the results with a short note', async () => {
-  // A copy of rg that the unprivileged user can run wherever the checkout lives.
+/** A harness whose ripgrep runs unprivileged, from a copy it can run wherever the checkout lives; returns that copy's directory. */
+async function unprivilegedHarness(): Promise<string> {
   const bin = mkdtempSync(join(tmpdir(), 'dsh-rg-'))
   chmodSync(bin, 0o755)
   copyFileSync(rgPath, join(bin, 'rg'))
   chmodSync(join(bin, 'rg'), 0o755)
   h = await harness({ subprocess: UnprivilegedSubprocess, config: { rgPath: join(bin, 'rg') } })
   chmodSync(h.dir, 0o755)
+  return bin
+}
+
+test('rg exit 2 with matches (an unreadable directory, rg run unprivileged) returns the results with a short note', async () => {
+  const bin = await unprivilegedHarness()
   write(h.dir, { 'open/a.txt': 'hit\n', 'closed/b.txt': 'hit\n' })
   chmodSync(join(h.dir, 'closed'), 0o000)
   try {
@@ -241,12 +246,7 @@ test('rg exit 2 with matches (an unreadable directory, rg run unprivileged) retu
 })
 
 test('rg exit 2 without matches (an unreadable directory in the walk) is an empty result with the note; an unreadable root is SEARCH_FAILED', async () => {
-  const bin = mkdtempSync(join(tmpdir(), 'dsh-rg-'))
-  chmodSync(bin, 0o755)
-  copyFileSync(rgPath, join(bin, 'rg'))
-  chmodSync(join(bin, 'rg'), 0o755)
-  h = await harness({ subprocess: UnprivilegedSubprocess, config: { rgPath: join(bin, 'rg') } })
-  chmodSync(h.dir, 0o755)
+  const bin = await unprivilegedHarness()
   write(h.dir, { 'open/a.txt': 'nothing here\n', 'closed/b.txt': 'hit\n', 'sealed.txt': 'hit\n' })
   chmodSync(join(h.dir, 'closed'), 0o000)
   chmodSync(join(h.dir, 'sealed.txt'), 0o000)
