@@ -4,7 +4,6 @@ import { resolve } from 'node:path'
 import type { Writable } from 'node:stream'
 import { isRemoteUrl, parseArgs, parseToolArgs, type CommandName, type Invocation, type RemoteFlags } from './args.ts'
 import { HELP, usageText } from './help.ts'
-import { MAX_STDIN_ARGS_BYTES, MAX_TOKEN_BYTES, readAtMost, readFileAtMost } from './input.ts'
 // Types only: the composition (and with it every plugin) is imported when a command needs it, never for --help.
 import type { DefaultContext, RemoteTarget } from './compose.ts'
 
@@ -71,6 +70,7 @@ async function resolveCwd(dir: string | undefined): Promise<string | { problem: 
 /** The token named by `--token-file` / `--token-env` (surrounding whitespace trimmed), or what is wrong. */
 async function readToken(flags: RemoteFlags): Promise<string | { problem: string } | undefined> {
   if (flags.tokenFile !== undefined) {
+    const { MAX_TOKEN_BYTES, readFileAtMost } = await import('./input.ts')
     let bytes: Buffer | undefined
     try {
       bytes = await readFileAtMost(flags.tokenFile, MAX_TOKEN_BYTES)
@@ -191,6 +191,7 @@ async function runCall(invocation: Of<'call'>): Promise<number> {
   if (typeof cwd !== 'string') return usage('call', cwd.problem)
   let args = invocation.args
   if (args === 'stdin') {
+    const { MAX_STDIN_ARGS_BYTES, readAtMost } = await import('./input.ts')
     const input = await readAtMost(process.stdin, MAX_STDIN_ARGS_BYTES)
     if (input === undefined) return usage('call', `the arguments on stdin are longer than ${MAX_STDIN_ARGS_BYTES} bytes: pass one JSON object of at most that size`)
     const parsed = parseToolArgs(input.toString('utf8'))
