@@ -69,5 +69,8 @@ test('git asking for credentials fails at once instead of waiting for a person (
   const { port } = server.address() as { port: number }
   const text = await h.text('bash', run(`GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null git ls-remote http://127.0.0.1:${port}/nowhere.git`, { timeoutMs: 60_000 }))
   expect(text).toContain('terminal prompts disabled')
-  expect(text).toMatch(/\n\[exit code: 128\]$/)
+  // git's exit is the call's. Once in CI (a loaded machine) a process git had started was still in the group when
+  // the drain ended, and was adopted as a task like any leftover; the line that says so may follow (not reproduced
+  // in 15 runs under load since, so which child it was is not known).
+  expect(text).toMatch(/\n\[exit code: 128\](\n\[background processes still running: task bash-\d+\])?$/)
 })
