@@ -108,27 +108,6 @@ export function clip(text: string, maxBytes: number): string {
 }
 
 const ELLIPSIS = '…'
-
-/**
- * For a path that was not found: when the model wrote it with a leading `~` (which only a shell expands), what to
- * pass instead (at most QUOTE_MAX_BYTES of it); otherwise ''. Appended to the not-found reason.
- */
-export function tildeHint(given: string): string {
-  if (given !== '~' && !given.startsWith('~/')) return ''
-  const home = homedir()
-  return ` (a leading "~" is not expanded; the home directory is ${home}: pass ${clip(join(home, given.slice(1)), QUOTE_MAX_BYTES)})`
-}
-
-/**
- * `EACCES (permission denied)`: a system error as its code and meaning, without the path Node repeats in its message
- * (the caller names the path once, in its own words). Anything else is its message, clipped to QUOTE_MAX_BYTES.
- */
-export function systemErrorReason(error: unknown): string {
-  const errno = (error as NodeJS.ErrnoException | undefined)?.errno
-  const known = typeof errno === 'number' ? getSystemErrorMap().get(errno) : undefined
-  if (known) return `${known[0]} (${known[1]})`
-  return clip(error instanceof Error ? error.message : String(error), QUOTE_MAX_BYTES)
-}
 const ELLIPSIS_BYTES = 3
 
 function isHighSurrogate(unit: number): boolean {
@@ -178,3 +157,24 @@ export function escapeControl(text: string, options: EscapeOptions): string {
 }
 
 export { headCut, tailCut } from './lines.ts'
+
+/**
+ * For a path that was not found: when the model wrote it with a leading `~` (which only a shell expands), what to
+ * pass instead (at most QUOTE_MAX_BYTES of it); otherwise ''. Appended to the not-found reason.
+ */
+export function tildeHint(given: string): string {
+  if (given !== '~' && !given.startsWith('~/')) return ''
+  const home = homedir()
+  return ` (a leading "~" is not expanded; the home directory is ${home}: pass ${clip(join(home, given.slice(1)), QUOTE_MAX_BYTES)})`
+}
+
+/**
+ * `EACCES (permission denied)`: a system error as its code and meaning, without the path Node repeats in its message
+ * (the caller names the path once, in its own words). Anything else is its message, clipped to QUOTE_MAX_BYTES.
+ */
+export function systemErrorReason(error: unknown): string {
+  const errno = (error as NodeJS.ErrnoException | undefined)?.errno
+  const known = typeof errno === 'number' ? getSystemErrorMap().get(errno) : undefined
+  if (known) return `${known[0]} (${known[1]})`
+  return clip(error instanceof Error ? error.message : String(error), QUOTE_MAX_BYTES)
+}

@@ -79,7 +79,7 @@ async function scan(handle: FileHandle, request: ReadRequest, caps: ReadCaps): P
   const readChunk = async (): Promise<Buffer> => {
     signal.throwIfAborted()
     // A stat'ed regular file can still fail to read (EIO from /proc/self/mem, a failing disk): coded, not a crash.
-    const { bytesRead } = await handle.read(buffer, 0, CHUNK, position).catch((error: unknown) => { throw fsFailure(path, error, request.notFoundHint) })
+    const { bytesRead } = await handle.read(buffer, 0, CHUNK, position).catch((error: unknown) => { throw fsFailure(path, error) })
     const chunk = buffer.subarray(0, bytesRead)
     if (position < BINARY_SNIFF && chunk.subarray(0, BINARY_SNIFF - position).includes(0)) {
       throw new FsError(messages.binary(path), { code: FsErrorCode.FS_NOT_TEXT })

@@ -169,7 +169,6 @@ async function stop(host: DefaultContext): Promise<void> {
   clearTimeout(timer)
 }
 
-
 type Of<K extends Invocation['kind']> = Extract<Invocation, { kind: K }>
 
 async function runCall(invocation: Of<'call'>): Promise<number> {

@@ -4,6 +4,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import type { ExitStatus, SubprocessHandle } from '@deepseek-ai/dsh-subprocess'
 import { LineSplitter } from '@deepseek-ai/dsh-mcp'
 import { charBoundary, clip, decodeLossy } from '@deepseek-ai/dsh-text'
+import type { NoiseFacts } from './text.ts'
 
 /**
  * The client side of MCP's stdio framing over a process started through `ctx.subprocess` (newline-delimited
@@ -18,7 +19,7 @@ export class ProcessTransport implements Transport {
   /** Set once the process has exited (with its status). */
   exit: ExitStatus | undefined
   /** The lines on stdout that were not JSON-RPC messages: how many, and the first (clipped), for error texts. */
-  readonly noise: { lines: number; first: string | undefined } = { lines: 0, first: undefined }
+  readonly noise: NoiseFacts = { lines: 0, first: undefined }
   private readonly lines = new LineSplitter(MAX_LINE_BYTES)
   private closed = false
 
