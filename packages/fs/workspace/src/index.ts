@@ -100,15 +100,13 @@ export class Workspace extends Service {
   async confine(path: string, options: ConfineOptions): Promise<string> {
     const absolute = resolve(options.cwd, path)
     const resolved = await realPath(absolute)
-    const real = resolved ?? absolute
     const { writable, readOnly } = this.roots(options.cwd)
     const all = [...writable, ...readOnly]
-    if (resolved !== undefined && all.some((root) => within(resolved, root))) return resolved
+    const refused = (message: string) => new WorkspaceError(message, { code: WorkspaceErrorCode.WORKSPACE_OUTSIDE_ROOTS })
+    if (resolved === undefined) throw refused(loopMessage(options.tool, absolute, { writable, readOnly }))
+    if (all.some((root) => within(resolved, root))) return resolved
     const lexicallyInside = all.some((root) => within(absolute, root)) || [options.cwd, ...this.state.config.roots].some((root) => within(absolute, resolve(root)))
-    const message = resolved === undefined
-      ? loopMessage(options.tool, absolute, { writable, readOnly })
-      : outsideMessage(options.tool, absolute, real, lexicallyInside, { writable, readOnly })
-    throw new WorkspaceError(message, { code: WorkspaceErrorCode.WORKSPACE_OUTSIDE_ROOTS })
+    throw refused(outsideMessage(options.tool, absolute, resolved, lexicallyInside, { writable, readOnly }))
   }
 }
 

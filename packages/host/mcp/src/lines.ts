@@ -12,10 +12,16 @@ export class LineSplitter {
   /** Dropping an over-long line until its newline. */
   private dropping = false
 
-  constructor(private readonly maxBytes: number) {}
+  /** `onLine` gets each line a chunk completes, `onTooLong` the first bytes of each line over the bound, once. */
+  constructor(
+    private readonly maxBytes: number,
+    private readonly onLine: (line: Buffer) => void,
+    private readonly onTooLong: (head: Buffer) => void,
+  ) {}
 
-  /** Feeds one chunk: `onLine` for each line it completes, `onTooLong` once per line over the bound. */
-  push(chunk: Buffer, onLine: (line: Buffer) => void, onTooLong: (head: Buffer) => void): void {
+  /** Feeds one chunk. */
+  push(chunk: Buffer): void {
+    const { onLine, onTooLong } = this
     let from = 0
     for (let newline = chunk.indexOf(NEWLINE); newline !== -1; newline = chunk.indexOf(NEWLINE, from)) {
       const piece = chunk.subarray(from, newline)

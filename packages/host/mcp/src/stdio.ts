@@ -88,7 +88,9 @@ export class LineTransport implements Transport {
     private readonly stdout: Writable,
     private readonly options: LineTransportOptions,
   ) {
-    this.lines = new LineSplitter(options.maxMessageBytes)
+    this.lines = new LineSplitter(options.maxMessageBytes, (line) => {
+      if (!this.closed) this.parse(line.toString('utf8').replace(/\r$/, ''), line.length)
+    }, () => this.tooLong())
   }
 
   async start(): Promise<void> {
@@ -131,9 +133,7 @@ export class LineTransport implements Transport {
 
   private readonly onData = (chunk: Buffer | string) => {
     const data = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk
-    this.lines.push(data, (line) => {
-      if (!this.closed) this.parse(line.toString('utf8').replace(/\r$/, ''), line.length)
-    }, () => this.tooLong())
+    this.lines.push(data)
     if (!this.closed) this.flow()
   }
 

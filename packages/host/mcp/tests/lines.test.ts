@@ -9,12 +9,12 @@ test('the splitter gives every line up to the bound whole, and each longer one o
     fc.array(fc.integer({ min: 1, max: 9 }), { minLength: 1, maxLength: 8 }),
     (lines, cuts) => {
       const stream = Buffer.from(lines.map((line) => `${line}\n`).join(''))
-      const splitter = new LineSplitter(MAX)
       const got: string[] = []
       const tooLong: string[] = []
+      const splitter = new LineSplitter(MAX, (line) => got.push(line.toString()), (head) => tooLong.push(head.toString('latin1').slice(0, 1)))
       for (let at = 0, i = 0; at < stream.length; i++) {
         const size = cuts[i % cuts.length]!
-        splitter.push(stream.subarray(at, at + size), (line) => got.push(line.toString()), (head) => tooLong.push(head.toString('latin1').slice(0, 1)))
+        splitter.push(stream.subarray(at, at + size))
         at += size
       }
       expect(got).toEqual(lines.filter((line) => Buffer.byteLength(line) <= MAX))
@@ -24,11 +24,11 @@ test('the splitter gives every line up to the bound whole, and each longer one o
 })
 
 test('a part kept for a line that is not finished is copied, so the stream may reuse its chunk', () => {
-  const splitter = new LineSplitter(100)
   const lines: string[] = []
+  const splitter = new LineSplitter(100, (line) => lines.push(line.toString()), () => {})
   const chunk = Buffer.from('abc')
-  splitter.push(chunk, (line) => lines.push(line.toString()), () => {})
+  splitter.push(chunk)
   chunk.write('xyz')
-  splitter.push(Buffer.from('d\n'), (line) => lines.push(line.toString()), () => {})
+  splitter.push(Buffer.from('d\n'))
   expect(lines).toEqual(['abcd'])
 })

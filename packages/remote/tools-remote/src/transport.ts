@@ -20,7 +20,7 @@ export class ProcessTransport implements Transport {
   exit: ExitStatus | undefined
   /** The lines on stdout that were not JSON-RPC messages: how many, and the first (clipped), for error texts. */
   readonly noise: NoiseFacts = { lines: 0, first: undefined }
-  private readonly lines = new LineSplitter(MAX_LINE_BYTES)
+  private readonly lines = new LineSplitter(MAX_LINE_BYTES, (line) => this.line(line), (head) => this.tooLong(head))
   private closed = false
 
   constructor(private readonly handle: SubprocessHandle, private readonly graceMs: number) {}
@@ -28,7 +28,7 @@ export class ProcessTransport implements Transport {
   async start(): Promise<void> {
     const { stdout, stdin } = this.handle
     if (!stdout || !stdin) throw new Error('the remote command was started without pipes')
-    stdout.on('data', (chunk: Buffer) => this.lines.push(chunk, (line) => this.line(line), (head) => this.tooLong(head)))
+    stdout.on('data', (chunk: Buffer) => this.lines.push(chunk))
     stdout.on('error', (error) => this.onerror?.(error))
     stdin.on('error', (error) => this.onerror?.(error))
     stdout.on('close', () => this.finish())
