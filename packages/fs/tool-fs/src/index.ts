@@ -4,7 +4,6 @@ import Schema from 'schemastery'
 import type {} from '@deepseek-ai/dsh-system-prompt'
 import { tildeHint } from '@deepseek-ai/dsh-text'
 import { invalidArgs } from '@deepseek-ai/dsh-tools'
-import type {} from '@deepseek-ai/dsh-workspace'
 import { readPage } from './read.ts'
 import { capsWithin, messages, readDescription, readParameters, readPrompt, READ_PROMPT_ID, READ_PROMPT_ORDER, render, type ReadArgs } from './text.ts'
 
@@ -49,9 +48,9 @@ export function apply(ctx: Context, config: Config): void {
       if (args.path.includes('\0')) throw invalidArgs(messages.nulInPath())
       const cwd = exec.session?.cwd ?? process.cwd()
       const path = resolve(cwd, args.path)
-      // Workspace roots (optional service): a path that resolves outside every root is refused before any open.
-      await ctx.get('workspace')?.confine(path, { cwd, tool: 'read' })
-      const page = await readPage({ path, offset: args.offset ?? 1, limit: args.limit ?? caps.maxLines, signal: exec.signal, notFoundHint: tildeHint(args.path) }, caps)
+      // The workspace policy (optional service): the opened file is checked, by its descriptor's real path.
+      const policy = ctx.get('workspace')?.policy(cwd, 'read')
+      const page = await readPage({ path, policy, cwd, offset: args.offset ?? 1, limit: args.limit ?? caps.maxLines, signal: exec.signal, notFoundHint: tildeHint(args.path) }, caps)
       return { text: render(page, caps), value: page }
     },
   })
