@@ -57,7 +57,8 @@ export interface OpenedRoot {
  */
 export async function openRoot(services: SearchServices, tool: ToolName, root: SearchRoot, exec: ToolExecution): Promise<OpenedRoot> {
   const cwd = sessionCwd(exec)
-  const policy = services.workspace()?.policy(cwd, tool)
+  // fresh: a walk must also skip a hidden directory moved (renamed) into the root since the last look.
+  const policy = services.workspace()?.policy(cwd, tool, true)
   const options: OpenOptions = { cwd, tool, access: 'read', policy }
   if (policy) await checkPath(root.absolute, options)
   const directory = await isDirectory(tool, root)

@@ -1,9 +1,9 @@
-import { resolve } from 'node:path'
+import { basename, dirname, resolve } from 'node:path'
 import { Context, Service } from 'cordis'
 import Schema from 'schemastery'
 import { refusal, rootRefusedMessage, WorkspaceErrorCode, type WorkspaceRoots } from './errors.ts'
 import { checkReal } from './open.ts'
-import { broadness, DEFAULT_HIDDEN, hiddenEntries, realRoot, type PathPolicy } from './policy.ts'
+import { broadness, DEFAULT_HIDDEN, hiddenEntries, realRoot, relocated, type Moved, type PathPolicy } from './policy.ts'
 
 export {
   hiddenMessage, loopMessage, outsideMessage, readOnlyMessage, rootRefusedMessage, WorkspaceError, WorkspaceErrorCode, type WorkspaceRoots,
@@ -48,11 +48,22 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
 export class Workspace extends Service {
   static readonly provide = 'workspace'
   static readonly Config = Config
-  private readonly state: { config: Config; added: string[]; hidden: string[]; sessions: Map<string, string>; identities: Map<string, string> }
+  private readonly state: {
+    config: Config
+    added: string[]
+    hidden: string[]
+    sessions: Map<string, string>
+    identities: Map<string, string>
+    /** The last policy of each cwd, and when it was computed; `version` counts changes of added roots and hidden paths. */
+    policies: Map<string, Cached>
+    version: number
+    /** Hidden identities no longer at the path they were seen at: where a walk of the roots found them, or not. */
+    moved: Map<string, Moved>
+  }
 
   constructor(ctx: Context, config: Partial<Config> = {}) {
     super(ctx, 'workspace')
-    this.state = { config: Config(config), added: [], hidden: [], sessions: new Map(), identities: new Map() }
+    this.state = { config: Config(config), added: [], hidden: [], sessions: new Map(), identities: new Map(), policies: new Map(), version: 0, moved: new Map() }
     // The cwd of each session, as its calls carry it: the bash executor only sees the session id.
     ctx.on('tools/pre-execute', (call) => {
       if (call.session) this.state.sessions.set(call.session.id, call.session.cwd)
@@ -65,19 +76,47 @@ export class Workspace extends Service {
   /**
    * The policy of a session whose directory is `cwd`: its roots, its hidden paths. Throws WORKSPACE_ROOT_REFUSED
    * when a writable root (`cwd` included) is too broad and `allowBroadRoots` is off, so every tool, and the bash
-   * sandbox, refuses to work in it. Computed per call (a few dozen stat calls), so a credential store created since
-   * is hidden too; the identities of hidden entries accumulate for the life of the service.
+   * sandbox, refuses to work in it. The roots and hidden entries are computed at most once a second per cwd (a few
+   * dozen syscalls); staleness un-hides nothing, since hidden entries match by name, existing or not, and by the
+   * identities seen, which only accumulate. `fresh` (for a walk of a root: glob, grep, a sandboxed command) also
+   * looks, with one stat per hidden entry, whether one was moved since, and where to (see `relocated`).
    */
-  policy(cwd: string, tool = 'dsh'): PathPolicy {
+  policy(cwd: string, tool = 'dsh', fresh = false): PathPolicy {
+    const now = Date.now()
+    let base = this.state.policies.get(cwd)
+    const stale = !base || now - base.at >= POLICY_FRESH_MS || base.version !== this.state.version
+    if (stale) base = this.compute(cwd, now)
+    if ('refused' in base!) throw refusal(rootRefusedMessage(tool, base.refused.root, base.refused.why), WorkspaceErrorCode.WORKSPACE_ROOT_REFUSED)
+    const policy = base!.policy
+    const roots = [...policy.writable, ...policy.readOnly]
+    // A hidden directory moved inside a root (under another name) stays hidden there, so no walk lists it.
+    const moved = stale || fresh
+      ? relocated(this.state.identities, this.state.moved, roots, now)
+      : [...this.state.moved.values()].flatMap((entry) => entry.path === undefined ? [] : [{ path: entry.path, seenAt: entry.seenAt }])
+    if (moved.length === 0) return policy
+    return {
+      ...policy,
+      hidden: [...policy.hidden, ...moved.map((entry) => entry.path)],
+      rules: [...policy.rules, ...moved.map((entry) => ({ parent: dirname(entry.path), name: basename(entry.path), raw: basename(entry.path), shown: entry.seenAt }))],
+    }
+  }
+
+  private compute(cwd: string, now: number): Cached {
+    if (this.state.policies.size > 64) this.state.policies.clear()
     const roots = this.roots(cwd)
+    let cached: Cached | undefined
     if (!this.state.config.allowBroadRoots) {
       for (const root of roots.writable) {
         const why = broadness(root)
-        if (why !== undefined) throw refusal(rootRefusedMessage(tool, root, why), WorkspaceErrorCode.WORKSPACE_ROOT_REFUSED)
+        if (why !== undefined) cached ??= { at: now, version: this.state.version, refused: { root, why } }
       }
     }
-    const { rules, hidden } = hiddenEntries(this.hiddenList(), resolve(cwd), this.state.identities)
-    return { ...roots, hidden, rules, identities: this.state.identities }
+    if (!cached) {
+      const { rules, hidden } = hiddenEntries(this.hiddenList(), resolve(cwd), this.state.identities)
+      cached = { at: now, version: this.state.version, policy: { ...roots, hidden, rules, identities: this.state.identities } }
+    }
+    this.state.policies.set(cwd, cached)
+    return cached
   }
 
   /** The roots of a session whose directory is `cwd`. A root that does not exist (yet) is kept as written. */
@@ -94,20 +133,38 @@ export class Workspace extends Service {
 
   /** Adds a read-only root (a spill store's directory, say) until the returned function runs. */
   addReadOnly(path: string): () => void {
-    return addUntil(this.state.added, resolve(path))
+    return this.changed(addUntil(this.state.added, resolve(path)))
   }
 
   /** Hides more paths (the bash sandbox's `denyRead`, say) until the returned function runs. */
   addHidden(paths: readonly string[]): () => void {
     const removers = paths.map((path) => addUntil(this.state.hidden, path))
     hiddenEntries(paths, process.cwd(), this.state.identities)
-    return () => { for (const remove of removers) remove() }
+    return this.changed(() => { for (const remove of removers) remove() })
+  }
+
+  /** Drops the cached policies now, and again when `undo` runs. */
+  private changed(undo: () => void): () => void {
+    this.state.version++
+    return () => {
+      undo()
+      this.state.version++
+    }
   }
 
   private hiddenList(): string[] {
     return [...DEFAULT_HIDDEN, ...this.state.config.denyRead, ...this.state.config.hidden, ...this.state.hidden]
   }
 }
+
+/**
+ * How long a computed policy is reused for its cwd: one tool call computes it once, a burst of calls shares it.
+ * Staleness cannot un-hide anything: hidden entries are matched by name (created later or not) and by the identities
+ * seen, which only accumulate; only `hidden` (existing entries, for the sandbox's masks) may lag by this much.
+ */
+const POLICY_FRESH_MS = 1000
+
+type Cached = { at: number; version: number } & ({ policy: PathPolicy } | { refused: { root: string; why: string } })
 
 function addUntil(list: string[], item: string): () => void {
   list.push(item)

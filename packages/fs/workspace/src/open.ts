@@ -1,5 +1,5 @@
-import { constants, type Stats } from 'node:fs'
-import { mkdir, open, readlink, realpath, stat, type FileHandle } from 'node:fs/promises'
+import { constants, fstatSync, readlinkSync, statSync, type Stats } from 'node:fs'
+import { mkdir, open, readlink, realpath, type FileHandle } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import { hiddenMessage, loopMessage, MAX_LINKS, outsideMessage, readOnlyMessage, refusal, WorkspaceErrorCode } from './errors.ts'
 import { hiddenBy, identity, within, type Access, type PathPolicy } from './policy.ts'
@@ -57,8 +57,9 @@ export async function openFile(path: string, options: OpenOptions): Promise<Open
     return await unopened(absolute, error, options)
   }
   try {
-    const [real, stats] = await Promise.all([fdReal(handle), handle.stat()])
-    await verify(handle, real, stats, absolute, options)
+    const real = fdReal(handle)
+    const stats = fstatSync(handle.fd)
+    verify(handle, real, stats, absolute, options)
     return opened({ handle, real, absolute, stats })
   } catch (error) {
     await handle.close()
@@ -108,8 +109,9 @@ async function openDir(openPath: string, absolute: string, flags: number, option
     return await unopened(absolute, error, options)
   }
   try {
-    const [real, stats] = await Promise.all([fdReal(handle), handle.stat()])
-    await verify(handle, real, stats, absolute, options)
+    const real = fdReal(handle)
+    const stats = fstatSync(handle.fd)
+    verify(handle, real, stats, absolute, options)
     return { ...opened({ handle, real, absolute, stats }), fdPath: `/proc/${process.pid}/fd/${handle.fd}` }
   } catch (error) {
     await handle.close()
@@ -123,9 +125,13 @@ function opened<T extends { handle: FileHandle }>(parts: T): T & { close(): Prom
   return { ...parts, close, [Symbol.asyncDispose]: close }
 }
 
-/** The real path of an open descriptor, as the kernel knows it now. */
-async function fdReal(handle: FileHandle): Promise<string> {
-  return readlink(`/proc/self/fd/${handle.fd}`)
+/**
+ * The real path of an open descriptor, as the kernel knows it now. This and the other checks after the open are
+ * synchronous: each is one syscall on a descriptor or an inode already in the cache (microseconds), where a
+ * promise would cost a thread-pool round trip each.
+ */
+function fdReal(handle: FileHandle): string {
+  return readlinkSync(`/proc/self/fd/${handle.fd}`)
 }
 
 /**
@@ -150,7 +156,7 @@ export function checkReal(real: string, options: OpenOptions, absolute: string =
  * entry under another name (renamed, or hard-linked), then that the descriptor still has the real path the
  * directories were looked up by (a rename in between is refused, not guessed).
  */
-async function verify(handle: FileHandle, real: string, stats: Stats, absolute: string, options: OpenOptions): Promise<void> {
+function verify(handle: FileHandle, real: string, stats: Stats, absolute: string, options: OpenOptions): void {
   const { policy, tool } = options
   if (!policy) return
   checkReal(real, options, absolute)
@@ -164,13 +170,13 @@ async function verify(handle: FileHandle, real: string, stats: Stats, absolute: 
     above.push(dir)
     if (dir === dirname(dir)) break
   }
-  const found = await Promise.all(above.map((dir) => stat(dir).catch(() => undefined)))
-  for (const [index, info] of found.entries()) {
-    const seenAt = info && policy.identities.get(identity(info))
+  for (const dir of above) {
+    const info = statSync(dir, { throwIfNoEntry: false })
+    if (!info) throw moved(tool, absolute, dir)
+    const seenAt = policy.identities.get(identity(info))
     if (seenAt !== undefined) throw renamed(seenAt)
-    if (!info) throw moved(tool, absolute, above[index]!)
   }
-  const now = await fdReal(handle)
+  const now = fdReal(handle)
   if (now !== real) throw moved(tool, absolute, real)
 }
 

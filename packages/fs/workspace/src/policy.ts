@@ -1,4 +1,4 @@
-import { readdirSync, realpathSync, statSync } from 'node:fs'
+import { lstatSync, readdirSync, realpathSync, statSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path'
 
@@ -127,8 +127,9 @@ export function identity(stats: { dev: number; ino: number }): string {
 export function hiddenBy(path: string, rules: readonly HiddenRule[]): HiddenRule | undefined {
   for (const rule of rules) {
     if (!within(path, rule.parent) || path === rule.parent) continue
-    const rest = path.slice(rule.parent.length + (rule.parent.endsWith(sep) ? 0 : 1))
-    const first = rest.split(sep, 1)[0]!
+    const start = rule.parent.length + (rule.parent.endsWith(sep) ? 0 : 1)
+    const end = path.indexOf(sep, start)
+    const first = path.slice(start, end === -1 ? undefined : end)
     if (typeof rule.name === 'string' ? first === rule.name : rule.name.test(first)) return rule
   }
   return undefined
@@ -151,4 +152,71 @@ export function broadness(root: string): string | undefined {
     }
   }
   return undefined
+}
+
+/** A hidden identity that left the path it was seen at: where it is now (undefined: not in any root), and when looked. */
+export interface Moved {
+  readonly path: string | undefined
+  readonly seenAt: string
+  readonly at: number
+}
+
+/** How often the roots are walked again for a moved hidden directory that was not found in them. */
+const RELOOK_MS = 5000
+/** Most directories one walk looks at: the walk is synchronous, and a huge tree must not stall the process. */
+const WALK_LIMIT = 200_000
+
+/**
+ * Where the hidden entries that are not at their path any more are now, inside `roots`: a directory renamed by a
+ * command or by the host (`mv ~/.config ~/.config.x`) keeps its identity (dev:ino), so the roots are walked for it
+ * (rarely: once when it goes missing, then at most every RELOOK_MS while it is not found; a found one is checked by
+ * one stat). A deleted one is never found again. Returns the ones found, with the path they were seen at.
+ */
+export function relocated(identities: ReadonlyMap<string, string>, moved: Map<string, Moved>, roots: readonly string[], now: number): { path: string; seenAt: string }[] {
+  const missing = new Map<string, string>()
+  for (const [id, seenAt] of identities) {
+    const here = statSync(seenAt, { throwIfNoEntry: false })
+    if (here && identity(here) === id) {
+      moved.delete(id)
+      continue
+    }
+    const known = moved.get(id)
+    if (known?.path !== undefined) {
+      const there = lstatSync(known.path, { throwIfNoEntry: false })
+      if (there && identity(there) === id) continue
+    } else if (known && now - known.at < RELOOK_MS) continue
+    missing.set(id, seenAt)
+  }
+  if (missing.size > 0) {
+    const found = walkFor(new Set(missing.keys()), roots)
+    for (const [id, seenAt] of missing) moved.set(id, { path: found.get(id), seenAt, at: now })
+  }
+  const out: { path: string; seenAt: string }[] = []
+  for (const entry of moved.values()) if (entry.path !== undefined) out.push({ path: entry.path, seenAt: entry.seenAt })
+  return out
+}
+
+/** Breadth-first over the directories of `roots` (links not followed), looking for the identities in `wanted`. */
+function walkFor(wanted: Set<string>, roots: readonly string[]): Map<string, string> {
+  const found = new Map<string, string>()
+  const queue = [...roots]
+  for (let next = 0; next < queue.length && next < WALK_LIMIT && found.size < wanted.size; next++) {
+    const dir = queue[next]!
+    let entries
+    try {
+      entries = readdirSync(dir, { withFileTypes: true })
+    } catch {
+      continue
+    }
+    for (const entry of entries) {
+      const path = join(dir, entry.name)
+      if (!entry.isDirectory() && !entry.isFile()) continue
+      const stats = lstatSync(path, { throwIfNoEntry: false })
+      if (!stats) continue
+      const id = identity(stats)
+      if (wanted.has(id)) found.set(id, path)
+      else if (entry.isDirectory()) queue.push(path)
+    }
+  }
+  return found
 }
