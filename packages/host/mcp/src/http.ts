@@ -158,7 +158,7 @@ export async function serveHttp(ctx: Context, options: HttpOptions): Promise<Mcp
 
   const { token: _token, host: _host, port: _port, allowedHosts: _allowed, ...given } = options
   // Anyone with the token may connect: a client's roots may only narrow the server's own, never widen them (§17).
-  const connectOptions = { ...given, roots: given.roots ?? [given.cwd ?? process.cwd()] }
+  const connectOptions = { ...given, roots: given.roots ?? [given.cwd ?? process.cwd()], rootsAtFirstCall: true }
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?', 1)[0]
