@@ -25,7 +25,7 @@ test('the default export is the plugin: name, inject, Config, apply', () => {
 
 test('the config defaults are positive integers and rgPath is optional', () => {
   expect(Config({})).toEqual({
-    globMaxResults: 100, grepMaxMatches: 250, grepMaxLineBytes: 2000, maxResultBytes: 30_000, rawOutputMaxBytes: 20_000_000, rgMaxMemoryBytes: 1_073_741_824, timeoutMs: 30_000,
+    globMaxResults: 100, grepMaxMatches: 250, grepMaxLineBytes: 2000, maxResultBytes: 30_000, rawOutputMaxBytes: 20_000_000, savedResultMaxBytes: 1_073_741_824, rgMaxMemoryBytes: 1_073_741_824, timeoutMs: 30_000,
     graceMs: 3000, stderrMaxBytes: 65_536,
   })
   expect(() => Config({ globMaxResults: 0 })).toThrow(/globMaxResults/)

@@ -1,0 +1,337 @@
+import { closeSync, mkdtempSync, openSync, readSync, rmdirSync, unlinkSync, writeSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { savedRow, savedRowPrefix } from './grep-text.ts'
+import { comparePaths } from './paths.ts'
+import { identity, NumberColumn, PathTable } from './path-table.ts'
+import type { MatchSink } from './records.ts'
+import type { GrepFileValue, GrepLineValue } from './values.ts'
+
+/*
+ * What grep keeps of a search of any size (docs/decisions/2026-12-02-search-at-scale.md): the first page's matches
+ * in path order (at most grepMaxMatches lines), and the complete result as saved rows, written to a temporary file
+ * as they arrive, a chunk at a time, each chunk's files in path order. What stays in memory is one chunk and a few
+ * numbers and the path per matching file; the chunks are merged into path order when the result is saved.
+ */
+
+/** A file's lines on the page, while the search runs. */
+interface PageFile {
+  readonly key: string
+  readonly path: string
+  readonly lines: GrepLineValue[]
+}
+
+/** The first `max` matching lines in path order, whatever order the files come in. */
+class PageKeeper {
+  /** In path order of their keys. */
+  private readonly files: PageFile[] = []
+  private kept = 0
+  private current: PageFile | undefined
+
+  constructor(private readonly max: number) {}
+
+  file(key: string, path: string): void {
+    const last = this.files[this.files.length - 1]
+    // A full page whose last file sorts before this one: none of its lines can be on the page.
+    if (this.kept >= this.max && last !== undefined && comparePaths(key, last.key) > 0) {
+      this.current = undefined
+      return
+    }
+    let lo = 0
+    let hi = this.files.length
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      if (comparePaths((this.files[mid] as PageFile).key, key) < 0) lo = mid + 1
+      else hi = mid
+    }
+    const found = this.files[lo]
+    if (found?.key === key) {
+      this.current = found
+      return
+    }
+    this.current = { key, path, lines: [] }
+    this.files.splice(lo, 0, this.current)
+  }
+
+  line(line: GrepLineValue): void {
+    const file = this.current
+    if (file === undefined) return
+    const lines = file.lines
+    // Lines come ascending within a file; were a file's matches ever to come apart, they still go in order.
+    let at = lines.length
+    while (at > 0 && (lines[at - 1] as GrepLineValue).line > line.line) at--
+    lines.splice(at, 0, line)
+    if (++this.kept <= this.max) return
+    // One line too many: the last line of the last file goes.
+    const last = this.files[this.files.length - 1] as PageFile
+    last.lines.pop()
+    this.kept--
+    if (last.lines.length === 0) {
+      this.files.pop()
+      if (last === this.current) this.current = undefined
+    }
+  }
+
+  values(): GrepFileValue[] {
+    return this.files.map(({ path, lines }) => ({ path, lines }))
+  }
+}
+
+/** A run of one file's rows inside the chunk being gathered. */
+interface ChunkRun {
+  /** Its entry in the run index. */
+  readonly entry: number
+  readonly rows: string[]
+}
+
+/**
+ * The complete result as saved rows. Rows are gathered in a chunk (at most `chunkChars` UTF-16 units); a full chunk
+ * is written to an unlinked temporary file with its files in path order, and each run of a file's rows gets an
+ * entry in the index (its path, first line, offset and bytes). At the end the entries are sorted into path order:
+ * each chunk's entries then come in the order they were written, so every chunk is read forward, once.
+ */
+class SavedRows {
+  private readonly keys = new PathTable()
+  private readonly firstLines = new NumberColumn()
+  private readonly offsets = new NumberColumn()
+  private readonly sizes = new NumberColumn()
+  /** Index entries of the chunks written so far: chunk `c` holds entries `chunkEnds[c - 1]..chunkEnds[c]`. */
+  private readonly chunkEnds: number[] = []
+  /** Where in the temporary file each chunk starts. */
+  private readonly chunkStarts: number[] = []
+  private chunk: ChunkRun[] = []
+  private chunkChars = 0
+  private run: ChunkRun | undefined
+  /** The file whose rows come now: its key and the start of its rows. */
+  private key = ''
+  private prefix = ''
+  private fd: number | undefined
+  /** UTF-8 bytes written to the temporary file. */
+  written = 0
+  /** Why the rows could not be kept (the temporary file failed); then nothing more is gathered. */
+  failure: string | undefined
+
+  constructor(private readonly maxChunkChars: number) {}
+
+  file(key: string, path: string): void {
+    this.key = key
+    this.prefix = savedRowPrefix(path)
+    this.run = undefined
+  }
+
+  line(line: GrepLineValue): void {
+    if (this.failure !== undefined) return
+    // A run begins with its first row: after a file is named, or when a chunk was written in the middle of a file.
+    if (this.run === undefined) {
+      this.run = { entry: this.keys.pushKey(this.key), rows: [] }
+      this.firstLines.push(line.line)
+      this.offsets.push(0)
+      this.sizes.push(0)
+      this.chunk.push(this.run)
+    }
+    const row = savedRow(this.prefix, line)
+    this.run.rows.push(row)
+    this.chunkChars += row.length
+  }
+
+  /** Writes the chunk when it is full; the UTF-8 bytes kept so far (written and gathered, about). */
+  flushIfFull(): void {
+    if (this.chunkChars >= this.maxChunkChars) this.flush()
+  }
+
+  /** Bytes the saved result holds so far: written, plus the chunk being gathered (counted as UTF-16 units). */
+  get bytes(): number {
+    return this.written + this.chunkChars
+  }
+
+  private flush(): void {
+    if (this.chunk.length === 0 || this.failure !== undefined) return
+    const chunk = this.chunk
+    const first = (chunk[0] as ChunkRun).entry
+    const order = this.sortChunk(first, chunk.length)
+    const texts: string[] = []
+    let offset = this.written
+    for (const entry of order) {
+      const text = (chunk[entry - first] as ChunkRun).rows.join('')
+      const size = Buffer.byteLength(text, 'utf8')
+      this.offsets.set(entry, offset)
+      this.sizes.set(entry, size)
+      offset += size
+      texts.push(text)
+    }
+    const data = Buffer.from(texts.join(''), 'utf8')
+    try {
+      this.fd ??= openTemporary()
+      for (let at = 0; at < data.length;) at += writeSync(this.fd, data, at, data.length - at, this.written + at)
+    } catch (error) {
+      this.failure = (error as Error)?.message ?? String(error)
+      this.close()
+      return
+    }
+    this.chunkStarts.push(this.written)
+    this.chunkEnds.push(first + chunk.length)
+    this.written += data.length
+    // The file being gathered goes on in the next chunk, as a new run.
+    this.chunk = []
+    this.chunkChars = 0
+    this.run = undefined
+  }
+
+  /** Entries `first..first + count` in path order, a file's runs by first line, then as they came. */
+  private sortChunk(first: number, count: number): Uint32Array {
+    const order = identity(count, first)
+    this.keys.sortInPathOrder(order, 0, count, (a, b) => this.firstLines.at(a) - this.firstLines.at(b) || a - b)
+    return order
+  }
+
+  /**
+   * The saved text after its header, in parts of about `partBytes`: every row in path order. Reads the temporary
+   * file once, each chunk forward. The parts are fresh buffers.
+   */
+  *parts(partBytes = 1 << 20): Generator<Buffer> {
+    this.flush()
+    if (this.failure !== undefined) throw new Error(this.failure)
+    const total = this.keys.length
+    const order = identity(total)
+    this.keys.sortInPathOrder(order, 0, total, (a, b) => this.firstLines.at(a) - this.firstLines.at(b) || this.offsets.at(a) - this.offsets.at(b))
+    const readers = this.chunkStarts.map((start) => new ForwardReader(this.fd as number, start, Math.min(partBytes, 1 << 16)))
+    const chunkOf = (entry: number): number => {
+      let lo = 0
+      let hi = this.chunkEnds.length - 1
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1
+        if ((this.chunkEnds[mid] as number) > entry) hi = mid
+        else lo = mid + 1
+      }
+      return lo
+    }
+    let part = Buffer.allocUnsafe(partBytes)
+    let used = 0
+    for (const entry of order) {
+      let size = this.sizes.at(entry)
+      const reader = readers[chunkOf(entry)] as ForwardReader
+      while (size > 0) {
+        if (used === part.length) {
+          yield part
+          part = Buffer.allocUnsafe(partBytes)
+          used = 0
+        }
+        const n = Math.min(size, part.length - used)
+        reader.read(part, used, n)
+        used += n
+        size -= n
+      }
+    }
+    if (used > 0) yield part.subarray(0, used)
+  }
+
+  close(): void {
+    if (this.fd === undefined) return
+    try {
+      closeSync(this.fd)
+    } catch {
+      // Gone either way.
+    }
+    this.fd = undefined
+  }
+}
+
+/** A temporary file only this process can reach: created 0600 in a fresh 0700 directory, then unlinked at once. */
+function openTemporary(): number {
+  const dir = mkdtempSync(join(tmpdir(), 'dsh-grep-'))
+  const path = join(dir, 'rows')
+  try {
+    const fd = openSync(path, 'wx+', 0o600)
+    unlinkSync(path)
+    return fd
+  } finally {
+    rmdirSync(dir)
+  }
+}
+
+/** Reads a region of a file forward, through a buffer. */
+class ForwardReader {
+  private readonly buffer: Buffer
+  private start = 0
+  private length = 0
+
+  constructor(private readonly fd: number, private position: number, size: number) {
+    this.buffer = Buffer.allocUnsafe(size)
+  }
+
+  /** The next `n` bytes of the region into `target[at..at + n)`. */
+  read(target: Buffer, at: number, n: number): void {
+    while (n > 0) {
+      if (this.length === 0) {
+        this.start = 0
+        this.length = readSync(this.fd, this.buffer, 0, this.buffer.length, this.position)
+        if (this.length === 0) throw new Error('the temporary file of the saved rows ended early')
+        this.position += this.length
+      }
+      const take = Math.min(n, this.length)
+      this.buffer.copy(target, at, this.start, this.start + take)
+      this.start += take
+      this.length -= take
+      at += take
+      n -= take
+    }
+  }
+}
+
+/**
+ * Where grep's records go: counted, the first page kept in path order, and — when the result can be saved — every
+ * row gathered for the saved result.
+ */
+export class GrepResults implements MatchSink {
+  private readonly page: PageKeeper
+  private readonly rows: SavedRows | undefined
+  total = 0
+
+  /** `chunkChars` undefined: the complete result cannot be saved anyway (no store, no session), so no rows are kept. */
+  constructor(maxMatches: number, chunkChars: number | undefined) {
+    this.page = new PageKeeper(maxMatches)
+    this.rows = chunkChars === undefined ? undefined : new SavedRows(chunkChars)
+  }
+
+  file(key: string, path: string): void {
+    this.page.file(key, path)
+    this.rows?.file(key, path)
+  }
+
+  line(line: GrepLineValue): void {
+    this.total++
+    this.page.line(line)
+    this.rows?.line(line)
+  }
+
+  /** Called after each chunk of ripgrep's output: a full chunk of rows goes to the temporary file. */
+  settle(): void {
+    this.rows?.flushIfFull()
+  }
+
+  /** Bytes of the saved result so far (0 when nothing is kept). */
+  get savedBytes(): number {
+    return this.rows?.bytes ?? 0
+  }
+
+  /** The first page's files, in path order, lines ascending. */
+  files(): GrepFileValue[] {
+    return this.page.values()
+  }
+
+  /** Why the rows could not be kept, if they could not. */
+  get failure(): string | undefined {
+    return this.rows?.failure
+  }
+
+  /** The saved text: the header line, then every row in path order. */
+  *saved(header: string): Generator<Buffer> {
+    if (this.rows === undefined) throw new Error('the rows were not kept')
+    yield Buffer.from(`${header}\n`, 'utf8')
+    yield* this.rows.parts()
+  }
+
+  [Symbol.dispose](): void {
+    this.rows?.close()
+  }
+}
