@@ -112,7 +112,31 @@ export function exitMessage(tool: ToolName, exitCode: number | null, stderr: str
  * message quotes the model's pattern instead (bounded) and keeps ripgrep's reason (`error: unclosed group`).
  */
 export function invalidPatternMessage(tool: ToolName, pattern: string, stderr: string): string {
-  return `invalid ${tool} pattern "${quoteArg(pattern)}": ${patternReason(stderr)}`
+  const reason = patternReason(stderr)
+  return `invalid ${tool} pattern "${quoteArg(pattern)}": ${reason}${tool === 'grep' ? escapeHint(pattern, reason) : ''}`
+}
+
+// The metacharacter each of ripgrep's parse errors is about, when it was likely meant literally.
+const UNESCAPED: readonly (readonly [RegExp, (pattern: string) => string | undefined])[] = [
+  [/: unclosed group$/, () => '('],
+  [/: unopened group$/, () => ')'],
+  [/: unclosed character class$/, () => '['],
+  [/: repetition operator missing expression$/, (pattern) => /[*+?]/.exec(pattern)?.[0]],
+  [/: (?:unclosed counted repetition|repetition quantifier expects a valid decimal|decimal literal empty)$/, () => '{'],
+]
+const METACHARACTERS = /[()[\]{}+*?|^$.]/g
+
+/**
+ * How to escape the metacharacter a regex parse error is about (`foo(` → `foo\(`), for a pattern that was likely
+ * meant as text; '' when the error is of another kind. A trailing lone backslash gets its own hint.
+ */
+function escapeHint(pattern: string, reason: string): string {
+  if (!reason.startsWith('regex parse error')) return ''
+  if (/(?:^|[^\\])(?:\\\\)*\\$/.test(pattern)) return '. The pattern ends with a lone backslash, which escapes nothing: write \\\\ to match a backslash'
+  const char = UNESCAPED.find(([kind]) => kind.test(reason))?.[1](pattern)
+  if (char === undefined) return ''
+  if (pattern.includes('\\')) return `. To match ${char} literally, escape it with a backslash: \\${char}`
+  return `. To match ${char} literally, escape it with a backslash; the whole pattern as literal text is ${quoteArg(pattern.replace(METACHARACTERS, '\\$&'))}`
 }
 
 function patternReason(stderr: string): string {

@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { afterEach, expect, test } from 'vitest'
 import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
 import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
@@ -84,4 +86,24 @@ test('the README states the exact prompt texts, descriptions and parameter descr
       expect(readme).toContain(`"${key}": { "minLength": 1, "description": ${JSON.stringify(property.description)}, "type": "string" }`)
     }
   }
+})
+
+test('no import circle inside the package: the value types live apart, so parser and renderer never import each other', () => {
+  const dir = join(dirname(fileURLToPath(import.meta.url)), '..', 'src')
+  const imports = new Map<string, string[]>()
+  for (const file of readdirSync(dir).filter((name) => name.endsWith('.ts'))) {
+    const source = readFileSync(join(dir, file), 'utf8')
+    imports.set(file, [...source.matchAll(/^import[^'"]*['"]\.\/([\w-]+\.ts)['"]/gm)].map((match) => match[1] as string))
+  }
+  const circles: string[] = []
+  const visit = (file: string, path: string[]): void => {
+    if (path.includes(file)) {
+      circles.push([...path.slice(path.indexOf(file)), file].join(' → '))
+      return
+    }
+    for (const next of imports.get(file) ?? []) visit(next, [...path, file])
+  }
+  for (const file of imports.keys()) visit(file, [])
+  expect(circles).toEqual([])
+  expect(imports.get('records.ts')).not.toContain('grep-text.ts')
 })

@@ -143,7 +143,7 @@ test('an invalid regex of ~69 KB is SEARCH_INVALID_PATTERN with rg\'s leading "r
   const pattern = `${'(a|b)'.repeat(14_000)}(`
   const result = await h.call('grep', { pattern })
   expect(result.error?.code).toBe('SEARCH_INVALID_PATTERN')
-  expect(result.content[0].text).toBe(`Error: invalid grep pattern "${pattern.slice(0, 297)}…": regex parse error: unclosed group`)
+  expect(result.content[0].text).toBe(`Error: invalid grep pattern "${pattern.slice(0, 297)}…": regex parse error: unclosed group. To match ( literally, escape it with a backslash; the whole pattern as literal text is ${pattern.replace(/[()|]/g, '\\$&').slice(0, 297)}…`)
 })
 
 test('a binary that cannot be started is SEARCH_FAILED naming it and the cause (config rgPath override)', async () => {

@@ -139,7 +139,7 @@ describe('error messages', () => {
 
   test('an invalid pattern quotes the model\'s pattern, not ripgrep\'s rewritten one, with ripgrep\'s kind and reason', () => {
     expect(invalidPatternMessage('grep', 'a(', 'rg: regex parse error:\n    (?:a()\n       ^\nerror: unclosed group\n')).toBe(
-      'invalid grep pattern "a(": regex parse error: unclosed group')
+      'invalid grep pattern "a(": regex parse error: unclosed group. To match ( literally, escape it with a backslash; the whole pattern as literal text is a\\(')
     expect(invalidPatternMessage('grep', '(a|b){100}', 'rg: error building NFA\n')).toBe(
       'invalid grep pattern "(a|b){100}": error building NFA (the regex is too large or repeats too much to compile; simplify it)')
   })
@@ -147,7 +147,7 @@ describe('error messages', () => {
   test('every error text is bounded: an argument is quoted once, at most 300 bytes of it', () => {
     const huge = `(${'x'.repeat(70_000)}`
     const message = invalidPatternMessage('grep', huge, `rg: regex parse error:\n    (?:${huge})\n    ^\nerror: unclosed group\n`)
-    expect(message).toBe(`invalid grep pattern "(${'x'.repeat(296)}…": regex parse error: unclosed group`)
+    expect(message).toBe(`invalid grep pattern "(${'x'.repeat(296)}…": regex parse error: unclosed group. To match ( literally, escape it with a backslash; the whole pattern as literal text is \\(${'x'.repeat(295)}…`)
     expect(missingPathMessage('grep', 'p'.repeat(300_000))).toBe(`grep search failed: ${'p'.repeat(297)}…: no such file or directory`)
     expect(bytes(exitMessage('grep', 2, `rg: ${'y'.repeat(100_000)}\n`.repeat(20)))).toBeLessThanOrEqual(2100)
   })
