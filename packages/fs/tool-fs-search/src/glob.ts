@@ -168,10 +168,11 @@ class Listing {
     const order = new Uint32Array(n)
     const next = starts.slice(0, distinct.length)
     for (let i = 0; i < n; i++) order[(next[ranks[i] as number] as number)++] = i
+    const inPathOrder = this.paths.sorter()
     for (let r = 0; r < distinct.length; r++) {
       const lo = starts[r] as number
       const hi = starts[r + 1] as number
-      if (hi - lo > 1) this.paths.sortInPathOrder(order, lo, hi)
+      if (hi - lo > 1) inPathOrder(order, lo, hi)
     }
     return order
   }

@@ -77,31 +77,28 @@ class PageKeeper {
   }
 }
 
-/** A run of one file's rows inside the chunk being gathered. */
-interface ChunkRun {
-  /** Its entry in the run index. */
-  readonly entry: number
-  readonly rows: string[]
-}
-
 /**
- * The complete result as saved rows. Rows are gathered in a chunk (at most `chunkChars` UTF-16 units); a full chunk
- * is written to an unlinked temporary file with its files in path order, and each run of a file's rows gets an
+ * The complete result as saved rows. Rows are gathered as UTF-8 in one chunk buffer (at most `chunkBytes`); a full
+ * chunk is written to an unlinked temporary file with its files in path order, and each run of a file's rows has an
  * entry in the index (its path, first line, offset and bytes). At the end the entries are sorted into path order:
  * each chunk's entries then come in the order they were written, so every chunk is read forward, once.
  */
 class SavedRows {
   private readonly keys = new PathTable()
   private readonly firstLines = new NumberColumn()
+  /** Of each entry: where its rows start (in the chunk while it is gathered, then in the temporary file), how long. */
   private readonly offsets = new NumberColumn()
   private readonly sizes = new NumberColumn()
   /** Index entries of the chunks written so far: chunk `c` holds entries `chunkEnds[c - 1]..chunkEnds[c]`. */
   private readonly chunkEnds: number[] = []
   /** Where in the temporary file each chunk starts. */
   private readonly chunkStarts: number[] = []
-  private chunk: ChunkRun[] = []
-  private chunkChars = 0
-  private run: ChunkRun | undefined
+  private chunk: Buffer | undefined
+  private used = 0
+  /** The first entry of the chunk being gathered. */
+  private chunkFirst = 0
+  /** The entry of the run being gathered (-1 before its first row). */
+  private run = -1
   /** The file whose rows come now: its key and the start of its rows. */
   private key = ''
   private prefix = ''
@@ -111,70 +108,71 @@ class SavedRows {
   /** Why the rows could not be kept (the temporary file failed); then nothing more is gathered. */
   failure: string | undefined
 
-  constructor(private readonly maxChunkChars: number) {}
+  constructor(private readonly chunkBytes: number) {}
 
   file(key: string, path: string): void {
     this.key = key
     this.prefix = savedRowPrefix(path)
-    this.run = undefined
+    this.run = -1
   }
 
   line(line: GrepLineValue): void {
     if (this.failure !== undefined) return
-    // A run begins with its first row: after a file is named, or when a chunk was written in the middle of a file.
-    if (this.run === undefined) {
-      this.run = { entry: this.keys.pushKey(this.key), rows: [] }
-      this.firstLines.push(line.line)
-      this.offsets.push(0)
-      this.sizes.push(0)
-      this.chunk.push(this.run)
-    }
     const row = savedRow(this.prefix, line)
-    this.run.rows.push(row)
-    this.chunkChars += row.length
+    // At most 3 UTF-8 bytes per UTF-16 unit: a row that might not fit in the chunk's room ends the chunk first.
+    if (this.chunk === undefined || this.used + 3 * row.length > this.chunk.length) {
+      if (this.used > 0) this.flush()
+      if (this.failure !== undefined) return
+      if (this.chunk === undefined || 3 * row.length > this.chunk.length) this.chunk = Buffer.allocUnsafe(Math.max(this.chunkBytes, 3 * row.length))
+    }
+    // A run begins with its first row: after a file is named, or when a chunk was written in the middle of a file.
+    if (this.run === -1) {
+      this.run = this.keys.pushKey(this.key)
+      this.firstLines.push(line.line)
+      this.offsets.push(this.used)
+      this.sizes.push(0)
+    }
+    const size = this.chunk.write(row, this.used, 'utf8')
+    this.used += size
+    this.sizes.set(this.run, this.sizes.at(this.run) + size)
   }
 
-  /** Writes the chunk when it is full; the UTF-8 bytes kept so far (written and gathered, about). */
-  flushIfFull(): void {
-    if (this.chunkChars >= this.maxChunkChars) this.flush()
-  }
-
-  /** Bytes the saved result holds so far: written, plus the chunk being gathered (counted as UTF-16 units). */
+  /** Bytes the saved result holds so far: written, and gathered in the chunk. */
   get bytes(): number {
-    return this.written + this.chunkChars
+    return this.written + this.used
   }
 
   private flush(): void {
-    if (this.chunk.length === 0 || this.failure !== undefined) return
     const chunk = this.chunk
-    const first = (chunk[0] as ChunkRun).entry
-    const order = this.sortChunk(first, chunk.length)
-    const texts: string[] = []
-    let offset = this.written
+    if (chunk === undefined || this.used === 0 || this.failure !== undefined) return
+    const first = this.chunkFirst
+    const count = this.keys.length - first
+    const order = this.sortChunk(first, count)
+    // The chunk's runs in path order, into a buffer of their own, each entry's offset now its place in the file.
+    const data = Buffer.allocUnsafe(this.used)
+    let at = 0
     for (const entry of order) {
-      const text = (chunk[entry - first] as ChunkRun).rows.join('')
-      const size = Buffer.byteLength(text, 'utf8')
-      this.offsets.set(entry, offset)
-      this.sizes.set(entry, size)
-      offset += size
-      texts.push(text)
+      const start = this.offsets.at(entry)
+      const size = this.sizes.at(entry)
+      chunk.copy(data, at, start, start + size)
+      this.offsets.set(entry, this.written + at)
+      at += size
     }
-    const data = Buffer.from(texts.join(''), 'utf8')
     try {
       this.fd ??= openTemporary()
-      for (let at = 0; at < data.length;) at += writeSync(this.fd, data, at, data.length - at, this.written + at)
+      for (let done = 0; done < data.length;) done += writeSync(this.fd, data, done, data.length - done, this.written + done)
     } catch (error) {
       this.failure = (error as Error)?.message ?? String(error)
       this.close()
       return
     }
     this.chunkStarts.push(this.written)
-    this.chunkEnds.push(first + chunk.length)
+    this.chunkEnds.push(first + count)
     this.written += data.length
     // The file being gathered goes on in the next chunk, as a new run.
-    this.chunk = []
-    this.chunkChars = 0
-    this.run = undefined
+    this.chunkFirst = first + count
+    this.used = 0
+    this.run = -1
   }
 
   /** Entries `first..first + count` in path order, a file's runs by first line, then as they came. */
@@ -287,10 +285,10 @@ export class GrepResults implements MatchSink {
   private readonly rows: SavedRows | undefined
   total = 0
 
-  /** `chunkChars` undefined: the complete result cannot be saved anyway (no store, no session), so no rows are kept. */
-  constructor(maxMatches: number, chunkChars: number | undefined) {
+  /** `chunkBytes` undefined: the complete result cannot be saved anyway (no store, no session), so no rows are kept. */
+  constructor(maxMatches: number, chunkBytes: number | undefined) {
     this.page = new PageKeeper(maxMatches)
-    this.rows = chunkChars === undefined ? undefined : new SavedRows(chunkChars)
+    this.rows = chunkBytes === undefined ? undefined : new SavedRows(chunkBytes)
   }
 
   file(key: string, path: string): void {
@@ -302,11 +300,6 @@ export class GrepResults implements MatchSink {
     this.total++
     this.page.line(line)
     this.rows?.line(line)
-  }
-
-  /** Called after each chunk of ripgrep's output: a full chunk of rows goes to the temporary file. */
-  settle(): void {
-    this.rows?.flushIfFull()
   }
 
   /** Bytes of the saved result so far (0 when nothing is kept). */

@@ -13,8 +13,8 @@ import { endRecords, judgeExit, RipgrepOutOfMemory, runRipgrep, searchDeadline }
 import { cannotSave, confineRoot, deliver, isDirectory, type SearchServices, sessionCwd } from './search.ts'
 import type { GrepValue } from './values.ts'
 
-/** Saved rows gathered in memory before they go to the temporary file, at most (UTF-16 units). */
-const CHUNK_CHARS = 8 * 1024 * 1024
+/** Saved rows gathered in memory before they go to the temporary file, at most (UTF-8 bytes). */
+const CHUNK_BYTES = 4 * 1024 * 1024
 
 /** `grep`: every line matching `pattern` below `path`, grouped by file in path order, lines ascending. */
 export async function grep(services: SearchServices, args: GrepArgs, exec: ToolExecution): Promise<ToolOutput<GrepValue>> {
@@ -97,7 +97,7 @@ async function search1(services: SearchServices, args: GrepArgs, exec: ToolExecu
   // Rows are kept for the saved result only when it can be saved; they go to disk a chunk at a time, so what is held
   // is a chunk, the first page, and a path and a few numbers per matching file.
   const unsaved = cannotSave(services, exec)
-  const results = new GrepResults(config.grepMaxMatches, unsaved === undefined ? Math.min(CHUNK_CHARS, config.rawOutputMaxBytes) : undefined)
+  const results = new GrepResults(config.grepMaxMatches, unsaved === undefined ? Math.min(CHUNK_BYTES, config.rawOutputMaxBytes) : undefined)
   try {
     const collector = new GrepCollector(root, config.grepMaxLineBytes, results)
     const splitter = new RecordSplitter(0x0a, collector.record)
@@ -114,7 +114,6 @@ async function search1(services: SearchServices, args: GrepArgs, exec: ToolExecu
       onOutput: (chunk) => {
         splitter.push(chunk)
         if (splitter.pendingLength > config.rawOutputMaxBytes) throw new SearchError(recordOverflowMessage('grep', config.rawOutputMaxBytes), { code: SearchErrorCode.SEARCH_RAW_OUTPUT_OVERFLOW })
-        results.settle()
         if (results.savedBytes > config.savedResultMaxBytes) throw new SearchError(savedOverflowMessage('grep', config.savedResultMaxBytes, results.total), { code: SearchErrorCode.SEARCH_RAW_OUTPUT_OVERFLOW })
       },
     })

@@ -80,12 +80,6 @@ export class PathTable {
     return this.buffer.toString('latin1', this.start(index), this.end(index))
   }
 
-  /** Whether entry `index` holds only ASCII bytes. */
-  isAscii(index: number): boolean {
-    for (let i = this.start(index), end = this.end(index); i < end; i++) if ((this.buffer[i] as number) > 0x7f) return false
-    return true
-  }
-
   /**
    * Sorts `order[lo..hi)` (entry indices) into path order: component by component, each component bytewise — the
    * order of `rg --sort=path`. A multikey (three-way radix) quicksort on the bytes: a long shared prefix such as
@@ -93,20 +87,38 @@ export class PathTable {
    * particular order; `tie` (when given) orders them.
    */
   sortInPathOrder(order: Uint32Array, lo = 0, hi = order.length, tie?: (a: number, b: number) => number): void {
-    if (hi - lo < 2) return
-    this.multikey(order, lo, hi, 0, tie)
+    if (hi - lo >= 2) this.sorter(tie)(order, lo, hi)
   }
+
+  /** sortInPathOrder for many ranges over the entries there are now: the bounds are read once. */
+  sorter(tie?: (a: number, b: number) => number): (order: Uint32Array, lo: number, hi: number) => void {
+    // Entry i's bytes are buffer[bounds[i]..bounds[i + 1]): one typed array read per bound, no call.
+    const bounds = new Float64Array(this.starts.length + 1)
+    bounds.set(this.starts.values())
+    bounds[this.starts.length] = this.used
+    const sorter = new Sorter(this.buffer, bounds, tie)
+    return (order, lo, hi) => sorter.sort(order, lo, hi, 0)
+  }
+}
+
+/** The multikey quicksort of PathTable.sortInPathOrder, over a snapshot of its bounds. */
+class Sorter {
+  constructor(
+    private readonly buffer: Buffer,
+    private readonly bounds: Float64Array,
+    private readonly tie?: (a: number, b: number) => number,
+  ) {}
 
   /** Byte `d` of entry `index` in path order: the end of the path lowest, then `/`, then every byte. */
   private rank(index: number, d: number): number {
-    const at = this.start(index) + d
-    if (at >= this.end(index)) return -2
+    const at = (this.bounds[index] as number) + d
+    if (at >= (this.bounds[index + 1] as number)) return -2
     const c = this.buffer[at] as number
     return c === 0x2f ? -1 : c
   }
 
   /** Path order of entries `a` and `b`, both known to share their first `d` bytes. */
-  compare(a: number, b: number, d = 0): number {
+  compare(a: number, b: number, d: number): number {
     for (;; d++) {
       const x = this.rank(a, d)
       const y = this.rank(b, d)
@@ -115,11 +127,12 @@ export class PathTable {
     }
   }
 
-  private multikey(order: Uint32Array, lo: number, hi: number, d: number, tie: ((a: number, b: number) => number) | undefined): void {
+  sort(order: Uint32Array, lo: number, hi: number, d: number): void {
+    const { tie } = this
     while (hi - lo > 1) {
       if (hi - lo <= SMALL) {
         for (let i = lo + 1; i < hi; i++) {
-          for (let j = i; j > lo && this.ordered(order[j - 1] as number, order[j] as number, d, tie) > 0; j--) swap(order, j, j - 1)
+          for (let j = i; j > lo && this.ordered(order[j - 1] as number, order[j] as number, d) > 0; j--) swap(order, j, j - 1)
         }
         return
       }
@@ -133,8 +146,8 @@ export class PathTable {
         else if (c > pivot) swap(order, i, gt--)
         else i++
       }
-      this.multikey(order, lo, lt, d, tie)
-      this.multikey(order, gt + 1, hi, d, tie)
+      this.sort(order, lo, lt, d)
+      this.sort(order, gt + 1, hi, d)
       if (pivot === -2) {
         // The middle part holds equal paths.
         if (tie !== undefined && gt + 1 - lt > 1) insertionSort(order, lt, gt + 1, tie)
@@ -146,9 +159,9 @@ export class PathTable {
     }
   }
 
-  private ordered(a: number, b: number, d: number, tie: ((a: number, b: number) => number) | undefined): number {
+  private ordered(a: number, b: number, d: number): number {
     const byPath = this.compare(a, b, d)
-    return byPath !== 0 || tie === undefined ? byPath : tie(a, b)
+    return byPath !== 0 || this.tie === undefined ? byPath : this.tie(a, b)
   }
 }
 

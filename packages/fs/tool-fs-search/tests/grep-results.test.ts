@@ -17,17 +17,16 @@ test('any arrival order and any chunk size give the saved rows in path order and
     fc.integer({ min: 1, max: 200 }),
     fc.integer({ min: 1, max: 15 }),
     fc.nat(),
-    (keys, counts, chunkChars, maxMatches, seed) => {
+    (keys, counts, chunkBytes, maxMatches, seed) => {
       // Shuffle the files deterministically from the seed: ripgrep's threads finish them in any order.
       const order = keys.map((key, i) => ({ key, rank: (i * 2654435761 + seed) % 1000 })).sort((x, y) => x.rank - y.rank).map((entry) => entry.key)
-      const results = new GrepResults(maxMatches, chunkChars)
+      const results = new GrepResults(maxMatches, chunkBytes)
       const expected: { key: string; rows: string[]; lines: GrepLineValue[] }[] = []
       for (const key of order) {
         const lines = Array.from({ length: counts[keys.indexOf(key)] as number }, (_, l): GrepLineValue => ({ line: l * 3 + 1, preview: `${key} row ${l}`, truncated: l % 4 === 3 }))
         results.file(key, key)
         for (const line of lines) {
           results.line(line)
-          results.settle()
         }
         expected.push({ key, rows: lines.map((line) => savedRow(savedRowPrefix(key), line)), lines })
       }
