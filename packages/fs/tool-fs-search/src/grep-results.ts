@@ -94,6 +94,8 @@ class SavedRows {
   /** Where in the temporary file each chunk starts. */
   private readonly chunkStarts: number[] = []
   private chunk: Buffer | undefined
+  /** Where a chunk's runs are put in path order before they are written: allocated once, like the chunk. */
+  private ordered: Buffer | undefined
   private used = 0
   /** The first entry of the chunk being gathered. */
   private chunkFirst = 0
@@ -149,7 +151,8 @@ class SavedRows {
     const count = this.keys.length - first
     const order = this.sortChunk(first, count)
     // The chunk's runs in path order, into a buffer of their own, each entry's offset now its place in the file.
-    const data = Buffer.allocUnsafe(this.used)
+    if (this.ordered === undefined || this.ordered.length < this.used) this.ordered = Buffer.allocUnsafe(chunk.length)
+    const data = this.ordered.subarray(0, this.used)
     let at = 0
     for (const entry of order) {
       const start = this.offsets.at(entry)
@@ -184,7 +187,8 @@ class SavedRows {
 
   /**
    * The saved text after its header, in parts of about `partBytes`: every row in path order. Reads the temporary
-   * file once, each chunk forward. The parts are fresh buffers.
+   * file once, each chunk forward. Each part is the same buffer, filled again once the next part is asked for (the
+   * spill seam allows that): memory stays one part, whatever the size.
    */
   *parts(partBytes = 1 << 20): Generator<Buffer> {
     this.flush()
@@ -203,7 +207,7 @@ class SavedRows {
       }
       return lo
     }
-    let part = Buffer.allocUnsafe(partBytes)
+    const part = Buffer.allocUnsafe(partBytes)
     let used = 0
     for (const entry of order) {
       let size = this.sizes.at(entry)
@@ -211,7 +215,6 @@ class SavedRows {
       while (size > 0) {
         if (used === part.length) {
           yield part
-          part = Buffer.allocUnsafe(partBytes)
           used = 0
         }
         const n = Math.min(size, part.length - used)
