@@ -1,5 +1,5 @@
 /*
- * Paths kept by the thousand without an object each: their bytes in one growing buffer, their numbers in typed
+ * Paths kept by the thousand without an object each: their bytes in blocks of a megabyte, their numbers in typed
  * columns. A search of half a million files then holds its paths and a few numbers per file, nothing more
  * (docs/decisions/2026-12-02-search-at-scale.md).
  */
@@ -32,33 +32,61 @@ export class NumberColumn {
   }
 }
 
-/** Paths as bytes, entry `i` at `bytes[start(i)..start(i + 1))`; entries are only ever appended. */
+/** A growing column of 32-bit unsigned integers; `data` is read in place (its first `length` values count). */
+class Uint32Column {
+  data = new Uint32Array(1024)
+  length = 0
+
+  push(value: number): void {
+    if (this.length === this.data.length) {
+      const grown = new Uint32Array(this.data.length * 2)
+      grown.set(this.data)
+      this.data = grown
+    }
+    this.data[this.length++] = value
+  }
+}
+
+/** Paths are stored in blocks of this many bytes: no copy as the table grows, and at most one block unused. */
+const BLOCK_BYTES = 1 << 20
+
+/**
+ * Paths as bytes, entries only ever appended. Entry `i` is `blocks[block(i)][offset(i)..offset(i) + length(i))`: a
+ * path never spans two blocks (one longer than a block gets a block of its own).
+ */
 export class PathTable {
-  private buffer = Buffer.allocUnsafe(64 * 1024)
-  private used = 0
-  private starts = new NumberColumn()
+  private readonly blocks: Buffer[] = []
+  private room = 0
+  private readonly block = new Uint32Column()
+  private readonly offset = new Uint32Column()
+  private readonly size = new Uint32Column()
+  private total = 0
 
   get length(): number {
-    return this.starts.length
+    return this.size.length
   }
 
   /** Bytes of all paths together. */
   get bytes(): number {
-    return this.used
+    return this.total
   }
 
   /** Appends `source[from..to)` as a new entry; returns its index. */
   push(source: Buffer, from: number, to: number): number {
     const size = to - from
-    if (this.used + size > this.buffer.length) {
-      const grown = Buffer.allocUnsafe(Math.max(this.buffer.length * 2, this.used + size))
-      this.buffer.copy(grown, 0, 0, this.used)
-      this.buffer = grown
+    if (size > this.room || this.blocks.length === 0) {
+      this.blocks.push(Buffer.allocUnsafe(Math.max(BLOCK_BYTES, size)))
+      this.room = Math.max(BLOCK_BYTES, size)
     }
-    source.copy(this.buffer, this.used, from, to)
-    this.starts.push(this.used)
-    this.used += size
-    return this.starts.length - 1
+    const block = this.blocks[this.blocks.length - 1] as Buffer
+    const at = block.length - this.room
+    source.copy(block, at, from, to)
+    this.room -= size
+    this.total += size
+    this.block.push(this.blocks.length - 1)
+    this.offset.push(at)
+    this.size.push(size)
+    return this.size.length - 1
   }
 
   /** Appends a latin1 key (see pathKey: one character per byte). */
@@ -67,17 +95,10 @@ export class PathTable {
     return this.push(bytes, 0, bytes.length)
   }
 
-  private start(index: number): number {
-    return this.starts.at(index)
-  }
-
-  private end(index: number): number {
-    return index + 1 < this.starts.length ? this.starts.at(index + 1) : this.used
-  }
-
   /** Entry `index` as a latin1 key (see pathKey). */
   key(index: number): string {
-    return this.buffer.toString('latin1', this.start(index), this.end(index))
+    const start = this.offset.data[index] as number
+    return (this.blocks[this.block.data[index] as number] as Buffer).toString('latin1', start, start + (this.size.data[index] as number))
   }
 
   /**
@@ -90,30 +111,27 @@ export class PathTable {
     if (hi - lo >= 2) this.sorter(tie)(order, lo, hi)
   }
 
-  /** sortInPathOrder for many ranges over the entries there are now: the bounds are read once. */
+  /** sortInPathOrder for many ranges over the entries there are now. */
   sorter(tie?: (a: number, b: number) => number): (order: Uint32Array, lo: number, hi: number) => void {
-    // Entry i's bytes are buffer[bounds[i]..bounds[i + 1]): one typed array read per bound, no call.
-    const bounds = new Float64Array(this.starts.length + 1)
-    bounds.set(this.starts.values())
-    bounds[this.starts.length] = this.used
-    const sorter = new Sorter(this.buffer, bounds, tie)
+    const sorter = new Sorter(this.blocks, this.block.data, this.offset.data, this.size.data, tie)
     return (order, lo, hi) => sorter.sort(order, lo, hi, 0)
   }
 }
 
-/** The multikey quicksort of PathTable.sortInPathOrder, over a snapshot of its bounds. */
+/** The multikey quicksort of PathTable.sortInPathOrder, over the table's columns as they are. */
 class Sorter {
   constructor(
-    private readonly buffer: Buffer,
-    private readonly bounds: Float64Array,
+    private readonly blocks: readonly Buffer[],
+    private readonly block: Uint32Array,
+    private readonly offset: Uint32Array,
+    private readonly size: Uint32Array,
     private readonly tie?: (a: number, b: number) => number,
   ) {}
 
   /** Byte `d` of entry `index` in path order: the end of the path lowest, then `/`, then every byte. */
   private rank(index: number, d: number): number {
-    const at = (this.bounds[index] as number) + d
-    if (at >= (this.bounds[index + 1] as number)) return -2
-    const c = this.buffer[at] as number
+    if (d >= (this.size[index] as number)) return -2
+    const c = (this.blocks[this.block[index] as number] as Buffer)[(this.offset[index] as number) + d] as number
     return c === 0x2f ? -1 : c
   }
 
