@@ -29,7 +29,9 @@ export async function grep(services: SearchServices, args: GrepArgs, exec: ToolE
   const started = Date.now()
   // Within the budget the call really has: a timeout policy may give a shorter one than the tool's own.
   const deadlineMs = searchDeadline(exec.budgetMs ?? config.timeoutMs)
-  const search = { root, base, include, deadlineMs }
+  // Rows are kept for the saved result only when it can be saved (a store and a session), decided once per call.
+  const unsaved = cannotSave(services, exec)
+  const search = { root, base, include, deadlineMs, keepRows: unsaved === undefined }
 
   let found: Found
   let skipped: string[] | undefined
@@ -69,7 +71,6 @@ export async function grep(services: SearchServices, args: GrepArgs, exec: ToolE
     whole: (v) => wholeGrep(v, caps),
     page: (v) => pageGrep(v, caps),
     saved: (v) => {
-      const unsaved = cannotSave(services, exec)
       if (unsaved !== undefined) return { unsaved }
       const failure = results.failure
       if (failure !== undefined) return { unsaved: UNSAVED.failed(quoteArg(failure)) }
@@ -88,16 +89,16 @@ interface Search {
   readonly base: string
   readonly include: string | undefined
   readonly deadlineMs: number
+  readonly keepRows: boolean
 }
 
 /** One run of ripgrep, its records read into a GrepResults (which the caller disposes). */
 async function search1(services: SearchServices, args: GrepArgs, exec: ToolExecution, search: Search, noIgnoreDot: boolean): Promise<Found> {
   const { config } = services
   const { root, base, include, deadlineMs } = search
-  // Rows are kept for the saved result only when it can be saved; they go to disk a chunk at a time, so what is held
-  // is a chunk, the first page, and a path and a few numbers per matching file.
-  const unsaved = cannotSave(services, exec)
-  const results = new GrepResults(config.grepMaxMatches, unsaved === undefined ? Math.min(CHUNK_BYTES, config.rawOutputMaxBytes) : undefined)
+  // Saved rows go to disk a chunk at a time: what is held is a chunk, the first page, and a path and a few numbers
+  // per matching file.
+  const results = new GrepResults(config.grepMaxMatches, search.keepRows ? Math.min(CHUNK_BYTES, config.rawOutputMaxBytes) : undefined)
   try {
     const collector = new GrepCollector(root, config.grepMaxLineBytes, results)
     const splitter = new RecordSplitter(0x0a, collector.record)
