@@ -4,13 +4,13 @@
 // pass, medians of interleaved passes (issue 29: keep the recogniser only if it pays measurably;
 // docs/decisions/2026-12-02-rg-json-reader.md).
 //
-// Needs bench/corpus/tree (`node bench/run.mjs search` builds it) and `npx tsc -b`.
+// Builds the corpus of bench/corpus.mjs on first use; needs `npx tsc -b`.
 import { execFileSync } from 'node:child_process'
-import { existsSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { rgPath } from '@vscode/ripgrep'
 import { cutUtf8 } from '@deepseek-ai/dsh-text'
+import { buildCorpus } from './corpus.mjs'
 import { median, row, summaryRow } from './lib.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
@@ -19,7 +19,7 @@ const dist = join(here, '..', 'packages', 'fs', 'tool-fs-search', 'dist')
 const { GrepCollector, RecordSplitter } = await import(join(dist, 'records.js'))
 const { resolveRoot, relativeKey } = await import(join(dist, 'paths.js'))
 
-if (!existsSync(tree)) throw new Error('no corpus: run `node bench/run.mjs search` first')
+buildCorpus()
 const json = execFileSync(rgPath, ['--no-config', '--json', '--no-require-git', '--regexp=function', '--', tree], { maxBuffer: 1 << 30 })
 const root = resolveRoot(tree, undefined)
 const MAX = 2000

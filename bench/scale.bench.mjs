@@ -4,18 +4,15 @@
 // runs the tool. Each size and tool is measured in a fresh Node process (this file, run with --child), so that its
 // peak RSS (getrusage maxrss) is that call's and nothing else's.
 //
-// Needs the corpus of bench/search.bench.mjs (bench/corpus/tree; `node bench/run.mjs search` builds it) and
-// `npx tsc -b`. DSH_SCALE_SIZES=1,4 limits the sizes (the x10 copies take a minute to link and ~1 min to measure).
+// Builds the corpus of bench/corpus.mjs on first use; needs `npx tsc -b`. DSH_SCALE_SIZES=1,4 limits the sizes (the x10 copies take a minute to link and ~1 min to measure).
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { dirname, join } from 'node:path'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { performance } from 'node:perf_hooks'
+import { buildCorpus, corpus, tree, VCS } from './corpus.mjs'
 import { median, row, summaryRow } from './lib.mjs'
 
-const here = dirname(fileURLToPath(import.meta.url))
-const corpus = join(here, 'corpus')
-const tree = join(corpus, 'tree')
 const scale = join(corpus, 'scale')
 
 const GOALS = { grep: { ratio: 1.5, floor: 'bare rg --json function read to end' }, glob: { ratio: 1.3, floor: 'bare rg --files --sort=modified' } }
@@ -43,7 +40,7 @@ if (process.argv[2] === '--child') await child(process.argv[3], process.argv[4],
 else await main()
 
 async function main() {
-  if (!existsSync(join(tree, '.dsh-corpus.json'))) throw new Error('no corpus: run `node bench/run.mjs search` first, which builds bench/corpus/tree')
+  buildCorpus()
   const sizes = (process.env.DSH_SCALE_SIZES ?? '1,4,10').split(',').map(Number)
   console.log('\n# scale: the tool (fresh process per row, warm) vs the bare rg floor in the same process, paired medians')
   for (const copies of sizes) {
@@ -92,7 +89,7 @@ async function child(tool, root, rounds) {
   }
   const floorArgv = tool === 'grep'
     ? ['--no-config', '--json', '--no-require-git', '--regexp=function', '--', root]
-    : ['--no-config', '--files', '--null', '--glob=**/*.js', '--no-ignore', '--hidden', '--sort=modified', ...['.git', '.svn', '.hg', '.bzr', '.jj', '.sl'].map((d) => `--glob=!${d}/`), '--', root]
+    : ['--no-config', '--files', '--null', '--glob=**/*.js', '--no-ignore', '--hidden', '--sort=modified', ...VCS.map((d) => `--glob=!${d}/`), '--', root]
   const floor = () => new Promise((resolve, reject) => {
     const started = performance.now()
     const rg = spawn(rgPath, floorArgv, { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] })

@@ -36,7 +36,7 @@ export async function grep(services: SearchServices, args: GrepArgs, exec: ToolE
   let found: Found
   let skipped: string[] | undefined
   try {
-    found = await search1(services, args, exec, search, false)
+    found = await searchOnce(services, args, exec, search, false)
   } catch (error) {
     // ripgrep ran out of memory: an ignore file it cannot use is the likely cause. A .gitignore is named in the
     // error; when only .ignore / .rgignore files are to blame, they are skipped (--no-ignore-dot) and named in a note.
@@ -46,7 +46,7 @@ export async function grep(services: SearchServices, args: GrepArgs, exec: ToolE
     if (first === undefined) throw error
     if (!first.skippable) throw new SearchError(ignoreFileMessage(first, sessionCwd(exec)), { code: SearchErrorCode.SEARCH_FAILED, cause: error })
     skipped = hostile.map((file) => `${displayPath(sessionCwd(exec), file.path) || '.'} (${file.why})`)
-    found = await search1(services, args, exec, { ...search, deadlineMs: Math.max(1, deadlineMs - (Date.now() - started)) }, true)
+    found = await searchOnce(services, args, exec, { ...search, deadlineMs: Math.max(1, deadlineMs - (Date.now() - started)) }, true)
   }
   using results = found.results
   const { outcome } = found
@@ -93,7 +93,7 @@ interface Search {
 }
 
 /** One run of ripgrep, its records read into a GrepResults (which the caller disposes). */
-async function search1(services: SearchServices, args: GrepArgs, exec: ToolExecution, search: Search, noIgnoreDot: boolean): Promise<Found> {
+async function searchOnce(services: SearchServices, args: GrepArgs, exec: ToolExecution, search: Search, noIgnoreDot: boolean): Promise<Found> {
   const { config } = services
   const { root, base, include, deadlineMs } = search
   // Saved rows go to disk a chunk at a time: what is held is a chunk, the first page, and a path and a few numbers
