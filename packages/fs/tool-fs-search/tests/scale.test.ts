@@ -1,9 +1,10 @@
-import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, expect, test } from 'vitest'
 import { rgPath } from '@vscode/ripgrep'
 import LocalSpillStore from '@deepseek-ai/dsh-spill-local'
-import { alive, type Harness, harness, RecordingSubprocess, write } from './helpers.ts'
+import { alive, type Harness, harness, RecordingSubprocess, until, write } from './helpers.ts'
 import { comparePaths, pathKey } from '../src/paths.ts'
 
 // Searches past every in-memory bound (rawOutputMaxBytes set low, so the tests stay small) answer with the exact total
@@ -158,4 +159,25 @@ test('trap: a .ignore or .rgignore rg cannot use is skipped (--no-ignore-dot, ev
     '[Skipped an ignore file that ripgrep cannot use: .ignore (not a regular file: a symbolic link to /dev/zero, a character device). No .ignore or .rgignore rules were applied in this search (files they would hide were searched); fix or remove it to have them apply.]',
   ].join('\n\n'))
   expect(RecordingSubprocess.requests.map((request) => request.argv.includes('--no-ignore-dot'))).toEqual([false, true])
+})
+
+test('the temporary file of saved rows leaves no descriptor and no name behind: after a saved result, a disk-bound stop, a cancellation', async () => {
+  h = await withStore({ rawOutputMaxBytes: 1000, grepMaxMatches: 5 })
+  write(h.dir, Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`d${i % 3}/f${i}.txt`, 'hit\n'.repeat(40)])))
+  write(h.dir, { 'big.txt': 'hit hit\n'.repeat(100_000) })
+  const names = () => new Set(readdirSync(tmpdir()).filter((name) => name.startsWith('dsh-grep-')))
+  const before = names()
+  await h.text('grep', { pattern: 'hit', include: 'f*.txt' })
+  const open = () => readdirSync('/proc/self/fd').length
+  const descriptors = open()
+  for (let i = 0; i < 3; i++) {
+    expect(await h.text('grep', { pattern: 'hit', include: 'f*.txt' })).toContain('[Showing 5 of 1200 matches. The complete result is saved at ')
+    const controller = new AbortController()
+    const pending = h.call('grep', { pattern: 'hit', path: 'big.txt' }, { signal: controller.signal })
+    setTimeout(() => controller.abort(), 30)
+    expect((await pending).error?.code).toBe('SEARCH_ABORTED')
+  }
+  await until(() => open() <= descriptors, `open descriptors return to ${descriptors} (now ${open()})`, 300)
+  expect([...names()].filter((name) => !before.has(name))).toEqual([])
+  expect(RecordingSubprocess.handles.filter((handle) => alive(handle.pid))).toEqual([])
 })
