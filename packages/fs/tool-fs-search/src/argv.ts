@@ -36,8 +36,20 @@ export function globThreads(cpus: number): number {
  * Matching lines as JSON records; ripgrep's default visibility (ignore files, hidden, binary), with
  * `--no-require-git` so that `.gitignore` applies the same way outside a git repository as inside one.
  */
-export function grepArgv(pattern: string, root: string, include: string | undefined, exclude: readonly string[] = []): string[] {
-  return ['--no-config', '--json', '--no-require-git', `--regexp=${pattern}`, ...(include === undefined ? [] : [`--glob=${include}`]), ...exclude, '--', root]
+export function grepArgv(pattern: string, root: string, include: string | undefined, options: { readonly noIgnoreDot?: boolean; readonly exclude?: readonly string[] } = {}): string[] {
+  return [
+    '--no-config', '--json', '--no-require-git', ...(options.noIgnoreDot === true ? ['--no-ignore-dot'] : []),
+    // `exclude`: the workspace's hidden paths below the root (`--glob=!/<rel>`), after the model's include so they win.
+    `--regexp=${pattern}`, ...(include === undefined ? [] : [`--glob=${include}`]), ...(options.exclude ?? []), '--', root,
+  ]
+}
+
+/**
+ * Whether `pattern`'s text occurs literally where grep searched (exit 0 at the first occurrence, 1 for none): the
+ * same visibility and exclusions, `--fixed-strings`, nothing printed.
+ */
+export function literalArgv(pattern: string, root: string, include: string | undefined, exclude: readonly string[] = []): string[] {
+  return ['--no-config', '--quiet', '--fixed-strings', '--no-require-git', `--regexp=${pattern}`, ...(include === undefined ? [] : [`--glob=${include}`]), ...exclude, '--', root]
 }
 
 /**

@@ -6,10 +6,11 @@ import { checkPath, openDirectory, openFile, WorkspaceError, within, type OpenOp
 import type { ToolExecution } from '@deepseek-ai/dsh-tools'
 import { invalidArgs } from '@deepseek-ai/dsh-tools'
 import type { SearchRoot } from './paths.ts'
-import { missingPathMessage, quoteArg, type SpillOutcome, specialPathMessage, type ToolName, UNSAVED, unusablePathMessage } from './common-text.ts'
+import { missingPathMessage, quoteArg, specialPathMessage, UNSAVED, unusablePathMessage } from './common-text.ts'
 import { SearchError, SearchErrorCode } from './errors.ts'
 import type { Config } from './config.ts'
 import type { RipgrepLocator } from './ripgrep.ts'
+import type { Page, SpillOutcome, ToolName } from './values.ts'
 
 /**
  * What both tools use, for the lifetime of the plugin: their services, not the Cordis context, so the behaviour
@@ -126,16 +127,24 @@ function escapeGlob(text: string, specials = /[\\*?[\]{}!]/g): string {
   return text.replace(specials, '\\$&')
 }
 
+/** Why the complete result of this call cannot be saved at all (no store, no session), before the search runs. */
+export function cannotSave(services: SearchServices, exec: ToolExecution): string | undefined {
+  if (!services.spillStore()) return UNSAVED.noStore
+  if (!exec.session) return UNSAVED.noSession
+  return undefined
+}
+
 /**
- * Keeps the complete formatted result in the spill store (owner: the calling session). Best effort: without a
- * store, a session or a successful save, the reason goes into the footer; never an error.
+ * Keeps the complete formatted result in the spill store (owner: the calling session), written part by part as
+ * `content` yields it. Best effort: without a store, a session or a successful save, the reason goes into the
+ * footer; never an error.
  */
-export async function keepComplete(services: SearchServices, exec: ToolExecution, suggestedName: string, content: () => string): Promise<SpillOutcome> {
+export async function keepComplete(services: SearchServices, exec: ToolExecution, suggestedName: string, content: () => Iterable<Buffer | string>): Promise<SpillOutcome> {
   const store = services.spillStore()
   if (!store) return { unsaved: UNSAVED.noStore }
   if (!exec.session) return { unsaved: UNSAVED.noSession }
   try {
-    const saved = await store.saveText({
+    const saved = await store.saveStream({
       owner: { sessionId: exec.session.id },
       source: { toolName: exec.name, callId: exec.callId },
       suggestedName,
@@ -147,15 +156,9 @@ export async function keepComplete(services: SearchServices, exec: ToolExecution
   }
 }
 
-/** A rendered page, and whether it holds the whole result (nothing to save). */
-export interface Page {
-  readonly text: string
-  readonly complete: boolean
-}
-
 /**
  * The one paging step of glob and grep: the whole result when it fits the page (count and bytes); else the
- * complete result saved, and the page rendered once, with the footer that says where it is.
+ * complete result saved (or why it could not be), and the page rendered once, with the footer that says where it is.
  */
 export async function deliver<V extends { readonly spill?: SpillOutcome }>(
   services: SearchServices,
@@ -165,12 +168,14 @@ export async function deliver<V extends { readonly spill?: SpillOutcome }>(
     readonly fileName: string
     readonly whole: (value: V) => string | undefined
     readonly page: (value: V) => Page
-    readonly saved: (value: V) => string
+    /** The complete result as saved, in parts; or why it cannot be saved. */
+    readonly saved: (value: V) => { readonly unsaved: string } | { readonly parts: () => Iterable<Buffer | string> }
   },
 ): Promise<{ text: string; value: V }> {
   const whole = view.whole(value)
   if (whole !== undefined) return { text: whole, value }
-  const spill = await keepComplete(services, exec, view.fileName, () => view.saved(value))
+  const saved = view.saved(value)
+  const spill = 'unsaved' in saved ? { unsaved: saved.unsaved } : await keepComplete(services, exec, view.fileName, saved.parts)
   const capped = { ...value, spill }
   return { text: view.page(capped).text, value: capped }
 }

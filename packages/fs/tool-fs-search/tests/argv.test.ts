@@ -87,6 +87,6 @@ describe('hidden paths below the root (workspace policy)', () => {
 
   test('the exclusions come after the model\'s globs, so they win', () => {
     expect(globArgv('**', '.', 1, ['--glob=!/.ssh']).slice(-3)).toEqual(['--glob=!/.ssh', '--', '.'])
-    expect(grepArgv('x', '.', '*.ts', ['--glob=!/.ssh'])).toEqual(['--no-config', '--json', '--no-require-git', '--regexp=x', '--glob=*.ts', '--glob=!/.ssh', '--', '.'])
+    expect(grepArgv('x', '.', '*.ts', { exclude: ['--glob=!/.ssh'] })).toEqual(['--no-config', '--json', '--no-require-git', '--regexp=x', '--glob=*.ts', '--glob=!/.ssh', '--', '.'])
   })
 })
