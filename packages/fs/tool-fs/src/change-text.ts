@@ -93,7 +93,10 @@ export function editCutNote(line: number): string {
   return `[more changed lines follow; read from offset=${line} to see them]`
 }
 
+export const EMPTY_NOW = '[the file is now empty]'
+
 export function renderEdit(outcome: EditOutcome): string {
+  if (outcome.hunks.length === 0 && outcome.cutAt === undefined) return `${editHeading(outcome)}\n\n${EMPTY_NOW}`
   const body = outcome.hunks.map((rows) => rows.map(renderRow).join('\n')).join(`\n${HUNK_SEPARATOR}\n`)
   const cut = outcome.cutAt === undefined ? '' : `\n${editCutNote(outcome.cutAt)}`
   return `${editHeading(outcome)}\n\n${body}${cut}`
@@ -111,14 +114,11 @@ export function rowsOf(region: Region, maxLineChars: number): ReadRow[] {
 export type StaleFacts =
   | { readonly kind: 'region'; readonly firstLine: number; readonly removed: number; readonly rows: readonly ReadRow[]; readonly more: boolean }
   | { readonly kind: 'size'; readonly before: number; readonly after: number }
-  | { readonly kind: 'unknown' }
 
 export function renderStale(facts: StaleFacts): string {
   switch (facts.kind) {
     case 'size':
       return facts.before === facts.after ? `its content differs (still ${facts.before} bytes)` : `it is now ${facts.after} bytes (it was ${facts.before})`
-    case 'unknown':
-      return 'its size or time changed'
     case 'region': {
       if (facts.rows.length === 0) return `${plural(facts.removed, 'line was', 'lines were')} removed at line ${facts.firstLine}`
       const last = facts.firstLine + facts.rows.length - 1
@@ -139,11 +139,14 @@ export const changeMessages = {
   directory: (tool: string, path: string) => `${quotePath(path)} is a directory, not a file; ${tool} only changes files (use glob to list the files in it)`,
   notRegular: (tool: string, path: string, kind: string) => `${quotePath(path)} is not a regular file (it is ${kind}); ${tool} only changes regular files`,
   parentNotDirectory: (path: string) => `cannot create ${quotePath(path)}: a component of its parent path is a file, not a directory`,
+  danglingLink: (path: string, target: string) =>
+    `cannot create ${quotePath(path)}: it is a symbolic link to a missing file (${quotePath(target)}); write to the path you mean, not through the link`,
   binary: (tool: string, path: string) => `${quotePath(path)} looks binary (a NUL byte in its first 8 KiB); ${tool} only changes UTF-8 text files`,
   invalidUtf8: (tool: string, path: string, line: number) => `${quotePath(path)} is not valid UTF-8 text (line ${line}); ${tool} only changes UTF-8 text files`,
   writeFailed: (path: string, reason: string) => `cannot write ${quotePath(path)}: ${reason}; the file is unchanged`,
   readFailed: (path: string, reason: string) => `cannot read ${quotePath(path)}: ${reason}; the file is unchanged`,
   emptyOld: () => 'old_string must not be empty; to create a file or replace all of it, use write',
+  loneSurrogate: (name: string) => `${name} holds a lone UTF-16 surrogate (an escape such as \\ud800 without its pair), which is not text; pass whole characters`,
   same: () => 'old_string and new_string are the same, so the edit would change nothing; pass the text you want in new_string',
   noMatch: (path: string, closest: readonly ReadRow[]) => closest.length === 0
     ? `old_string was not found in ${quotePath(path)} (nor with other line endings or without "N: " prefixes), and no line of the file resembles it; read the file to see what it holds now`

@@ -245,40 +245,48 @@ export function linesOf(text: string, first: number, last: number): Region {
 }
 
 /**
- * The region of the file most like old_string: the window of as many lines as it has that shares most of its words
- * (a line equal to one of its lines, trimmed, counts double). One pass over the file; undefined when no line shares
- * anything with it.
+ * The region of the file most like old_string: the window of as many lines as it has whose lines best line up with
+ * its lines (a line equal to the one at the same place, trimmed, counts 2) and share most of its words. One pass over
+ * the file; undefined when no line shares anything with it.
  */
 export function closestRegion(text: string, oldString: string): Region | undefined {
   const wanted = (stripRowPrefixes(oldString) ?? oldString).replace(/\r\n/g, '\n').split('\n')
-  const trimmed = new Set(wanted.map((line) => line.trim()).filter((line) => line.length > 0))
-  const words = new Set(wanted.flatMap((line) => line.match(/[\p{L}\p{N}_]+/gu) ?? []))
-  if (words.size === 0 && trimmed.size === 0) return undefined
+  if (wanted.length > 1 && wanted.at(-1) === '') wanted.pop()
   const height = Math.max(1, Math.min(wanted.length, MAX_REGION_LINES))
-  const scores: number[] = []
-  for (let at = 0; at <= text.length;) {
+  // Trimmed line → the places it has in old_string (within the window height).
+  const places = new Map<string, number[]>()
+  wanted.slice(0, height).forEach((line, i) => {
+    const key = line.trim()
+    if (key) places.set(key, [...(places.get(key) ?? []), i])
+  })
+  const words = new Set(wanted.flatMap((line) => line.match(WORD) ?? []))
+  if (words.size === 0 && places.size === 0) return undefined
+  const lineScores: number[] = []
+  const aligned = new Map<number, number>() // window start → aligned equal lines
+  let index = 0
+  for (let at = 0; at < text.length; index++) {
     const newline = text.indexOf('\n', at)
     const end = newline < 0 ? text.length : newline
     const line = text.slice(at, end)
-    let score = trimmed.has(line.trim()) ? 2 : 0
+    for (const i of places.get(line.trim()) ?? []) if (index - i >= 0) aligned.set(index - i, (aligned.get(index - i) ?? 0) + 2)
     const seen = new Set<string>()
-    for (const word of line.match(/[\p{L}\p{N}_]+/gu) ?? []) {
-      if (words.has(word) && !seen.has(word)) { seen.add(word); score += 1 / words.size }
-    }
-    scores.push(score)
+    for (const word of line.match(WORD) ?? []) if (words.has(word)) seen.add(word)
+    lineScores.push(words.size ? seen.size / words.size : 0)
     if (newline < 0) break
     at = newline + 1
   }
-  if (scores.length > 1 && text.endsWith('\n')) scores.pop()
   let best = -1
   let bestScore = 0
   let window = 0
-  for (let i = 0; i < scores.length; i++) {
-    window += scores[i]!
-    if (i >= height) window -= scores[i - height]!
+  for (let i = 0; i < lineScores.length; i++) {
+    window += lineScores[i]!
+    if (i >= height) window -= lineScores[i - height]!
     const start = Math.max(0, i - height + 1)
-    if (window > bestScore + 1e-9) { bestScore = window; best = start }
+    const score = window + (aligned.get(start) ?? 0)
+    if (score > bestScore + 1e-9) { bestScore = score; best = start }
   }
   if (best < 0) return undefined
   return linesOf(text, best + 1, best + height)
 }
+
+const WORD = /[\p{L}\p{N}_]+/gu

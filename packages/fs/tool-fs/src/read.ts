@@ -3,6 +3,7 @@ import { open, stat, type FileHandle } from 'node:fs/promises'
 import { isUtf8 } from 'node:buffer'
 import { charBoundary, completeLength, cutChars, systemErrorReason } from '@deepseek-ai/dsh-text'
 import { FsError, FsErrorCode } from './errors.ts'
+import type { ReadObserver } from './guard.ts'
 import { messages, renderRow, type ReadCaps, type ReadPage, type ReadRow } from './text.ts'
 
 /** Bytes read per step: large enough that a skip to a far offset is a few thousand reads, small enough to not matter. */
@@ -20,6 +21,8 @@ export interface ReadRequest {
   readonly signal: AbortSignal
   /** Added to a not-found message (what the model should pass instead), e.g. from `tildeHint`. */
   readonly notFoundHint?: string
+  /** Told what the read opened and every chunk it read (the "seen before changed" guard follows reads). */
+  readonly observer?: ReadObserver
 }
 
 /**
@@ -40,7 +43,9 @@ export async function readPage(request: ReadRequest, caps: ReadCaps): Promise<Re
     throw fsFailure(path, error, request.notFoundHint)
   }
   try {
-    refuseIrregular(path, await handle.stat())
+    const opened = await handle.stat()
+    refuseIrregular(path, opened)
+    request.observer?.opened(handle.fd, opened)
     return await scan(handle, request, caps)
   } finally {
     await handle.close()
@@ -85,6 +90,7 @@ async function scan(handle: FileHandle, request: ReadRequest, caps: ReadCaps): P
       throw new FsError(messages.binary(path), { code: FsErrorCode.FS_NOT_TEXT })
     }
     position += bytesRead
+    request.observer?.chunk(chunk)
     if (bytesRead > 0) lastByte = chunk[bytesRead - 1]!
     return chunk
   }

@@ -1,0 +1,307 @@
+import { createHash } from 'node:crypto'
+import { constants, readlinkSync, type Stats } from 'node:fs'
+import { open } from 'node:fs/promises'
+import { setImmediate as turn, setTimeout as sleep } from 'node:timers/promises'
+import { rowsOf, type StaleFacts } from './change-text.ts'
+
+/*
+ * "Seen before changed" (DESIGN §18): per session, what it last saw of each file (read, written or edited), judged by
+ * content. An identity (dev, ino, size, mtime, ctime) recorded once the file's timestamps are settled means unchanged
+ * bytes while it stays the same, so the common case hashes nothing; when it moved (a touch, a rewrite, someone
+ * else's edit) or was recorded within a timestamp tick of a write (the "racy" case: a second write in the same tick
+ * would not show), the bytes decide — compared with the copy the session holds (small files, or a large one until
+ * it is settled and digested), else with a SHA-256 of what it saw. Hashing and settling run after the call, so
+ * neither read nor edit waits for them (docs/decisions/2026-12-02-write-and-edit.md).
+ */
+
+export interface GuardLimits {
+  /** Files remembered per session; the least recently seen is forgotten past this (then it must be read again). */
+  readonly maxFiles: number
+  /** A file up to this size is kept as a copy (for "what changed"); larger ones as a digest once settled. */
+  readonly keepBytes: number
+  /** Most bytes of copies per session; past it the oldest copies become digests. */
+  readonly keepTotal: number
+  /** A file read only in part is completed (read whole and digested, after the call) up to this size. */
+  readonly completeBytes: number
+  /** A file's identity is trusted once its ctime is this much older than the clock (coarse timestamps, skew). */
+  readonly settleMs: number
+}
+
+export const GUARD_LIMITS: GuardLimits = {
+  maxFiles: 4096, keepBytes: 256 * 1024, keepTotal: 16 * 1024 * 1024, completeBytes: 32 * 1024 * 1024, settleMs: 1000,
+}
+
+/** Bytes hashed per turn of the event loop. */
+const SLICE = 1024 * 1024
+
+interface Identity {
+  readonly dev: number
+  readonly ino: number
+  readonly size: number
+  readonly mtimeMs: number
+  readonly ctimeMs: number
+}
+
+const identityOf = (stats: Stats): Identity => ({ dev: stats.dev, ino: stats.ino, size: stats.size, mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs })
+const sameIdentity = (a: Identity, b: Identity) =>
+  a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs
+
+interface Seen {
+  identity: Identity
+  /** The identity alone proves the bytes unchanged (it was recorded after the file's last tick). */
+  trusted: boolean
+  /** What the session saw, while held: always for a small file; for a larger one until settled and digested. */
+  bytes: Buffer | undefined
+  digest: string | undefined
+  /** Settling or digesting under way. */
+  pending: Promise<void> | undefined
+}
+
+export type Verdict = { readonly kind: 'fresh' } | { readonly kind: 'not-read' } | { readonly kind: 'stale'; readonly facts: StaleFacts }
+
+/** What a read tells the guard while it streams the file. */
+export interface ReadObserver {
+  opened(fd: number, stats: Stats): void
+  chunk(bytes: Buffer): void
+}
+
+export class Observations {
+  private readonly sessions = new Map<string, Map<string, Seen>>()
+  private readonly kept = new Map<string, number>()
+  private readonly work = new Set<Promise<void>>()
+  /** Background reads of whole files run one at a time (each holds a file in memory). */
+  private queue: Promise<void> = Promise.resolve()
+
+  constructor(private readonly limits: GuardLimits = GUARD_LIMITS) {}
+
+  /** The session is over: forget what it saw. */
+  forget(session: string): void {
+    this.sessions.delete(session)
+    this.kept.delete(session)
+  }
+
+  /** Resolves once no settling or digest is under way (tests, benches). */
+  async settled(): Promise<void> {
+    while (this.work.size) await Promise.all([...this.work])
+  }
+
+  /**
+   * Follows one read. The bytes are gathered while the file is small enough to complete; at `done` the session has
+   * seen the file whole (a copy) or in part (its identity and the prefix it read, completed after the call).
+   */
+  observeRead(session: string): ReadObserver & { done(): void } {
+    let identity: Identity | undefined
+    let real: string | undefined
+    let chunks: Buffer[] | undefined
+    let length = 0
+    return {
+      opened: (fd, stats) => {
+        identity = identityOf(stats)
+        real = realOfFd(fd)
+        chunks = stats.size <= this.limits.completeBytes ? [] : undefined
+      },
+      chunk: (bytes) => {
+        if (!chunks) return
+        if (length + bytes.length > this.limits.completeBytes) { chunks = undefined; return }
+        chunks.push(Buffer.from(bytes)) // read reuses its buffer
+        length += bytes.length
+      },
+      done: () => {
+        if (!identity || real === undefined) return
+        const known = this.sessions.get(session)?.get(real)
+        if (known && known.trusted && sameIdentity(known.identity, identity)) {
+          this.put(session, real, known) // seen again, unchanged: nothing to redo
+          return
+        }
+        const prefix = chunks ? Buffer.concat(chunks, length) : undefined
+        // A page of a file is a sight of the file: when its first chunks held every byte, the copy is whole.
+        if (prefix && prefix.length === identity.size) this.record(session, real, identity, prefix)
+        else this.recordPart(session, real, identity, prefix)
+      },
+    }
+  }
+
+  /** The session wrote (or found) these bytes at `real`, with this fstat. */
+  recordBytes(session: string, real: string, stats: Stats, bytes: Buffer): void {
+    this.record(session, real, identityOf(stats), bytes)
+  }
+
+  /**
+   * May the session replace the file whose current state is `stats` + `bytes`? Fresh when it saw exactly these
+   * bytes: by a trusted identity, else by content. Then the record follows the file (a touch is absorbed).
+   */
+  async check(session: string, real: string, stats: Stats, bytes: Buffer): Promise<Verdict> {
+    const seen = this.sessions.get(session)?.get(real)
+    if (!seen) return { kind: 'not-read' }
+    const now = identityOf(stats)
+    if (seen.trusted && sameIdentity(seen.identity, now)) return { kind: 'fresh' }
+    // Settling or digesting may still hold the answer: wait for it only when nothing else can tell.
+    if (!seen.bytes && seen.digest === undefined && seen.pending) await seen.pending
+    const held = seen.bytes
+    const same = held ? held.equals(bytes)
+      : seen.digest !== undefined && seen.digest === createHash('sha256').update(bytes).digest('hex')
+    if (same) {
+      seen.identity = now
+      seen.trusted = this.isSettled(now)
+      return { kind: 'fresh' }
+    }
+    return { kind: 'stale', facts: seen.bytes ? whatChanged(seen.bytes, bytes) : { kind: 'size', before: seen.identity.size, after: bytes.length } }
+  }
+
+  private isSettled(identity: Identity): boolean {
+    return Date.now() - Math.max(identity.ctimeMs, identity.mtimeMs) > this.limits.settleMs
+  }
+
+  private files(session: string): Map<string, Seen> {
+    let files = this.sessions.get(session)
+    if (!files) this.sessions.set(session, files = new Map())
+    return files
+  }
+
+  private current(session: string, real: string, seen: Seen): boolean {
+    return this.sessions.get(session)?.get(real) === seen
+  }
+
+  private put(session: string, real: string, seen: Seen): void {
+    const files = this.files(session)
+    this.drop(session, files, real)
+    files.set(real, seen) // last in the map = most recently seen
+    if (seen.bytes && seen.bytes.length <= this.limits.keepBytes) this.kept.set(session, (this.kept.get(session) ?? 0) + seen.bytes.length)
+    while (files.size > this.limits.maxFiles) this.drop(session, files, files.keys().next().value!)
+  }
+
+  private drop(session: string, files: Map<string, Seen>, real: string): void {
+    const old = files.get(real)
+    if (!old) return
+    files.delete(real)
+    if (old.bytes && old.bytes.length <= this.limits.keepBytes) this.kept.set(session, (this.kept.get(session) ?? 0) - old.bytes.length)
+  }
+
+  /** Whole bytes seen: a small file keeps its copy; a larger one is settled, digested and let go, after the call. */
+  private record(session: string, real: string, identity: Identity, bytes: Buffer): void {
+    const seen: Seen = { identity, trusted: this.isSettled(identity), bytes, digest: undefined, pending: undefined }
+    this.put(session, real, seen)
+    const small = bytes.length <= this.limits.keepBytes
+    if (small) this.trimCopies(session)
+    if (small && seen.trusted) return
+    this.later(seen, async () => {
+      if (!seen.trusted) {
+        await this.settle(identity)
+        if (!this.current(session, real, seen)) return
+        // Past the tick: if the file still has these bytes, no later change can keep the identity.
+        const now = await this.queued(() => readIfSame(real, identity))
+        if (now && now.equals(bytes)) seen.trusted = true
+      }
+      if (!small && this.current(session, real, seen)) {
+        seen.digest = await digest(bytes)
+        seen.bytes = undefined
+      }
+    })
+  }
+
+  /** A read that stopped before the end: the identity now; after the call the whole file, if it still starts with what was read. */
+  private recordPart(session: string, real: string, identity: Identity, prefix: Buffer | undefined): void {
+    const seen: Seen = { identity, trusted: this.isSettled(identity), bytes: undefined, digest: undefined, pending: undefined }
+    this.put(session, real, seen)
+    if (!prefix) return // too large to complete: the identity alone (a touch then reads as a change)
+    this.later(seen, async () => {
+      if (!seen.trusted) await this.settle(identity)
+      if (!this.current(session, real, seen)) return
+      const bytes = await this.queued(() => readIfSame(real, identity))
+      if (!bytes || !bytes.subarray(0, prefix.length).equals(prefix)) return
+      seen.trusted = true
+      seen.digest = await digest(bytes)
+    })
+  }
+
+  private later(seen: Seen, job: () => Promise<void>): void {
+    const running: Promise<void> = job().catch(() => {}).finally(() => {
+      if (seen.pending === running) seen.pending = undefined
+      this.work.delete(running)
+    })
+    seen.pending = running
+    this.work.add(running)
+  }
+
+  private queued<T>(job: () => Promise<T>): Promise<T> {
+    const result = this.queue.then(job)
+    this.queue = result.then(() => {}, () => {})
+    return result
+  }
+
+  /** Waits until the clock is past the file's last tick by the margin. */
+  private async settle(identity: Identity): Promise<void> {
+    const wait = Math.max(identity.ctimeMs, identity.mtimeMs) + this.limits.settleMs + 1 - Date.now()
+    if (wait > 0) await sleep(wait, undefined, { ref: false })
+  }
+
+  /** Past the session's copy budget, its oldest copies give way to digests. */
+  private trimCopies(session: string): void {
+    const files = this.sessions.get(session)
+    if (!files) return
+    for (const seen of files.values()) {
+      if ((this.kept.get(session) ?? 0) <= this.limits.keepTotal) return
+      if (!seen.bytes || seen.bytes.length > this.limits.keepBytes) continue
+      this.kept.set(session, (this.kept.get(session) ?? 0) - seen.bytes.length)
+      seen.digest = createHash('sha256').update(seen.bytes).digest('hex')
+      seen.bytes = undefined
+    }
+  }
+}
+
+/** SHA-256 of `bytes`, a slice per turn of the event loop. */
+async function digest(bytes: Buffer): Promise<string> {
+  const hash = createHash('sha256')
+  for (let at = 0; at < bytes.length; at += SLICE) {
+    await turn()
+    hash.update(bytes.subarray(at, at + SLICE))
+  }
+  return hash.digest('hex')
+}
+
+/** The real path of an open descriptor (what the kernel opened), or undefined where /proc cannot tell. */
+function realOfFd(fd: number): string | undefined {
+  try {
+    return readlinkSync(`/proc/self/fd/${fd}`)
+  } catch {
+    return undefined
+  }
+}
+
+/** The whole file, if it is still the one with `identity` before and after (else undefined: it changed). */
+async function readIfSame(real: string, identity: Identity): Promise<Buffer | undefined> {
+  const handle = await open(real, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY | constants.O_NOFOLLOW)
+  try {
+    if (!sameIdentity(identityOf(await handle.stat()), identity)) return undefined
+    const bytes = Buffer.allocUnsafe(identity.size)
+    let at = 0
+    while (at < bytes.length) {
+      const { bytesRead } = await handle.read(bytes, at, bytes.length - at, at)
+      if (bytesRead === 0) return undefined
+      at += bytesRead
+    }
+    return sameIdentity(identityOf(await handle.stat()), identity) ? bytes : undefined
+  } finally {
+    await handle.close()
+  }
+}
+
+/** Most rows a stale message shows of what changed. */
+const STALE_ROWS = 12
+const STALE_LINE_CHARS = 200
+
+/** The first region where `now` differs from `before`, by lines (common head and tail), as rows of `now`. */
+export function whatChanged(before: Buffer, now: Buffer): StaleFacts {
+  const a = before.toString('utf8').split('\n')
+  const b = now.toString('utf8').split('\n')
+  let head = 0
+  while (head < a.length && head < b.length && a[head] === b[head]) head++
+  let tail = 0
+  while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++
+  const added = b.length - head - tail
+  const removed = a.length - head - tail
+  if (added <= 0 && removed <= 0) return { kind: 'size', before: before.length, after: now.length }
+  const shown = Math.max(0, Math.min(added, STALE_ROWS))
+  const lines = b.slice(head, head + shown).map((line) => line.replace(/\r$/, ''))
+  return { kind: 'region', firstLine: head + 1, removed, rows: rowsOf({ firstLine: head + 1, lines }, STALE_LINE_CHARS), more: added > shown }
+}

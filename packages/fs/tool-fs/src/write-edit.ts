@@ -1,0 +1,160 @@
+import { resolve } from 'node:path'
+import { Buffer } from 'node:buffer'
+import { invalidArgs, type ToolExecution, type ToolOutput } from '@deepseek-ai/dsh-tools'
+import { countLines, decode, encode, linesOf, planEdit, shapeWrite, type Change, type EditPlan, type TextFile } from './change.ts'
+import {
+  changeMessages, editCutNote, editHeading, HUNK_SEPARATOR, renderEdit, renderWrite, rowsOf,
+  type ChangeCaps, type EditArgs, type EditOutcome, type WriteArgs, type WriteOutcome,
+} from './change-text.ts'
+import { FsError, FsErrorCode } from './errors.ts'
+import type { Observations } from './guard.ts'
+import { replaceFile, type Current } from './replace.ts'
+import { messages, renderRow, type ReadRow } from './text.ts'
+import type { PathPolicy } from './workspace-open.ts'
+
+/*
+ * write and edit: gather the facts (the file as it is, the guard's verdict, the plan, the replacement) into a plain
+ * value; the texts come from change-text.ts.
+ */
+
+export interface ChangeDeps {
+  readonly guard: Observations
+  readonly caps: ChangeCaps
+  readonly policy: (cwd: string) => PathPolicy | undefined
+}
+
+/** Lines of context shown around each change. */
+const CONTEXT = 2
+
+function where(args: { path: string }, exec: ToolExecution, deps: ChangeDeps) {
+  if (args.path.includes('\0')) throw invalidArgs(messages.nulInPath())
+  const cwd = exec.session?.cwd ?? process.cwd()
+  return { cwd, path: resolve(cwd, args.path), session: exec.session?.id ?? '', policy: deps.policy(cwd) }
+}
+
+/** The current file as text, or the FS_NOT_TEXT refusal. */
+function textOf(tool: string, path: string, current: Current): TextFile {
+  const decoded = decode(current.bytes)
+  if (decoded.kind === 'binary') throw new FsError(changeMessages.binary(tool, path), { code: FsErrorCode.FS_NOT_TEXT })
+  if (decoded.kind === 'invalid') throw new FsError(changeMessages.invalidUtf8(tool, path, decoded.line), { code: FsErrorCode.FS_NOT_TEXT })
+  return decoded.file
+}
+
+/** The guard: the session must have seen exactly these bytes. */
+async function admit(tool: string, path: string, session: string, current: Current, deps: ChangeDeps): Promise<void> {
+  const verdict = await deps.guard.check(session, current.real, current.stats, current.bytes)
+  if (verdict.kind === 'not-read') throw new FsError(changeMessages.notRead(tool, path), { code: FsErrorCode.FS_NOT_READ })
+  if (verdict.kind === 'stale') throw new FsError(changeMessages.stale(tool, path, verdict.facts), { code: FsErrorCode.FS_STALE })
+}
+
+/** A lone UTF-16 surrogate (JSON allows "\ud800") is no character: it cannot be written as UTF-8, nor matched. */
+const LONE_SURROGATE = /\p{Surrogate}/u
+
+export async function runWrite(args: WriteArgs, exec: ToolExecution, deps: ChangeDeps): Promise<ToolOutput<WriteOutcome>> {
+  if (LONE_SURROGATE.test(args.content)) throw invalidArgs(changeMessages.loneSurrogate('content'))
+  const { cwd, path, session, policy } = where(args, exec, deps)
+  let lines = 0
+  const replaced = await replaceFile({ tool: 'write', path, cwd, policy, signal: exec.signal, create: true }, async (current) => {
+    const existing = current && textOf('write', path, current)
+    if (current) await admit('write', path, session, current, deps)
+    const shaped = shapeWrite(args.content, existing)
+    lines = countLines(shaped.text)
+    return encode(shaped)
+  }, (done) => deps.guard.recordBytes(session, done.real, done.stats, done.bytes))
+  const value: WriteOutcome = { path, created: replaced.created, lines }
+  return { text: renderWrite(value), value }
+}
+
+export async function runEdit(args: EditArgs, exec: ToolExecution, deps: ChangeDeps): Promise<ToolOutput<EditOutcome>> {
+  if (args.old_string.length === 0) throw invalidArgs(changeMessages.emptyOld())
+  if (args.old_string === args.new_string) throw invalidArgs(changeMessages.same())
+  for (const name of ['old_string', 'new_string'] as const) if (LONE_SURROGATE.test(args[name])) throw invalidArgs(changeMessages.loneSurrogate(name))
+  const { cwd, path, session, policy } = where(args, exec, deps)
+  let plan: Extract<EditPlan, { kind: 'edited' }> | undefined
+  await replaceFile({ tool: 'edit', path, cwd, policy, signal: exec.signal, create: false }, async (current) => {
+    if (!current) throw new FsError(changeMessages.notFound(path), { code: FsErrorCode.FS_NOT_FOUND })
+    const file = textOf('edit', path, current)
+    await admit('edit', path, session, current, deps)
+    const planned = planEdit(file.text, { oldString: args.old_string, newString: args.new_string, replaceAll: args.replace_all ?? false })
+    if (planned.kind === 'not-found') {
+      const rows = planned.closest ? rowsOf(planned.closest, deps.caps.maxLineChars) : []
+      throw new FsError(changeMessages.noMatch(path, fitRows(rows, deps.caps.maxResultBytes / 2)), { code: FsErrorCode.FS_NO_MATCH })
+    }
+    if (planned.kind === 'ambiguous') throw new FsError(changeMessages.manyMatches(path, planned.count, planned.lines), { code: FsErrorCode.FS_MANY_MATCHES })
+    plan = planned
+    return encode({ bom: file.bom, text: planned.text })
+  }, (done) => deps.guard.recordBytes(session, done.real, done.stats, done.bytes))
+  const value = outcome(path, plan!, deps.caps)
+  return { text: renderEdit(value), value }
+}
+
+/** Rows while they fit in `maxBytes` (an error shows a region, never a huge one). */
+function fitRows(rows: readonly ReadRow[], maxBytes: number): ReadRow[] {
+  const kept: ReadRow[] = []
+  let bytes = 0
+  for (const row of rows) {
+    bytes += Buffer.byteLength(renderRow(row)) + 1
+    if (bytes > maxBytes) break
+    kept.push(row)
+  }
+  return kept
+}
+
+/** The changed regions with context, merged where they touch, as many rows as the result budget holds. */
+function outcome(path: string, plan: Extract<EditPlan, { kind: 'edited' }>, caps: ChangeCaps): EditOutcome {
+  const total = countLines(plan.text)
+  const ranges = merge(plan.changes, total)
+  const head = { path, count: plan.count, match: plan.match }
+  // Room for the rows: the budget less the heading, the blank line and the widest cut note.
+  let room = caps.maxResultBytes - Buffer.byteLength(editHeading(head)) - 2 - Buffer.byteLength(editCutNote(Number.MAX_SAFE_INTEGER)) - 1
+  const hunks: ReadRow[][] = []
+  let cutAt: number | undefined
+  const cursor = lineCursor(plan.text)
+  for (const [first, last] of ranges) {
+    const separator = hunks.length ? Buffer.byteLength(HUNK_SEPARATOR) + 1 : 0
+    const rows: ReadRow[] = []
+    for (let line = first; line <= last; line++) {
+      const [row] = rowsOf({ firstLine: line, lines: [cursor(line)] }, caps.maxLineChars)
+      const size = Buffer.byteLength(renderRow(row!)) + 1 + (rows.length === 0 ? separator : 0)
+      if (size > room) { cutAt = line; break }
+      room -= size
+      rows.push(row!)
+    }
+    if (rows.length) hunks.push(rows)
+    if (cutAt !== undefined) break
+  }
+  return { ...head, hunks, cutAt }
+}
+
+function merge(changes: readonly Change[], total: number): Array<[number, number]> {
+  const ranges: Array<[number, number]> = []
+  for (const change of changes) {
+    const first = Math.max(1, Math.min(change.firstLine, total) - CONTEXT)
+    const last = Math.min(total, Math.max(change.lastLine, change.firstLine) + CONTEXT)
+    if (first > last) continue
+    const previous = ranges.at(-1)
+    if (previous && first <= previous[1] + 1) previous[1] = Math.max(previous[1], last)
+    else ranges.push([first, last])
+  }
+  return ranges
+}
+
+/** Line `n` of `text` (ascending `n` only): one forward pass whatever the number of lines asked for. */
+function lineCursor(text: string): (line: number) => string {
+  let line = 1
+  let at = 0
+  return (wanted) => {
+    while (line < wanted) {
+      const newline = text.indexOf('\n', at)
+      if (newline < 0) return ''
+      at = newline + 1
+      line++
+    }
+    return linesOf(text.slice(at, nextEnd(text, at)), 1, 1).lines[0] ?? ''
+  }
+}
+
+function nextEnd(text: string, at: number): number {
+  const newline = text.indexOf('\n', at)
+  return newline < 0 ? text.length : newline + 1
+}
