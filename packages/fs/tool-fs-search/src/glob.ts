@@ -7,10 +7,10 @@ import { argRoom, globArgv, globThreads, normalizeGlob } from './argv.ts'
 import { errorPath, globOverflowMessage, nulInPathMessage, quoteArg } from './common-text.ts'
 import { SearchError, SearchErrorCode } from './errors.ts'
 import { type GlobArgs, type GlobValue, pageGlob, savedGlob, wholeGlob } from './glob-text.ts'
-import { decodeKey, enclosingVcsDir, fsPath, joinDisplay, pathKey, relativeKey, resolveRoot, sortInPathOrder } from './paths.ts'
+import { decodeKey, enclosingVcsDir, fsPath, joinDisplay, pathKey, relativeKey, resolveRoot, type SearchRoot, sortInPathOrder } from './paths.ts'
 import { MalformedOutput, RecordSplitter } from './records.ts'
 import { endRecords, judgeExit, runRipgrep, searchDeadline } from './ripgrep.ts'
-import { confineRoot, deliver, isDirectory, type SearchServices, sessionCwd } from './search.ts'
+import { deliver, openRoot, type OpenedRoot, type SearchServices, sessionCwd } from './search.ts'
 
 const WALKERS = globThreads(availableParallelism())
 
@@ -29,8 +29,19 @@ export async function glob(services: SearchServices, args: GlobArgs, exec: ToolE
     throw new SearchError('invalid glob pattern: a file name cannot contain a NUL byte', { code: SearchErrorCode.SEARCH_INVALID_PATTERN })
   }
   const root = resolveRoot(sessionCwd(exec), args.path)
-  await confineRoot(services, 'glob', root, exec)
-  if (!(await isDirectory('glob', root))) {
+  const binary = await services.locator.path('glob')
+  // Opened and checked (DESIGN §17); ripgrep lists what was opened, and the descriptor is closed once it is done.
+  const opened = await openRoot(services, 'glob', root, exec)
+  try {
+    return await globOpened(services, args, exec, root, opened, binary)
+  } finally {
+    await opened.close()
+  }
+}
+
+async function globOpened(services: SearchServices, args: GlobArgs, exec: ToolExecution, root: SearchRoot, opened: OpenedRoot, binary: string): Promise<ToolOutput<GlobValue>> {
+  const { config } = services
+  if (!opened.directory) {
     throw invalidArgs(`glob path must be a directory, but ${errorPath(root.display)} is not one: pass the directory that holds it, or read the file with read`)
   }
   const normal = normalizeGlob(args.pattern, root.absolute)
@@ -43,7 +54,7 @@ export async function glob(services: SearchServices, args: GlobArgs, exec: ToolE
   if (vcs) return finish(services, exec, { paths: [], insideVcs: { root: root.display, dir: vcs } })
 
   // Each file is stat'ed as soon as ripgrep lists it, while ripgrep walks on (see modificationTime).
-  const rootKey = pathKey(root.bytes)
+  const rootKey = pathKey(opened.searched.bytes)
   const entries: Entry[] = []
   // Until a chunk holds a byte over 0x7f, every name is ASCII and needs no conversion (the common case).
   let ascii = isAscii(root.bytes)
@@ -52,16 +63,18 @@ export async function glob(services: SearchServices, args: GlobArgs, exec: ToolE
     const printed = bytes.toString('latin1', start, end)
     const rel = relativeKey(rootKey, printed)
     if (!rel) throw new MalformedOutput(`a path outside the search root: ${decodeKey(printed)}`)
-    entries.push({ rel, mtime: modificationTime(ascii ? printed : fsPath(printed)) })
+    // `./rel` below the opened directory, stat'ed through its /proc path (the same directory ripgrep listed).
+    const path = opened.statBase + printed.slice(1)
+    entries.push({ rel, mtime: modificationTime(ascii ? path : fsPath(path)) })
   })
   // Within the budget the call really has: a timeout policy may give a shorter one than the tool's own.
   const deadlineMs = searchDeadline(exec.budgetMs ?? config.timeoutMs)
   const run = await runRipgrep(services.subprocess, {
     tool: 'glob',
-    binary: await services.locator.path('glob'),
-    args: globArgv(normal.pattern, root.absolute, WALKERS),
+    binary,
+    args: globArgv(normal.pattern, opened.searched.absolute, WALKERS, opened.exclude),
     // ripgrep matches globs that contain "/" relative to its working directory: the root, as the model expects.
-    cwd: root.absolute,
+    cwd: opened.cwd,
     signal: exec.signal,
     graceMs: config.graceMs,
     stderrMaxBytes: config.stderrMaxBytes,
@@ -76,7 +89,7 @@ export async function glob(services: SearchServices, args: GlobArgs, exec: ToolE
     },
   })
   if (!run.stoppedAtDeadline) endRecords('glob', splitter)
-  const outcome = judgeExit('glob', run, entries.length, { pattern: args.pattern, walked: root.absolute })
+  const outcome = judgeExit('glob', { ...run, stderr: opened.stderr(run.stderr) }, entries.length, { pattern: args.pattern, walked: root.absolute })
   sortByModificationThenPath(entries)
   const paths = entries.map((entry) => joinDisplay(root.display, ascii ? entry.rel : decodeKey(entry.rel)))
   return finish(services, exec, {

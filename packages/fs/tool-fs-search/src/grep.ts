@@ -8,31 +8,39 @@ import { type GrepArgs, type GrepValue, pageGrep, savedGrep, wholeGrep } from '.
 import { resolveRoot } from './paths.ts'
 import { GrepCollector, RecordSplitter } from './records.ts'
 import { endRecords, judgeExit, runRipgrep, searchDeadline } from './ripgrep.ts'
-import { confineRoot, deliver, isDirectory, type SearchServices, sessionCwd } from './search.ts'
+import { deliver, openRoot, type SearchServices, sessionCwd } from './search.ts'
 
 /** `grep`: every line matching `pattern` below `path`, grouped by file in path order, lines ascending. */
 export async function grep(services: SearchServices, args: GrepArgs, exec: ToolExecution): Promise<ToolOutput<GrepValue>> {
   const { config } = services
   checkArgs(args)
   const root = resolveRoot(sessionCwd(exec), args.path)
-  await confineRoot(services, 'grep', root, exec)
-  const directory = await isDirectory('grep', root)
+  const binary = await services.locator.path('grep')
+  // Opened and checked (DESIGN §17); ripgrep searches what was opened, and the descriptor is closed once it ends.
+  const opened = await openRoot(services, 'grep', root, exec)
+  const { directory } = opened
   // ripgrep matches an include glob that contains "/" relative to its working directory: the root, or its directory.
   const base = directory ? root.absolute : dirname(root.absolute)
-  const include = args.include === undefined ? undefined : usableInclude(args.include, base)
+  let include: string | undefined
+  try {
+    include = args.include === undefined ? undefined : usableInclude(args.include, base)
+  } catch (error) {
+    await opened.close()
+    throw error
+  }
 
   // What is held is the formatted matches (previews cut to grepMaxLineBytes), never the raw JSON: a broad search
   // passes any amount of raw output through, and stops only when what it keeps passes the bound.
   const bound = config.rawOutputMaxBytes
-  const collector = new GrepCollector(root, config.grepMaxLineBytes)
+  const collector = new GrepCollector(opened.searched, config.grepMaxLineBytes)
   const splitter = new RecordSplitter(0x0a, collector.record)
   // Within the budget the call really has: a timeout policy may give a shorter one than the tool's own.
   const deadlineMs = searchDeadline(exec.budgetMs ?? config.timeoutMs)
   const run = await runRipgrep(services.subprocess, {
     tool: 'grep',
-    binary: await services.locator.path('grep'),
-    args: grepArgv(args.pattern, root.absolute, include),
-    cwd: base,
+    binary,
+    args: grepArgv(args.pattern, opened.searched.absolute, include, opened.exclude),
+    cwd: opened.cwd,
     signal: exec.signal,
     graceMs: config.graceMs,
     stderrMaxBytes: config.stderrMaxBytes,
@@ -43,9 +51,9 @@ export async function grep(services: SearchServices, args: GrepArgs, exec: ToolE
       if (collector.heldBytes > bound) throw new SearchError(grepOverflowMessage(bound, collector.total), { code: SearchErrorCode.SEARCH_RAW_OUTPUT_OVERFLOW })
       if (splitter.pendingLength > bound) throw new SearchError(recordOverflowMessage('grep', bound), { code: SearchErrorCode.SEARCH_RAW_OUTPUT_OVERFLOW })
     },
-  })
+  }).finally(() => opened.close())
   if (!run.stoppedAtDeadline) endRecords('grep', splitter)
-  const outcome = judgeExit('grep', run, collector.total, { pattern: args.pattern, ...(directory ? { walked: root.absolute } : {}) })
+  const outcome = judgeExit('grep', { ...run, stderr: opened.stderr(run.stderr) }, collector.total, { pattern: args.pattern, ...(directory ? { walked: root.absolute } : {}) })
 
   const value: GrepValue = {
     query: { pattern: args.pattern, path: root.display, ...(args.include === undefined ? {} : { include: args.include }) },

@@ -24,16 +24,17 @@ function fifo(path: string): void {
   execFileSync('mkfifo', [path])
 }
 
-test('nothing is spawned at load; each call runs the packaged rg with --no-config first, stdin ignored, stdout and stderr piped', async () => {
+test('nothing is spawned at load; each call runs the packaged rg with --no-config first, stdin ignored, stdout and stderr piped, on the opened root (".", cwd its /proc fd path)', async () => {
   h = await harness({ subprocess: RecordingSubprocess })
   expect(RecordingSubprocess.requests).toEqual([])
   write(h.dir, { 'a.txt': 'x\n' })
   await h.text('grep', { pattern: '-x', include: '*.txt' })
   await h.text('glob', { pattern: '*.txt' })
   const [grep, glob] = RecordingSubprocess.requests as [SpawnRequest, SpawnRequest]
-  expect(grep).toMatchObject({ argv: [rgPath, '--no-config', '--json', '--no-require-git', '--regexp=-x', '--glob=*.txt', '--', h.dir], cwd: h.dir, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe', graceMs: 3000 })
+  const opened = new RegExp(`^/proc/${process.pid}/fd/\\d+$`)
+  expect(grep).toMatchObject({ argv: [rgPath, '--no-config', '--json', '--no-require-git', '--regexp=-x', '--glob=*.txt', '--', '.'], cwd: expect.stringMatching(opened), stdin: 'ignore', stdout: 'pipe', stderr: 'pipe', graceMs: 3000 })
   expect(glob.argv.slice(0, 6)).toEqual([rgPath, '--no-config', '--files', '--null', `--threads=${globThreads(availableParallelism())}`, '--glob=*.txt'])
-  expect(glob).toMatchObject({ cwd: h.dir, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
+  expect(glob).toMatchObject({ cwd: expect.stringMatching(opened), stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
 })
 
 test('a RIPGREP_CONFIG_PATH that sets --pre has no effect', async () => {
@@ -193,7 +194,7 @@ test('output that is not ripgrep\'s is SEARCH_FAILED as malformed (config rgPath
   h = await harness({ config: { rgPath: '/bin/echo' } })
   const grep = await h.call('grep', { pattern: 'x' })
   expect(grep.error?.code).toBe('SEARCH_FAILED')
-  expect(grep.content[0].text).toBe(`Error: grep search failed: could not read ripgrep's output (a record that is not JSON: "--no-config --json --no-require-git --regexp=x -- ${h.dir}")`)
+  expect(grep.content[0].text).toBe(`Error: grep search failed: could not read ripgrep's output (a record that is not JSON: "--no-config --json --no-require-git --regexp=x -- .")`)
   const glob = await h.call('glob', { pattern: '*' })
   expect(glob.error?.code).toBe('SEARCH_FAILED')
   expect(glob.content[0].text).toMatch(/^Error: glob search failed: could not read ripgrep's output \(a path outside the search root: --no-config --files/)

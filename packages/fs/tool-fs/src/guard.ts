@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { constants, readlinkSync, type Stats } from 'node:fs'
+import { constants, type Stats } from 'node:fs'
 import { open } from 'node:fs/promises'
 import { setImmediate as turn, setTimeout as sleep } from 'node:timers/promises'
 import { rowsOf, type StaleFacts } from './change-text.ts'
@@ -61,7 +61,8 @@ export type Verdict = { readonly kind: 'fresh' } | { readonly kind: 'not-read' }
 
 /** What a read tells the guard while it streams the file. */
 export interface ReadObserver {
-  opened(fd: number, stats: Stats): void
+  /** The real path of the opened descriptor and its fstat. */
+  opened(real: string, stats: Stats): void
   chunk(bytes: Buffer): void
 }
 
@@ -95,9 +96,9 @@ export class Observations {
     let chunks: Buffer[] | undefined
     let length = 0
     return {
-      opened: (fd, stats) => {
+      opened: (opened, stats) => {
         identity = identityOf(stats)
-        real = realOfFd(fd)
+        real = opened
         chunks = stats.size <= this.limits.completeBytes ? [] : undefined
       },
       chunk: (bytes) => {
@@ -257,15 +258,6 @@ async function digest(bytes: Buffer): Promise<string> {
     hash.update(bytes.subarray(at, at + SLICE))
   }
   return hash.digest('hex')
-}
-
-/** The real path of an open descriptor (what the kernel opened), or undefined where /proc cannot tell. */
-function realOfFd(fd: number): string | undefined {
-  try {
-    return readlinkSync(`/proc/self/fd/${fd}`)
-  } catch {
-    return undefined
-  }
 }
 
 /** The whole file, if it is still the one with `identity` before and after (else undefined: it changed). */

@@ -4,11 +4,9 @@ import Schema from 'schemastery'
 import type {} from '@deepseek-ai/dsh-system-prompt'
 import { tildeHint } from '@deepseek-ai/dsh-text'
 import { invalidArgs } from '@deepseek-ai/dsh-tools'
-import type {} from '@deepseek-ai/dsh-workspace'
 import { changePrompt, CHANGE_PROMPT_ID, CHANGE_PROMPT_ORDER, editDescription, editParameters, writeDescription, writeParameters, type EditArgs, type WriteArgs } from './change-text.ts'
 import { Observations } from './guard.ts'
 import { readPage } from './read.ts'
-import { policyOf } from './workspace-open.ts'
 import { runEdit, runWrite } from './write-edit.ts'
 import { capsWithin, messages, readDescription, readParameters, readPrompt, READ_PROMPT_ID, READ_PROMPT_ORDER, render, type ReadArgs } from './text.ts'
 
@@ -60,16 +58,16 @@ export function apply(ctx: Context, config: Config): void {
       if (args.path.includes('\0')) throw invalidArgs(messages.nulInPath())
       const cwd = exec.session?.cwd ?? process.cwd()
       const path = resolve(cwd, args.path)
-      // Workspace roots (optional service): a path that resolves outside every root is refused before any open.
-      await ctx.get('workspace')?.confine(path, { cwd, tool: 'read' })
+      // The workspace policy (optional service): the opened file is checked, by its descriptor's real path.
+      const policy = ctx.get('workspace')?.policy(cwd, 'read')
       const observer = guard.observeRead(exec.session?.id ?? '')
-      const page = await readPage({ path, offset: args.offset ?? 1, limit: args.limit ?? caps.maxLines, signal: exec.signal, notFoundHint: tildeHint(args.path), observer }, caps)
+      const page = await readPage({ path, policy, cwd, offset: args.offset ?? 1, limit: args.limit ?? caps.maxLines, signal: exec.signal, notFoundHint: tildeHint(args.path), observer }, caps)
       observer.done()
       return { text: render(page, caps), value: page }
     },
   })
 
-  const deps = { guard, caps: { maxLineChars: config.maxLineChars, maxResultBytes: config.maxResultBytes }, policy: (cwd: string) => policyOf(ctx, cwd) }
+  const deps = { guard, caps: { maxLineChars: config.maxLineChars, maxResultBytes: config.maxResultBytes }, policy: (cwd: string, tool: string) => ctx.get('workspace')?.policy(cwd, tool) }
   const changing = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false } as const
   ctx.systemPrompt.register({ id: CHANGE_PROMPT_ID, order: CHANGE_PROMPT_ORDER, text: changePrompt() })
   ctx.tools.register<WriteArgs>({

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto'
 import { constants, type Stats } from 'node:fs'
-import { link, lstat, open, readlink, realpath, rename, stat, unlink, type FileHandle } from 'node:fs/promises'
+import { link, lstat, open, readlink, rename, stat, unlink, type FileHandle } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { systemErrorReason } from '@deepseek-ai/dsh-text'
 import { HarnessError } from '@deepseek-ai/dsh-tools'
 import { changeMessages } from './change-text.ts'
 import { FsError, FsErrorCode } from './errors.ts'
-import { checkReal, openDirectory, openFile, type OpenedDir, type OpenedFile, type OpenOptions, type PathPolicy } from './workspace-open.ts'
+import { checkPath, checkReal, openDirectory, openFile, type OpenedDir, type OpenedFile, type OpenOptions, type PathPolicy } from '@deepseek-ai/dsh-workspace'
 
 /*
  * Atomic, confined replacement of one file (DESIGN §18): the path is opened, then checked (its descriptor's real
@@ -72,7 +72,7 @@ async function replaceOnce(
   // A FIFO or device is refused from a stat, never opened (opening one can release a waiting writer).
   const info = await stat(path).catch(() => undefined)
   if (info && !info.isFile() && !info.isDirectory()) {
-    checkReal(await realpath(path).catch(() => path), checks, path)
+    await checkPath(path, checks) // outside the roots the refusal comes first: a stat must not tell what lies there
     throw irregular(tool, path, info)
   }
   const first = await openExisting(request, checks)

@@ -10,7 +10,7 @@ import { FsError, FsErrorCode } from './errors.ts'
 import type { Observations } from './guard.ts'
 import { replaceFile, type Current } from './replace.ts'
 import { messages, renderRow, type ReadRow } from './text.ts'
-import type { PathPolicy } from './workspace-open.ts'
+import type { PathPolicy } from '@deepseek-ai/dsh-workspace'
 
 /*
  * write and edit: gather the facts (the file as it is, the guard's verdict, the plan, the replacement) into a plain
@@ -20,16 +20,16 @@ import type { PathPolicy } from './workspace-open.ts'
 export interface ChangeDeps {
   readonly guard: Observations
   readonly caps: ChangeCaps
-  readonly policy: (cwd: string) => PathPolicy | undefined
+  readonly policy: (cwd: string, tool: string) => PathPolicy | undefined
 }
 
 /** Lines of context shown around each change. */
 const CONTEXT = 2
 
-function where(args: { path: string }, exec: ToolExecution, deps: ChangeDeps) {
+function where(tool: string, args: { path: string }, exec: ToolExecution, deps: ChangeDeps) {
   if (args.path.includes('\0')) throw invalidArgs(messages.nulInPath())
   const cwd = exec.session?.cwd ?? process.cwd()
-  return { cwd, path: resolve(cwd, args.path), session: exec.session?.id ?? '', policy: deps.policy(cwd) }
+  return { cwd, path: resolve(cwd, args.path), session: exec.session?.id ?? '', policy: deps.policy(cwd, tool) }
 }
 
 /** The current file as text, or the FS_NOT_TEXT refusal. */
@@ -52,7 +52,7 @@ const LONE_SURROGATE = /\p{Surrogate}/u
 
 export async function runWrite(args: WriteArgs, exec: ToolExecution, deps: ChangeDeps): Promise<ToolOutput<WriteOutcome>> {
   if (LONE_SURROGATE.test(args.content)) throw invalidArgs(changeMessages.loneSurrogate('content'))
-  const { cwd, path, session, policy } = where(args, exec, deps)
+  const { cwd, path, session, policy } = where('write', args, exec, deps)
   let lines = 0
   const replaced = await replaceFile({ tool: 'write', path, cwd, policy, signal: exec.signal, create: true }, async (current) => {
     const existing = current && textOf('write', path, current)
@@ -69,7 +69,7 @@ export async function runEdit(args: EditArgs, exec: ToolExecution, deps: ChangeD
   if (args.old_string.length === 0) throw invalidArgs(changeMessages.emptyOld())
   if (args.old_string === args.new_string) throw invalidArgs(changeMessages.same())
   for (const name of ['old_string', 'new_string'] as const) if (LONE_SURROGATE.test(args[name])) throw invalidArgs(changeMessages.loneSurrogate(name))
-  const { cwd, path, session, policy } = where(args, exec, deps)
+  const { cwd, path, session, policy } = where('edit', args, exec, deps)
   let plan: Extract<EditPlan, { kind: 'edited' }> | undefined
   await replaceFile({ tool: 'edit', path, cwd, policy, signal: exec.signal, create: false }, async (current) => {
     if (!current) throw new FsError(changeMessages.notFound(path), { code: FsErrorCode.FS_NOT_FOUND })

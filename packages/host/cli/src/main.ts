@@ -6,6 +6,7 @@ import { isRemoteUrl, parseArgs, parseToolArgs, type CommandName, type Invocatio
 import { HELP, usageText } from './help.ts'
 // Types only: the composition (and with it every plugin) is imported when a command needs it, never for --help.
 import type { DefaultContext, RemoteTarget } from './compose.ts'
+import type {} from '@deepseek-ai/dsh-workspace'
 
 export const EXIT = { OK: 0, TOOL_ERROR: 1, USAGE: 2, START_FAILED: 3 } as const
 
@@ -105,7 +106,7 @@ interface Unavailable {
  * (already reported), or — for a remote that cannot be reached — its REMOTE_UNAVAILABLE error for the caller to
  * report (exit 1, as for any tool error).
  */
-async function startHost(command: CommandName, configPath: string | undefined, sandbox: boolean, remote?: RemoteTarget): Promise<DefaultContext | number | Unavailable> {
+async function startHost(command: CommandName, configPath: string | undefined, sandbox: boolean, remote?: RemoteTarget, hidden: readonly string[] = []): Promise<DefaultContext | number | Unavailable> {
   const { createDefaultContext, readConfigFile, DshError, DshErrorCode } = await import('./index.ts')
   // While a remote starts, plugin log lines are held: an unreachable remote is reported once, as its error
   // result, not also as the plugin failure Cordis logs (with a stack trace) on the way.
@@ -118,7 +119,7 @@ async function startHost(command: CommandName, configPath: string | undefined, s
   }
   try {
     const config = configPath === undefined ? {} : await readConfigFile(configPath)
-    const host = await createDefaultContext({ config, log, sandbox, ...(remote ? { remote } : {}) })
+    const host = await createDefaultContext({ config, log, sandbox, hidden, ...(remote ? { remote } : {}) })
     release(() => true)
     // The tools never need credentials, and a command could read them back from /proc/$PPID/environ. The token
     // (--token-env) was read before this; a remote command's environment was taken when tools-remote started.
@@ -146,7 +147,9 @@ async function startFor(command: CommandName, invocation: RemoteFlags & { config
   if (typeof token === 'object') return usage(command, token.problem)
   const remote = await remoteTarget(invocation, token)
   if (remote && 'problem' in remote) return usage(command, remote.problem)
-  const host = await startHost(command, invocation.config, invocation.sandbox ?? false, remote)
+  // dsh's own secrets are hidden from its tools (DESIGN §17): a command must not read the token back and open a session.
+  const hidden = [invocation.tokenFile, invocation.config].filter((path): path is string => path !== undefined).map((path) => resolve(path))
+  const host = await startHost(command, invocation.config, invocation.sandbox ?? false, remote, hidden)
   return typeof host === 'number' ? host : { host, token }
 }
 
@@ -287,8 +290,11 @@ async function runMcp(invocation: Of<'mcp'>): Promise<number> {
   try {
     if (invocation.http) {
       const { serveHttp } = await import('@deepseek-ai/dsh-mcp')
+      // A client may only claim roots inside the server's own: its cwd and the configured workspace roots.
+      const serverCwd = cwd ?? process.cwd()
       const server = await serveHttp(host.ctx, {
         ...options,
+        roots: host.ctx.get('workspace')?.roots(serverCwd).writable ?? [serverCwd],
         token: started.token ?? '',
         ...(invocation.host === undefined ? {} : { host: invocation.host }),
         port: invocation.port ?? DEFAULT_HTTP_PORT,
