@@ -1,6 +1,6 @@
-import { spawn } from 'node:child_process'
-import { execFileSync } from 'node:child_process'
-import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, readlink, realpath, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises'
+import { execFileSync, spawn } from 'node:child_process'
+import { renameSync, symlinkSync } from 'node:fs'
+import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, readlink, realpath, rename, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, expect, test } from 'vitest'
@@ -15,7 +15,7 @@ let t: TestContext
 let dir: string
 let session: { id: string; cwd: string }
 
-async function setup(workspace?: { roots?: string[]; readOnly?: string[] }): Promise<void> {
+async function setup(workspace?: { roots?: string[]; readOnly?: string[]; denyRead?: string[] }): Promise<void> {
   t = await createTestContext()
   await t.ctx.plugin(SystemPromptService)
   if (workspace) await t.active(t.ctx.plugin(Workspace, workspace))
@@ -273,4 +273,64 @@ test('a reader never sees half a file during 20 replacements of a 2 MB file', as
   const { reads, torn } = JSON.parse(out) as { reads: number; torn: number }
   expect(reads).toBeGreaterThan(0)
   expect(torn).toBe(0)
+})
+
+test('hidden paths stay hidden from write and edit: directly, through a symlink, as a new file below, and after a rename of the hidden directory', async () => {
+  await file('secrets/key', 'secret\n')
+  await file('ok.txt', 'ok\n')
+  await setup({ denyRead: ['secrets'] })
+  await symlink(join(dir, 'secrets/key'), join(dir, 'lnk'))
+  expect(code(await call('write', { path: 'secrets/key', content: 'pwned' }))).toBe('WORKSPACE_HIDDEN')
+  expect(code(await call('write', { path: 'secrets/new.txt', content: 'pwned' }))).toBe('WORKSPACE_HIDDEN')
+  expect(code(await call('write', { path: 'secrets/deeper/new.txt', content: 'pwned' }))).toBe('WORKSPACE_HIDDEN')
+  expect(code(await call('edit', { path: 'lnk', old_string: 'secret', new_string: 'pwned' }))).toBe('WORKSPACE_HIDDEN')
+  expect(code(await call('write', { path: 'lnk', content: 'pwned' }))).toBe('WORKSPACE_HIDDEN')
+  // A command renames the hidden directory; the next calls must still not reach into it.
+  await call('read', { path: 'ok.txt' })
+  await rename(join(dir, 'secrets'), join(dir, 'moved'))
+  expect(code(await call('write', { path: 'moved/key', content: 'pwned' }))).toBe('WORKSPACE_HIDDEN')
+  expect(code(await call('write', { path: 'moved/new.txt', content: 'pwned' }))).toBe('WORKSPACE_HIDDEN')
+  expect(await readdir(join(dir, 'moved'))).toEqual(['key'])
+  expect((await readFile(join(dir, 'moved/key'))).toString()).toBe('secret\n')
+})
+
+test('a parent directory swapped for a symlink out of the roots between calls cannot redirect a write', async () => {
+  const outside = await realpath(await mkdtemp(join(tmpdir(), 'tool-fs-swap-')))
+  try {
+    await setup({})
+    await file('sub/a.txt', 'a\n')
+    await call('read', { path: 'sub/a.txt' })
+    await rename(join(dir, 'sub'), join(dir, 'sub.old'))
+    await writeFile(join(outside, 'a.txt'), 'a\n')
+    await symlink(outside, join(dir, 'sub'))
+    const result = await call('write', { path: 'sub/a.txt', content: 'pwned' })
+    expect(code(result)).toBe('WORKSPACE_OUTSIDE_ROOTS')
+    const created = await call('write', { path: 'sub/b.txt', content: 'pwned' })
+    expect(code(created)).toBe('WORKSPACE_OUTSIDE_ROOTS')
+    expect(await readdir(outside)).toEqual(['a.txt'])
+    expect((await readFile(join(outside, 'a.txt'))).toString()).toBe('a\n')
+  } finally {
+    await rm(outside, { recursive: true, force: true })
+  }
+})
+
+test('forced fault: the parent swapped for a symlink out of the roots just before the rename, the write still lands in the directory that was checked', async () => {
+  const outside = await realpath(await mkdtemp(join(tmpdir(), 'tool-fs-race-')))
+  try {
+    await setup({})
+    await file('sub/a.txt', 'a\n')
+    await writeFile(join(outside, 'a.txt'), 'outside\n')
+    await call('read', { path: 'sub/a.txt' })
+    forcedFaults.beforeRename = () => {
+      renameSync(join(dir, 'sub'), join(dir, 'sub.old'))
+      symlinkSync(outside, join(dir, 'sub'))
+    }
+    const result = await call('edit', { path: 'sub/a.txt', old_string: 'a', new_string: 'b' })
+    expect(result.isError).toBe(false)
+    expect((await readFile(join(outside, 'a.txt'))).toString()).toBe('outside\n')
+    expect(await readdir(outside)).toEqual(['a.txt'])
+    expect((await readFile(join(dir, 'sub.old/a.txt'))).toString()).toBe('b\n')
+  } finally {
+    await rm(outside, { recursive: true, force: true })
+  }
 })
