@@ -120,7 +120,7 @@ export function renderStale(facts: StaleFacts): string {
     case 'size':
       return facts.before === facts.after ? `its content differs (still ${facts.before} bytes)` : `it is now ${facts.after} bytes (it was ${facts.before})`
     case 'region': {
-      if (facts.rows.length === 0) return `${plural(facts.removed, 'line was', 'lines were')} removed at line ${facts.firstLine}`
+      if (facts.rows.length === 0) return facts.more ? `lines from ${facts.firstLine} on changed` : `${plural(facts.removed, 'line was', 'lines were')} removed at line ${facts.firstLine}`
       const last = facts.firstLine + facts.rows.length - 1
       const where = facts.rows.length === 1 ? `line ${facts.firstLine} is now` : `lines ${facts.firstLine}-${last} are now`
       return `${where}:\n${facts.rows.map(renderRow).join('\n')}${facts.more ? '\n(and more below)' : ''}`

@@ -152,14 +152,37 @@ function findExact(text: string, needle: string): Span[] {
   return spans
 }
 
-/** Matches of `needle` where each of its line endings may be `\n` or `\r\n` in the file. */
+/**
+ * Matches of `needle` where each of its line endings may be `\n` or `\r\n` in the file: found in the text with
+ * every `\r\n` made `\n`, then mapped back (a match that starts or ends at such a line ending takes its `\r`).
+ * No regular expression: a pattern as long as a large old_string would pass V8's limit.
+ */
 function findAnyEol(text: string, needle: string): Span[] {
-  const parts = needle.replace(/\r\n/g, '\n').split('\n').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-  const pattern = new RegExp(parts.join('\\r?\\n'), 'g')
+  const plain = needle.replace(/\r\n/g, '\n')
+  if (plain.length === 0) return []
+  const removed: number[] = [] // indices, in the normalised text, of the \n whose \r was dropped
+  const parts: string[] = []
+  let from = 0
+  for (let at = text.indexOf('\r\n'); at >= 0; at = text.indexOf('\r\n', at + 2)) {
+    parts.push(text.slice(from, at))
+    removed.push(at - removed.length)
+    from = at + 1
+  }
+  parts.push(text.slice(from))
+  const normal = parts.join('')
+  const before = (index: number) => { // how many dropped \r lie before `index` of the normalised text
+    let low = 0
+    let high = removed.length
+    while (low < high) {
+      const mid = (low + high) >>> 1
+      if (removed[mid]! < index) low = mid + 1
+      else high = mid
+    }
+    return low
+  }
   const spans: Span[] = []
-  for (const match of text.matchAll(pattern)) {
-    if (match[0].length === 0) break
-    spans.push({ start: match.index, end: match.index + match[0].length })
+  for (let at = normal.indexOf(plain); at >= 0; at = normal.indexOf(plain, at + plain.length)) {
+    spans.push({ start: at + before(at), end: at + plain.length + before(at + plain.length) })
   }
   return spans
 }

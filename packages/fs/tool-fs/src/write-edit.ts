@@ -44,8 +44,20 @@ function textOf(tool: string, path: string, current: Current): TextFile {
 async function admit(tool: string, path: string, session: string, current: Current, deps: ChangeDeps): Promise<void> {
   const verdict = await deps.guard.check(session, current.real, current.stats, current.bytes)
   if (verdict.kind === 'not-read') throw new FsError(changeMessages.notRead(tool, path), { code: FsErrorCode.FS_NOT_READ })
-  if (verdict.kind === 'stale') throw new FsError(changeMessages.stale(tool, path, verdict.facts), { code: FsErrorCode.FS_STALE })
+  if (verdict.kind === 'stale') {
+    // What changed is shown as far as the result budget holds (an error result is never paged).
+    let facts = verdict.facts
+    if (facts.kind === 'region') {
+      const room = deps.caps.maxResultBytes - ERROR_PREFIX - Buffer.byteLength(changeMessages.stale(tool, path, { ...facts, rows: [{ line: Number.MAX_SAFE_INTEGER, text: '', truncated: false }], more: true }))
+      const rows = fitRows(facts.rows, room)
+      facts = { ...facts, rows, more: facts.more || rows.length < facts.rows.length }
+    }
+    throw new FsError(changeMessages.stale(tool, path, facts), { code: FsErrorCode.FS_STALE })
+  }
 }
+
+/** "Error: " before an error's message in its result. */
+const ERROR_PREFIX = 7
 
 /** A lone UTF-16 surrogate (JSON allows "\ud800") is no character: it cannot be written as UTF-8, nor matched. */
 const LONE_SURROGATE = /\p{Surrogate}/u
@@ -78,7 +90,9 @@ export async function runEdit(args: EditArgs, exec: ToolExecution, deps: ChangeD
     const planned = planEdit(file.text, { oldString: args.old_string, newString: args.new_string, replaceAll: args.replace_all ?? false })
     if (planned.kind === 'not-found') {
       const rows = planned.closest ? rowsOf(planned.closest, deps.caps.maxLineChars) : []
-      throw new FsError(changeMessages.noMatch(path, fitRows(rows, deps.caps.maxResultBytes / 2)), { code: FsErrorCode.FS_NO_MATCH })
+      const scaffold = changeMessages.noMatch(path, [{ line: Number.MAX_SAFE_INTEGER, text: '', truncated: false }])
+      const shown = fitRows(rows, deps.caps.maxResultBytes - ERROR_PREFIX - Buffer.byteLength(scaffold))
+      throw new FsError(changeMessages.noMatch(path, shown), { code: FsErrorCode.FS_NO_MATCH })
     }
     if (planned.kind === 'ambiguous') throw new FsError(changeMessages.manyMatches(path, planned.count, planned.lines), { code: FsErrorCode.FS_MANY_MATCHES })
     plan = planned

@@ -69,3 +69,9 @@ test('error texts say what happened and what to do next', () => {
   expect(changeMessages.noMatch('/w/a.ts', [{ line: 7, text: 'function beta() {', truncated: false }]))
     .toBe('old_string was not found in /w/a.ts (nor with other line endings or without "N: " prefixes). The closest region, lines 7-7:\n7: function beta() {\nCopy old_string from the file exactly (what follows each "N: "), or read the file again')
 })
+
+test('a line-ending-only match works for an old_string of any length, and takes the \\r of a CRLF it starts or ends at', () => {
+  const long = 'x'.repeat(100_000)
+  expect(edit(`a\r\n${long}\r\nb\r\n`, `${long}\nb`, 'y')).toMatchObject({ text: 'a\r\ny\r\n', match: 'line-endings' })
+  expect(edit('a\r\nb\r\nc', '\nb\n', '-')).toMatchObject({ text: 'a-c', match: 'line-endings' })
+})

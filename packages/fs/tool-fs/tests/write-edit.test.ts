@@ -8,18 +8,18 @@ import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
 import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
 import type { ToolResult } from '@deepseek-ai/dsh-tools'
 import Workspace from '@deepseek-ai/dsh-workspace'
-import ToolFs from '@deepseek-ai/dsh-tool-fs'
+import ToolFs, { type Config } from '@deepseek-ai/dsh-tool-fs'
 import { forcedFaults } from '../src/replace.ts'
 
 let t: TestContext
 let dir: string
 let session: { id: string; cwd: string }
 
-async function setup(workspace?: { roots?: string[]; readOnly?: string[]; denyRead?: string[] }): Promise<void> {
+async function setup(workspace?: { roots?: string[]; readOnly?: string[]; denyRead?: string[] }, config: Partial<Config> = {}): Promise<void> {
   t = await createTestContext()
   await t.ctx.plugin(SystemPromptService)
   if (workspace) await t.active(t.ctx.plugin(Workspace, workspace))
-  await t.active(t.ctx.plugin(ToolFs, {}))
+  await t.active(t.ctx.plugin(ToolFs, config))
 }
 
 beforeEach(async () => {
@@ -333,4 +333,15 @@ test('forced fault: the parent swapped for a symlink out of the roots just befor
   } finally {
     await rm(outside, { recursive: true, force: true })
   }
+})
+
+test('an edit\'s result keeps within the result budget: as many changed rows as fit, then where to read on', async () => {
+  await setup(undefined, { maxResultBytes: 1024 })
+  await file('wide.txt', Array.from({ length: 400 }, (_, i) => `row ${i} old`).join('\n') + '\n')
+  await call('read', { path: 'wide.txt' })
+  const result = await call('edit', { path: 'wide.txt', old_string: 'old', new_string: 'new ✓', replace_all: true })
+  expect(Buffer.byteLength(text(result))).toBeLessThanOrEqual(1024)
+  expect(text(result)).toMatch(/^Updated \S+: replaced 400 occurrences\n\n1: row 0 new ✓\n2: row 1 new ✓\n[^]*\n\[more changed lines follow; read from offset=(\d+) to see them\]$/)
+  const cut = Number(/offset=(\d+)/.exec(text(result))![1])
+  expect(text(result).split('\n').filter((line) => /^\d+: /.test(line))).toHaveLength(cut - 1)
 })
