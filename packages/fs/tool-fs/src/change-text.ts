@@ -114,9 +114,13 @@ export function rowsOf(region: Region, maxLineChars: number): ReadRow[] {
 export type StaleFacts =
   | { readonly kind: 'region'; readonly firstLine: number; readonly removed: number; readonly rows: readonly ReadRow[]; readonly more: boolean }
   | { readonly kind: 'size'; readonly before: number; readonly after: number }
+  /** Its identity (size, times, inode) moved and nothing held tells whether its bytes did. */
+  | { readonly kind: 'modified' }
 
 export function renderStale(facts: StaleFacts): string {
   switch (facts.kind) {
+    case 'modified':
+      return 'it was modified or replaced since (its bytes could not be compared)'
     case 'size':
       return facts.before === facts.after ? `its content differs (still ${facts.before} bytes)` : `it is now ${facts.after} bytes (it was ${facts.before})`
     case 'region': {

@@ -28,11 +28,11 @@ export interface GuardLimits {
 }
 
 export const GUARD_LIMITS: GuardLimits = {
-  maxFiles: 4096, keepBytes: 256 * 1024, keepTotal: 16 * 1024 * 1024, completeBytes: 32 * 1024 * 1024, settleMs: 1000,
+  maxFiles: 4096, keepBytes: 256 * 1024, keepTotal: 16 * 1024 * 1024, completeBytes: 16 * 1024 * 1024, settleMs: 1000,
 }
 
-/** Bytes hashed per turn of the event loop. */
-const SLICE = 1024 * 1024
+/** Bytes hashed per turn of the event loop (a turn stays under a few milliseconds). */
+const SLICE = 256 * 1024
 
 interface Identity {
   readonly dev: number
@@ -53,9 +53,14 @@ interface Seen {
   /** What the session saw, while held: always for a small file; for a larger one until settled and digested. */
   bytes: Buffer | undefined
   digest: string | undefined
+  /** The start of a file read in part within its last tick (what the read streamed, at most PREFIX_BYTES). */
+  prefix: Buffer | undefined
   /** Settling or digesting under way. */
   pending: Promise<void> | undefined
 }
+
+/** Most bytes of a recently written file's start kept from a read that saw it in part. */
+const PREFIX_BYTES = 1024 * 1024
 
 export type Verdict = { readonly kind: 'fresh' } | { readonly kind: 'not-read' } | { readonly kind: 'stale'; readonly facts: StaleFacts }
 
@@ -83,7 +88,7 @@ export class Observations {
 
   /** Resolves once no settling or digest is under way (tests, benches). */
   async settled(): Promise<void> {
-    while (this.work.size) await Promise.all([...this.work])
+    while (this.work.size) await awaitHeld(Promise.all([...this.work]))
   }
 
   /**
@@ -95,17 +100,24 @@ export class Observations {
     let real: string | undefined
     let chunks: Buffer[] | undefined
     let length = 0
+    let limit = 0
     return {
       opened: (opened, stats) => {
         identity = identityOf(stats)
         real = opened
-        chunks = stats.size <= this.limits.completeBytes ? [] : undefined
+        const known = this.sessions.get(session)?.get(opened)
+        if (known !== undefined && known.trusted && sameIdentity(known.identity, identity)) return // seen as it is
+        // Gathered: a file small enough to keep whole, or the start of a recently written one (checked against the
+        // file once it settles); a settled file read in part needs no bytes, its identity will do.
+        if (stats.size <= this.limits.keepBytes) limit = this.limits.keepBytes
+        else if (!this.isSettled(identity)) limit = PREFIX_BYTES
+        if (limit) chunks = []
       },
       chunk: (bytes) => {
-        if (!chunks) return
-        if (length + bytes.length > this.limits.completeBytes) { chunks = undefined; return }
-        chunks.push(Buffer.from(bytes)) // read reuses its buffer
-        length += bytes.length
+        if (!chunks || length >= limit) return
+        const kept = Buffer.from(bytes.subarray(0, limit - length)) // a copy: read reuses its buffer
+        chunks.push(kept)
+        length += kept.length
       },
       done: () => {
         if (!identity || real === undefined) return
@@ -114,7 +126,7 @@ export class Observations {
           this.put(session, real, known) // seen again, unchanged: nothing to redo
           return
         }
-        const prefix = chunks ? Buffer.concat(chunks, length) : undefined
+        const prefix = chunks && (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length))
         // A page of a file is a sight of the file: when its first chunks held every byte, the copy is whole.
         if (prefix && prefix.length === identity.size) this.record(session, real, identity, prefix)
         else this.recordPart(session, real, identity, prefix)
@@ -137,16 +149,19 @@ export class Observations {
     const now = identityOf(stats)
     if (seen.trusted && sameIdentity(seen.identity, now)) return { kind: 'fresh' }
     // Settling or digesting may still hold the answer: wait for it only when nothing else can tell.
-    if (!seen.bytes && seen.digest === undefined && seen.pending) await seen.pending
-    const held = seen.bytes
-    const same = held ? held.equals(bytes)
-      : seen.digest !== undefined && seen.digest === createHash('sha256').update(bytes).digest('hex')
+    if (!seen.bytes && seen.digest === undefined && !seen.prefix && seen.pending) await awaitHeld(seen.pending)
+    let same: boolean | undefined // undefined: nothing held can tell
+    if (seen.bytes) same = seen.bytes.equals(bytes)
+    else if (seen.digest !== undefined) same = seen.digest === createHash('sha256').update(bytes).digest('hex')
+    else if (seen.prefix && sameIdentity(seen.identity, now)) same = bytes.subarray(0, seen.prefix.length).equals(seen.prefix)
     if (same) {
       seen.identity = now
       seen.trusted = this.isSettled(now)
       return { kind: 'fresh' }
     }
-    return { kind: 'stale', facts: seen.bytes ? whatChanged(seen.bytes, bytes) : { kind: 'size', before: seen.identity.size, after: bytes.length } }
+    if (seen.bytes) return { kind: 'stale', facts: whatChanged(seen.bytes, bytes) }
+    if (same === false || seen.identity.size !== bytes.length) return { kind: 'stale', facts: { kind: 'size', before: seen.identity.size, after: bytes.length } }
+    return { kind: 'stale', facts: { kind: 'modified' } }
   }
 
   private isSettled(identity: Identity): boolean {
@@ -180,7 +195,7 @@ export class Observations {
 
   /** Whole bytes seen: a small file keeps its copy; a larger one is settled, digested and let go, after the call. */
   private record(session: string, real: string, identity: Identity, bytes: Buffer): void {
-    const seen: Seen = { identity, trusted: this.isSettled(identity), bytes, digest: undefined, pending: undefined }
+    const seen: Seen = { identity, trusted: this.isSettled(identity), bytes, digest: undefined, prefix: undefined, pending: undefined }
     this.put(session, real, seen)
     const small = bytes.length <= this.limits.keepBytes
     if (small) this.trimCopies(session)
@@ -200,18 +215,29 @@ export class Observations {
     })
   }
 
-  /** A read that stopped before the end: the identity now; after the call the whole file, if it still starts with what was read. */
+  /**
+   * A read that stopped before the end: the identity now. After the call, a recently written file is trusted once
+   * settled if it still starts with what the read streamed, and a file up to completeBytes is read whole and
+   * digested (so that a touch is told from a change).
+   */
   private recordPart(session: string, real: string, identity: Identity, prefix: Buffer | undefined): void {
-    const seen: Seen = { identity, trusted: this.isSettled(identity), bytes: undefined, digest: undefined, pending: undefined }
+    const trusted = this.isSettled(identity)
+    const seen: Seen = { identity, trusted, bytes: undefined, digest: undefined, prefix: trusted ? undefined : prefix, pending: undefined }
     this.put(session, real, seen)
-    if (!prefix) return // too large to complete: the identity alone (a touch then reads as a change)
+    const whole = identity.size <= this.limits.completeBytes
+    if (trusted ? !whole : !prefix) return
     this.later(seen, async () => {
-      if (!seen.trusted) await this.settle(identity)
-      if (!this.current(session, real, seen)) return
+      if (!seen.trusted) {
+        await this.settle(identity)
+        if (!this.current(session, real, seen) || !prefix) return
+        const start = await this.queued(() => readIfSame(real, identity, prefix.length))
+        if (!start || !start.equals(prefix)) return
+        seen.trusted = true
+        seen.prefix = undefined
+      }
+      if (!whole || !this.current(session, real, seen)) return
       const bytes = await this.queued(() => readIfSame(real, identity))
-      if (!bytes || !bytes.subarray(0, prefix.length).equals(prefix)) return
-      seen.trusted = true
-      seen.digest = await digest(bytes)
+      if (bytes) seen.digest = await digest(bytes)
     })
   }
 
@@ -250,6 +276,19 @@ export class Observations {
   }
 }
 
+/**
+ * Awaits background work, keeping the process alive meanwhile: its timers are unref'd (a process that is done must
+ * not wait for the guard), so a call that waits on one must hold the event loop itself.
+ */
+async function awaitHeld(work: Promise<unknown>): Promise<void> {
+  const hold = setInterval(() => {}, 60_000)
+  try {
+    await work
+  } finally {
+    clearInterval(hold)
+  }
+}
+
 /** SHA-256 of `bytes`, a slice per turn of the event loop. */
 async function digest(bytes: Buffer): Promise<string> {
   const hash = createHash('sha256')
@@ -260,12 +299,12 @@ async function digest(bytes: Buffer): Promise<string> {
   return hash.digest('hex')
 }
 
-/** The whole file, if it is still the one with `identity` before and after (else undefined: it changed). */
-async function readIfSame(real: string, identity: Identity): Promise<Buffer | undefined> {
+/** The file's first `length` bytes (all of it by default), if it is still the one with `identity` before and after. */
+async function readIfSame(real: string, identity: Identity, length = identity.size): Promise<Buffer | undefined> {
   const handle = await open(real, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY | constants.O_NOFOLLOW)
   try {
     if (!sameIdentity(identityOf(await handle.stat()), identity)) return undefined
-    const bytes = Buffer.allocUnsafe(identity.size)
+    const bytes = Buffer.allocUnsafe(length)
     let at = 0
     while (at < bytes.length) {
       const { bytesRead } = await handle.read(bytes, at, bytes.length - at, at)

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, realpath, rm, stat, utimes, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, expect, test } from 'vitest'
@@ -60,4 +60,30 @@ test('what changed: the first differing lines as they are now, bounded', () => {
   const many = whatChanged(Buffer.from(''), Buffer.from(Array.from({ length: 100 }, (_, i) => `${i}`).join('\n')))
   expect(many).toMatchObject({ kind: 'region', more: true })
   expect(many.kind === 'region' && many.rows.length).toBe(12)
+})
+
+test('a file written just now and read in part is not stale when unchanged (its start is compared), and is when its start changed under the same identity (forced)', async () => {
+  const guard = new Observations({ ...GUARD_LIMITS, keepBytes: 16, completeBytes: 64, settleMs: 60_000 })
+  const { path, stats, bytes } = await put('large.txt', 'x'.repeat(100) + '\n' + 'y'.repeat(99) + '\n')
+  const observer = guard.observeRead('s')
+  observer.opened(path, stats)
+  observer.chunk(bytes.subarray(0, 120)) // a first page: read streamed part of the file
+  observer.done()
+  expect((await guard.check('s', path, stats, bytes)).kind).toBe('fresh')
+  const other = Buffer.from(bytes)
+  other[0] = 0x7a
+  expect(await guard.check('s', path, stats, other)).toEqual({ kind: 'stale', facts: { kind: 'size', before: 201, after: 201 } })
+})
+
+test('a settled file read in part, then touched, is not stale once its digest is in (a larger-than-kept file)', async () => {
+  const guard = new Observations({ ...GUARD_LIMITS, keepBytes: 16, settleMs: 0 })
+  const { path, stats, bytes } = await put('paged.txt', 'z'.repeat(500) + '\n')
+  await new Promise((resolve) => setTimeout(resolve, 5))
+  const observer = guard.observeRead('s')
+  observer.opened(path, stats)
+  observer.chunk(bytes.subarray(0, 100))
+  observer.done()
+  await guard.settled() // the completion after the call: the file read whole and digested
+  await utimes(path, new Date(2000, 1, 1), new Date(2000, 1, 1))
+  expect((await guard.check('s', path, await stat(path), bytes)).kind).toBe('fresh')
 })
