@@ -30,7 +30,7 @@ export interface PathPolicy {
   readonly hidden: readonly string[]
   /** Every hidden entry as a rule, existing or not, so an entry created after the policy was computed is hidden too. */
   readonly rules: readonly HiddenRule[]
-  /** `dev:ino` of every hidden entry seen since the service started → the path it was seen at (renames keep it). */
+  /** `dev:ino:birthtime` (see `identity`) of every hidden entry seen since the service started → the path it was seen at (renames keep it). */
   readonly identities: ReadonlyMap<string, string>
 }
 
@@ -119,8 +119,13 @@ function listMatching(dir: string, pattern: RegExp): string[] {
   }
 }
 
-export function identity(stats: { dev: number; ino: number }): string {
-  return `${stats.dev}:${stats.ino}`
+/**
+ * What stays the same through a rename and tells a reused inode apart: device, inode and birth time (statx; 0 where
+ * the filesystem keeps none, and then device and inode alone). Without the birth time, a file created where a
+ * deleted hidden entry's inode is reused would be taken for it.
+ */
+export function identity(stats: { dev: number; ino: number; birthtimeMs: number }): string {
+  return `${stats.dev}:${stats.ino}:${stats.birthtimeMs}`
 }
 
 /** The rule that hides `path` (itself or an ancestor), if any: a lexical test, so it holds for paths not there yet. */
@@ -168,7 +173,7 @@ const WALK_LIMIT = 200_000
 
 /**
  * Where the hidden entries that are not at their path any more are now, inside `roots`: a directory renamed by a
- * command or by the host (`mv ~/.config ~/.config.x`) keeps its identity (dev:ino), so the roots are walked for it
+ * command or by the host (`mv ~/.config ~/.config.x`) keeps its identity (device, inode, birth time), so the roots are walked for it
  * (rarely: once when it goes missing, then at most every RELOOK_MS while it is not found; a found one is checked by
  * one stat). A deleted one is never found again. Returns the ones found, with the path they were seen at.
  */
