@@ -92,8 +92,9 @@ export class Observations {
   }
 
   /**
-   * Follows one read. The bytes are gathered while the file is small enough to complete; at `done` the session has
-   * seen the file whole (a copy) or in part (its identity and the prefix it read, completed after the call).
+   * Follows one read. At `done` the session has seen the file: its identity now, the bytes after the call (read
+   * again, the same identity before and after); only a file written within the last tick has its bytes gathered
+   * from the read itself.
    */
   observeRead(session: string): ReadObserver & { done(): void } {
     let identity: Identity | undefined
@@ -107,11 +108,12 @@ export class Observations {
         real = opened
         const known = this.sessions.get(session)?.get(opened)
         if (known !== undefined && known.trusted && sameIdentity(known.identity, identity)) return // seen as it is
-        // Gathered: a file small enough to keep whole, or the start of a recently written one (checked against the
-        // file once it settles); a settled file read in part needs no bytes, its identity will do.
-        if (stats.size <= this.limits.keepBytes) limit = this.limits.keepBytes
-        else if (!this.isSettled(identity)) limit = PREFIX_BYTES
-        if (limit) chunks = []
+        // A settled file gathers nothing: its identity holds until it moves, and its copy or digest is taken after
+        // the call (a copy here would cost read more than its 5 %). A file written within the last tick may change
+        // again unseen, so what read streams of it is kept now: all of a small one, the start of a larger one.
+        if (this.isSettled(identity)) return
+        limit = stats.size <= this.limits.keepBytes ? this.limits.keepBytes : PREFIX_BYTES
+        chunks = []
       },
       chunk: (bytes) => {
         if (!chunks || length >= limit) return
@@ -216,9 +218,9 @@ export class Observations {
   }
 
   /**
-   * A read that stopped before the end: the identity now. After the call, a recently written file is trusted once
-   * settled if it still starts with what the read streamed, and a file up to completeBytes is read whole and
-   * digested (so that a touch is told from a change).
+   * A read of a settled file, or one that stopped before the end: the identity now. After the call, a recently
+   * written file is trusted once settled if it still starts with what the read streamed, and a file up to
+   * completeBytes is read whole, kept (small) or digested, so that a touch is told from a change.
    */
   private recordPart(session: string, real: string, identity: Identity, prefix: Buffer | undefined): void {
     const trusted = this.isSettled(identity)
@@ -237,8 +239,17 @@ export class Observations {
       }
       if (!whole || !this.current(session, real, seen)) return
       const bytes = await this.queued(() => readIfSame(real, identity))
-      if (bytes) seen.digest = await digest(bytes)
+      if (!bytes || !this.current(session, real, seen)) return
+      if (bytes.length <= this.limits.keepBytes) this.keep(session, seen, bytes)
+      else seen.digest = await digest(bytes)
     })
+  }
+
+  /** A small file's copy, counted against the session's budget. */
+  private keep(session: string, seen: Seen, bytes: Buffer): void {
+    seen.bytes = bytes
+    this.kept.set(session, (this.kept.get(session) ?? 0) + bytes.length)
+    this.trimCopies(session)
   }
 
   private later(seen: Seen, job: () => Promise<void>): void {

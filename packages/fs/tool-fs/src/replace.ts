@@ -198,8 +198,9 @@ async function put(dir: OpenedDir, name: string, bytes: Buffer, options: { tool:
     }
     // fdatasync: the data and the size it needs, not the times; enough for the rename to never expose a short file.
     await out.datasync()
-    options.signal.throwIfAborted()
     forcedFaults.beforeRename?.()
+    // The last moment a cancelled or timed-out call can stop: after the rename the change is made.
+    options.signal.throwIfAborted()
     if (like) await rename(temp, target)
     else {
       await link(temp, target)
@@ -211,6 +212,7 @@ async function put(dir: OpenedDir, name: string, bytes: Buffer, options: { tool:
     return await out.stat()
   } catch (error) {
     if (!placed) await unlink(temp).catch(() => {})
+    if (options.signal.aborted) throw error // the pipeline names it: ABORTED or TOOL_TIMEOUT
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw changedDuring(options.tool, path)
     throw failed(error)
   } finally {

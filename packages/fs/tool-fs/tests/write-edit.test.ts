@@ -199,6 +199,18 @@ test('a forced fault before the rename leaves the file byte for byte as it was a
   expect(text(await call('edit', { path: 'f.txt', old_string: 'line 2', new_string: 'LINE 2' }))).toContain('replaced 1 occurrence')
 })
 
+test('forced fault: a call cancelled just before its rename is ABORTED and leaves the file as it was', async () => {
+  await setup()
+  await file('c.txt', 'keep\n')
+  await call('read', { path: 'c.txt' })
+  const controller = new AbortController()
+  forcedFaults.beforeRename = () => controller.abort()
+  const result = await t.ctx.tools.execute('edit', { path: 'c.txt', old_string: 'keep', new_string: 'lost' }, { session, signal: controller.signal })
+  expect(code(result)).toBe('ABORTED')
+  expect((await bytes('c.txt')).toString()).toBe('keep\n')
+  expect(await readdir(dir)).toEqual(['c.txt'])
+})
+
 test('a symlink is edited at its target, and stays a symlink', async () => {
   await setup({})
   await file('real/target.txt', 'old\n')
