@@ -119,7 +119,9 @@ async function openExisting(request: ReplaceRequest, checks: OpenOptions): Promi
         ? new FsError(changeMessages.parentNotDirectory(request.path), { code: FsErrorCode.FS_WRITE_FAILED, cause: error })
         : new FsError(changeMessages.notFound(request.path), { code: FsErrorCode.FS_NOT_FOUND, cause: error })
     }
-    throw new FsError(changeMessages.readFailed(request.path, systemErrorReason(error)), { code: FsErrorCode.FS_READ_FAILED, cause: error })
+    throw request.create
+      ? new FsError(changeMessages.writeFailed(request.path, systemErrorReason(error)), { code: FsErrorCode.FS_WRITE_FAILED, cause: error })
+      : new FsError(changeMessages.readFailed(request.path, systemErrorReason(error)), { code: FsErrorCode.FS_READ_FAILED, cause: error })
   }
 }
 
