@@ -165,7 +165,7 @@ async function createFile(
   })
 }
 
-async function openParent(real: string, checks: { cwd: string; tool: string; access: 'write'; policy: PathPolicy | undefined }, path: string): Promise<OpenedDir> {
+async function openParent(real: string, checks: OpenOptions, path: string): Promise<OpenedDir> {
   try {
     return await openDirectory(dirname(real), checks)
   } catch (error) {

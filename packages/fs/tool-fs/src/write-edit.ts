@@ -1,7 +1,7 @@
 import { resolve } from 'node:path'
 import { Buffer } from 'node:buffer'
 import { invalidArgs, type ToolExecution, type ToolOutput } from '@deepseek-ai/dsh-tools'
-import { countLines, decode, encode, linesOf, planEdit, shapeWrite, type Change, type EditPlan, type TextFile } from './change.ts'
+import { countLines, decode, encode, planEdit, shapeWrite, type Change, type EditPlan, type TextFile } from './change.ts'
 import {
   changeMessages, editCutNote, editHeading, HUNK_SEPARATOR, renderEdit, renderWrite, rowsOf,
   type ChangeCaps, type EditArgs, type EditOutcome, type WriteArgs, type WriteOutcome,
@@ -153,7 +153,7 @@ function merge(changes: readonly Change[], total: number): Array<[number, number
   return ranges
 }
 
-/** Line `n` of `text` (ascending `n` only): one forward pass whatever the number of lines asked for. */
+/** Line `n` of `text` (ascending `n` only), without its terminator: one forward pass whatever the lines asked for. */
 function lineCursor(text: string): (line: number) => string {
   let line = 1
   let at = 0
@@ -164,11 +164,8 @@ function lineCursor(text: string): (line: number) => string {
       at = newline + 1
       line++
     }
-    return linesOf(text.slice(at, nextEnd(text, at)), 1, 1).lines[0] ?? ''
+    const newline = text.indexOf('\n', at)
+    if (newline < 0) return text.slice(at)
+    return text.slice(at, newline > at && text.charCodeAt(newline - 1) === 0x0d ? newline - 1 : newline)
   }
-}
-
-function nextEnd(text: string, at: number): number {
-  const newline = text.indexOf('\n', at)
-  return newline < 0 ? text.length : newline + 1
 }
