@@ -20,12 +20,20 @@ export interface TextFile {
 
 export type Decoded = { readonly kind: 'text'; readonly file: TextFile } | { readonly kind: 'binary' } | { readonly kind: 'invalid'; readonly line: number }
 
-/** UTF-8 text, or why not (read's rules: a NUL in the first 8 KiB is binary; invalid UTF-8 names its line). */
-export function decode(bytes: Buffer): Decoded {
+export type Classified = { readonly kind: 'text'; readonly bom: boolean } | Exclude<Decoded, { kind: 'text' }>
+
+/** Whether the bytes are UTF-8 text (read's rules: a NUL in the first 8 KiB is binary; invalid UTF-8 names its line). */
+export function classify(bytes: Buffer): Classified {
   if (bytes.subarray(0, BINARY_SNIFF).includes(0)) return { kind: 'binary' }
   if (!isUtf8(bytes)) return { kind: 'invalid', line: invalidLine(bytes) }
-  const bom = bytes.subarray(0, 3).equals(BOM_BYTES)
-  return { kind: 'text', file: { bom, text: bytes.toString('utf8', bom ? 3 : 0) } }
+  return { kind: 'text', bom: bytes.subarray(0, 3).equals(BOM_BYTES) }
+}
+
+/** UTF-8 text, or why not (classify's rules). */
+export function decode(bytes: Buffer): Decoded {
+  const classified = classify(bytes)
+  if (classified.kind !== 'text') return classified
+  return { kind: 'text', file: { bom: classified.bom, text: bytes.toString('utf8', classified.bom ? 3 : 0) } }
 }
 
 function invalidLine(bytes: Buffer): number {
@@ -313,3 +321,93 @@ export function closestRegion(text: string, oldString: string): Region | undefin
 }
 
 const WORD = /[\p{L}\p{N}_]+/gu
+
+/** An exact edit done on the bytes: the new bytes (BOM included), or the count and lines of several matches. */
+export type ByteEditPlan =
+  | { readonly kind: 'edited'; readonly bytes: Buffer; readonly count: number; readonly changes: readonly Change[] }
+  | { readonly kind: 'ambiguous'; readonly lines: readonly number[]; readonly count: number }
+
+/**
+ * planEdit's first case without decoding the file: old_string found as given, in the bytes after `start` (the BOM),
+ * and a new_string without line breaks (nothing to adapt). Undefined when that does not apply (no exact match, or a
+ * line break in new_string): planEdit then decides on the text. UTF-8 is self-synchronising, so the byte matches are
+ * the text's matches, and the result is the bytes planEdit's text would encode to.
+ */
+export function planEditBytes(bytes: Buffer, start: number, request: EditRequest): ByteEditPlan | undefined {
+  if (/[\r\n]/.test(request.newString)) return undefined
+  const needle = Buffer.from(request.oldString, 'utf8')
+  const found: number[] = []
+  for (let at = bytes.indexOf(needle, start); at >= 0; at = bytes.indexOf(needle, at + needle.length)) found.push(at)
+  if (found.length === 0) return undefined
+  if (found.length > 1 && !request.replaceAll) {
+    return { kind: 'ambiguous', count: found.length, lines: byteLineNumbersAt(bytes, start, found.slice(0, MAX_LISTED_LINES)) }
+  }
+  const replacement = Buffer.from(request.newString, 'utf8')
+  const pieces: Buffer[] = []
+  const placed: number[] = []
+  let from = 0
+  let length = 0
+  for (const at of found) {
+    pieces.push(bytes.subarray(from, at), replacement)
+    length += at - from
+    placed.push(length)
+    length += replacement.length
+    from = at + needle.length
+  }
+  pieces.push(bytes.subarray(from))
+  const result = Buffer.concat(pieces, length + bytes.length - from)
+  // new_string has no line break: each change is on one line of the new file.
+  const lines = byteLineNumbersAt(result, start, placed)
+  return { kind: 'edited', bytes: result, count: found.length, changes: lines.map((line) => ({ firstLine: line, lastLine: line })) }
+}
+
+/** The 1-based line of each byte position (ascending), counting from `start`. */
+function byteLineNumbersAt(bytes: Buffer, start: number, positions: readonly number[]): number[] {
+  const lines: number[] = []
+  let line = 1
+  let at = start
+  for (const position of positions) {
+    for (let newline = bytes.indexOf(0x0a, at); newline >= 0 && newline < position; newline = bytes.indexOf(0x0a, at)) {
+      line++
+      at = newline + 1
+    }
+    lines.push(line)
+  }
+  return lines
+}
+
+/** Lines of a text or of its bytes, as the edit result shows them: how many, and line n (ascending n only). */
+export interface LineSource {
+  readonly total: number
+  cursor(): (line: number) => string
+}
+
+export function textLines(text: string): LineSource {
+  return { total: countLines(text), cursor: () => forward(text.length, (at) => text.indexOf('\n', at), (from, to) => text.slice(from, to)) }
+}
+
+/** The lines of UTF-8 bytes after `start` (the BOM), decoding only the lines asked for. */
+export function byteLines(bytes: Buffer, start: number): LineSource {
+  let count = 0
+  for (let at = bytes.indexOf(0x0a, start); at >= 0; at = bytes.indexOf(0x0a, at + 1)) count++
+  const total = bytes.length > start && bytes[bytes.length - 1] !== 0x0a ? count + 1 : count
+  return { total, cursor: () => forward(bytes.length, (at) => bytes.indexOf(0x0a, Math.max(at, start)), (from, to) => bytes.toString('utf8', Math.max(from, start), to)) }
+}
+
+/** One forward pass over lines (`\r` before `\n` dropped), whatever the number of lines asked for. */
+function forward(length: number, newlineFrom: (at: number) => number, slice: (from: number, to: number) => string): (line: number) => string {
+  let line = 1
+  let at = 0
+  return (wanted) => {
+    while (line < wanted) {
+      const newline = newlineFrom(at)
+      if (newline < 0) return ''
+      at = newline + 1
+      line++
+    }
+    const newline = newlineFrom(at)
+    if (newline < 0) return slice(at, length)
+    const text = slice(at, newline)
+    return text.endsWith('\r') ? text.slice(0, -1) : text
+  }
+}

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path'
 import { Buffer } from 'node:buffer'
 import { invalidArgs, type ToolExecution, type ToolOutput } from '@deepseek-ai/dsh-tools'
-import { countLines, decode, encode, planEdit, shapeWrite, type Change, type EditPlan, type TextFile } from './change.ts'
+import { byteLines, classify, countLines, decode, encode, planEdit, planEditBytes, shapeWrite, textLines, type Change, type LineSource, type MatchKind, type TextFile } from './change.ts'
 import {
   changeMessages, editCutNote, editHeading, HUNK_SEPARATOR, renderEdit, renderWrite, rowsOf,
   type ChangeCaps, type EditArgs, type EditOutcome, type WriteArgs, type WriteOutcome,
@@ -82,12 +82,24 @@ export async function runEdit(args: EditArgs, exec: ToolExecution, deps: ChangeD
   if (args.old_string === args.new_string) throw invalidArgs(changeMessages.same())
   for (const name of ['old_string', 'new_string'] as const) if (LONE_SURROGATE.test(args[name])) throw invalidArgs(changeMessages.loneSurrogate(name))
   const { cwd, path, session, policy } = where('edit', args, exec, deps)
-  let plan: Extract<EditPlan, { kind: 'edited' }> | undefined
+  let plan: EditedPlan | undefined
   await replaceFile({ tool: 'edit', path, cwd, policy, signal: exec.signal, create: false }, async (current) => {
     if (!current) throw new FsError(changeMessages.notFound(path), { code: FsErrorCode.FS_NOT_FOUND })
-    const file = textOf('edit', path, current)
+    const classified = classify(current.bytes)
+    if (classified.kind === 'binary') throw new FsError(changeMessages.binary('edit', path), { code: FsErrorCode.FS_NOT_TEXT })
+    if (classified.kind === 'invalid') throw new FsError(changeMessages.invalidUtf8('edit', path, classified.line), { code: FsErrorCode.FS_NOT_TEXT })
     await admit('edit', path, session, current, deps)
-    const planned = planEdit(file.text, { oldString: args.old_string, newString: args.new_string, replaceAll: args.replace_all ?? false })
+    const request = { oldString: args.old_string, newString: args.new_string, replaceAll: args.replace_all ?? false }
+    // The common case on the bytes, without decoding a large file; the rest on its text.
+    const start = classified.bom ? 3 : 0
+    const fast = planEditBytes(current.bytes, start, request)
+    if (fast?.kind === 'ambiguous') throw new FsError(changeMessages.manyMatches(path, fast.count, fast.lines), { code: FsErrorCode.FS_MANY_MATCHES })
+    if (fast) {
+      plan = { count: fast.count, match: 'exact', changes: fast.changes, lines: byteLines(fast.bytes, start) }
+      return fast.bytes
+    }
+    const file = textOf('edit', path, current)
+    const planned = planEdit(file.text, request)
     if (planned.kind === 'not-found') {
       const rows = planned.closest ? rowsOf(planned.closest, deps.caps.maxLineChars) : []
       const scaffold = changeMessages.noMatch(path, [{ line: Number.MAX_SAFE_INTEGER, text: '', truncated: false }])
@@ -95,7 +107,7 @@ export async function runEdit(args: EditArgs, exec: ToolExecution, deps: ChangeD
       throw new FsError(changeMessages.noMatch(path, shown), { code: FsErrorCode.FS_NO_MATCH })
     }
     if (planned.kind === 'ambiguous') throw new FsError(changeMessages.manyMatches(path, planned.count, planned.lines), { code: FsErrorCode.FS_MANY_MATCHES })
-    plan = planned
+    plan = { count: planned.count, match: planned.match, changes: planned.changes, lines: textLines(planned.text) }
     return encode({ bom: file.bom, text: planned.text })
   }, (done) => deps.guard.recordBytes(session, done.real, done.stats, done.bytes))
   const value = outcome(path, plan!, deps.caps)
@@ -114,16 +126,23 @@ function fitRows(rows: readonly ReadRow[], maxBytes: number): ReadRow[] {
   return kept
 }
 
+/** What an edit did, with the new file's lines to show the changes from. */
+interface EditedPlan {
+  readonly count: number
+  readonly match: MatchKind
+  readonly changes: readonly Change[]
+  readonly lines: LineSource
+}
+
 /** The changed regions with context, merged where they touch, as many rows as the result budget holds. */
-function outcome(path: string, plan: Extract<EditPlan, { kind: 'edited' }>, caps: ChangeCaps): EditOutcome {
-  const total = countLines(plan.text)
-  const ranges = merge(plan.changes, total)
+function outcome(path: string, plan: EditedPlan, caps: ChangeCaps): EditOutcome {
+  const ranges = merge(plan.changes, plan.lines.total)
   const head = { path, count: plan.count, match: plan.match }
   // Room for the rows: the budget less the heading, the blank line and the widest cut note.
   let room = caps.maxResultBytes - Buffer.byteLength(editHeading(head)) - 2 - Buffer.byteLength(editCutNote(Number.MAX_SAFE_INTEGER)) - 1
   const hunks: ReadRow[][] = []
   let cutAt: number | undefined
-  const cursor = lineCursor(plan.text)
+  const cursor = plan.lines.cursor()
   for (const [first, last] of ranges) {
     const separator = hunks.length ? Buffer.byteLength(HUNK_SEPARATOR) + 1 : 0
     const rows: ReadRow[] = []
@@ -151,21 +170,4 @@ function merge(changes: readonly Change[], total: number): Array<[number, number
     else ranges.push([first, last])
   }
   return ranges
-}
-
-/** Line `n` of `text` (ascending `n` only), without its terminator: one forward pass whatever the lines asked for. */
-function lineCursor(text: string): (line: number) => string {
-  let line = 1
-  let at = 0
-  return (wanted) => {
-    while (line < wanted) {
-      const newline = text.indexOf('\n', at)
-      if (newline < 0) return ''
-      at = newline + 1
-      line++
-    }
-    const newline = text.indexOf('\n', at)
-    if (newline < 0) return text.slice(at)
-    return text.slice(at, newline > at && text.charCodeAt(newline - 1) === 0x0d ? newline - 1 : newline)
-  }
 }

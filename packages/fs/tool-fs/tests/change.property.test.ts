@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { expect, test } from 'vitest'
-import { decode, dominantEol, encode, planEdit, shapeWrite } from '../src/change.ts'
+import { byteLines, decode, dominantEol, encode, planEdit, planEditBytes, shapeWrite, textLines } from '../src/change.ts'
 
 /** Lines of text with any line endings (LF, CRLF, mixed), maybe a BOM, maybe a final newline. */
 const line = fc.string({ unit: fc.constantFrom('a', 'b', ' ', '\t', 'é', '✓', '𝄞', 'x', 'y', '\r'), maxLength: 8 })
@@ -84,4 +84,31 @@ test('write over an existing file keeps its BOM, its line endings and whether it
     }
     expect(shaped.text.replace(/\r\n/g, '\n')).toBe(expected)
   }))
+})
+
+test('the edit on the bytes, where it applies, gives exactly the bytes, count, lines and rows of the edit on the text', () => {
+  const word = fc.constantFrom('a', 'b', 'ab', 'é', '\n', '\r\n', 'x\ny', '𝄞')
+  fc.assert(fc.property(content, word, fc.array(fc.constantFrom('z', 'é', '', 'q q'), { maxLength: 3 }), fc.boolean(), ({ bom, text }, oldString, newParts, replaceAll) => {
+    const newString = newParts.join('')
+    if (newString === oldString) return
+    const bytes = bytesOf(bom, text)
+    const request = { oldString, newString, replaceAll }
+    const fast = planEditBytes(bytes, bom ? 3 : 0, request)
+    const slow = planEdit(text, request)
+    if (!fast) {
+      expect(slow.kind === 'edited' ? slow.match : slow.kind).not.toBe('exact')
+      return
+    }
+    if (fast.kind === 'ambiguous') {
+      expect(slow).toEqual(fast)
+      return
+    }
+    if (slow.kind !== 'edited') throw new Error(`slow: ${slow.kind}`)
+    expect(fast.bytes.equals(encode({ bom, text: slow.text }))).toBe(true)
+    expect([fast.count, fast.changes]).toEqual([slow.count, slow.changes])
+    const [a, b] = [byteLines(fast.bytes, bom ? 3 : 0), textLines(slow.text)]
+    expect(a.total).toBe(b.total)
+    const [ca, cb] = [a.cursor(), b.cursor()]
+    for (let line = 1; line <= a.total; line++) expect(ca(line)).toBe(cb(line))
+  }), { numRuns: 300 })
 })
