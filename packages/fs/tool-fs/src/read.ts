@@ -4,6 +4,7 @@ import { isUtf8 } from 'node:buffer'
 import { charBoundary, completeLength, cutChars, systemErrorReason } from '@deepseek-ai/dsh-text'
 import { checkPath, openFile, WorkspaceError, type OpenedFile, type PathPolicy } from '@deepseek-ai/dsh-workspace'
 import { FsError, FsErrorCode } from './errors.ts'
+import type { ReadObserver } from './guard.ts'
 import { messages, renderRow, type ReadCaps, type ReadPage, type ReadRow } from './text.ts'
 
 /** Bytes read per step: large enough that a skip to a far offset is a few thousand reads, small enough to not matter. */
@@ -25,6 +26,8 @@ export interface ReadRequest {
   readonly policy?: PathPolicy | undefined
   /** The session cwd (refusal texts tell a path lexically inside it, led out by a link). */
   readonly cwd?: string
+  /** Told what the read opened and every chunk it read (the "seen before changed" guard follows reads). */
+  readonly observer?: ReadObserver
 }
 
 /**
@@ -53,6 +56,7 @@ export async function readPage(request: ReadRequest, caps: ReadCaps): Promise<Re
   }
   try {
     refuseIrregular(path, file.stats)
+    request.observer?.opened(file.real, file.stats)
     return await scan(file.handle, request, caps)
   } finally {
     await file.close()
@@ -97,6 +101,7 @@ async function scan(handle: FileHandle, request: ReadRequest, caps: ReadCaps): P
       throw new FsError(messages.binary(path), { code: FsErrorCode.FS_NOT_TEXT })
     }
     position += bytesRead
+    request.observer?.chunk(chunk)
     if (bytesRead > 0) lastByte = chunk[bytesRead - 1]!
     return chunk
   }

@@ -205,7 +205,7 @@ describe('dsh tools and dsh prompt', () => {
     expect(JSON.parse(run.stdout)).toEqual(JSON.parse(JSON.stringify(expected)))
   })
 
-  test('every tool has a title and the approval hints of DESIGN §11 (read-only search and reads; destructive bash and bash_kill)', async () => {
+  test('every tool has a title and the approval hints of DESIGN §11 and §18 (read-only search and reads; destructive bash, bash_kill, write and edit)', async () => {
     const run = await dsh(['tools', '--json'])
     const tools = JSON.parse(run.stdout) as { name: string; title?: string; annotations?: unknown }[]
     const readOnly = { readOnlyHint: true, destructiveHint: false, openWorldHint: false }
@@ -213,9 +213,11 @@ describe('dsh tools and dsh prompt', () => {
       bash: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
       bash_kill: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
       bash_output: { ...readOnly, idempotentHint: false },
+      edit: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
       glob: { ...readOnly, idempotentHint: true },
       grep: { ...readOnly, idempotentHint: true },
       read: { ...readOnly, idempotentHint: true },
+      write: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     })
     for (const tool of tools) expect(tool.title, tool.name).toMatch(/^[A-Z][a-z]+( [a-z]+)+$/)
   })

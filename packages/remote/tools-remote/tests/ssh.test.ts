@@ -57,6 +57,20 @@ describe('tools-remote over ssh -T host dsh mcp', () => {
     }
   })
 
+  test('write and edit work over ssh with no special case: a read in the remote session lets its edit through; the bytes land on the remote side', async () => {
+    const session = { id: 'ssh-change', cwd: ws.dir }
+    expect(facts(await host.ctx.tools.execute('edit', { path: 'a.txt', old_string: 'beta', new_string: 'BETA' }, { session }))).toMatchObject({ code: 'FS_NOT_READ' })
+    await host.ctx.tools.execute('read', { path: 'a.txt' }, { session })
+    expect(facts(await host.ctx.tools.execute('edit', { path: 'a.txt', old_string: 'beta', new_string: 'BETA' }, { session })))
+      .toEqual({ text: `Updated ${ws.dir}/a.txt: replaced 1 occurrence\n\n1: alpha\n2: BETA`, isError: false, code: null })
+    expect(facts(await host.ctx.tools.execute('write', { path: 'made/new.txt', content: 'one\r\ntwo\r\n' }, { session })))
+      .toEqual({ text: `Created ${ws.dir}/made/new.txt (2 lines)`, isError: false, code: null })
+    expect(readFileSync(`${ws.dir}/a.txt`, 'utf8')).toBe('alpha\nBETA\n')
+    expect(readFileSync(`${ws.dir}/made/new.txt`, 'utf8')).toBe('one\r\ntwo\r\n')
+    // Another session (another connection, another remote dsh) has seen nothing.
+    expect(facts(await host.ctx.tools.execute('edit', { path: 'a.txt', old_string: 'BETA', new_string: 'b' }, { session: { id: 'ssh-other', cwd: ws.dir } }))).toMatchObject({ code: 'FS_NOT_READ' })
+  })
+
   test('killing the ssh client mid-command leaves nothing running on the remote side', async () => {
     const session = { id: 'ssh-kill', cwd: ws.dir }
     // This session's ssh client is the one its first call starts. (Not "the highest pid": pids wrap around at
