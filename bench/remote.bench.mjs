@@ -9,7 +9,7 @@ import { loadavg, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
-import { createDefaultContext } from '@deepseek-ai/dsh'
+import { createDefaultContext } from 'dsh-agent-tools'
 import { median, row, summaryRow } from './lib.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')

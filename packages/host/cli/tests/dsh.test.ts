@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { createDefaultContext, type DefaultContext } from '../src/index.ts'
-import { dsh, readsStdin, ensureBuilt, processesWith, startDsh, uniqueSleep, until, workspace } from './helpers.ts'
+import { dsh, readsStdin, processesWith, startDsh, uniqueSleep, until, workspace } from './helpers.ts'
 
 const FILES = {
   'package.json': '{ "name": "fixture" }\n',
@@ -15,7 +15,6 @@ let host: DefaultContext
 let ws: ReturnType<typeof workspace>
 
 beforeAll(async () => {
-  ensureBuilt()
   host = await createDefaultContext()
   ws = workspace(FILES)
 })

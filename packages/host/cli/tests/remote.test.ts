@@ -2,22 +2,26 @@ import { spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, request, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import { BIN, dsh, ensureBuilt, processesWith, ROOT, startDsh, uniqueSleep, until, workspace } from './helpers.ts'
+import { BIN, dsh, installedDsh, processesWith, ROOT, startDsh, uniqueSleep, until, workspace } from './helpers.ts'
 
 let ws: ReturnType<typeof workspace>
 beforeAll(() => {
-  ensureBuilt()
   ws = workspace({ 'a.txt': 'alpha\nbeta\n', 'src/x.ts': '// TODO: y\n' })
 })
 afterAll(() => ws?.cleanup())
 
 const TOKEN = `tok-${process.pid}`
+
+/** The remote side: `dsh mcp` as installed from the packed tarball, found on the PATH the command sets. */
+function installedMcp(cwd: string): string {
+  return `env PATH='${installedDsh().binDir}:${dirname(process.execPath)}:/usr/bin:/bin' dsh mcp --cwd '${cwd}'`
+}
 
 /** `dsh mcp --http --port 0` with the token in an env var; resolves once it printed its URL. */
 async function serve(extra: string[] = [], dir = ws.dir) {
@@ -114,7 +118,7 @@ describe('--remote', () => {
   }, 120_000)
 
   test('dsh call, dsh tools and dsh prompt through a command give what the local ones give', async () => {
-    const remote = `'${process.execPath}' '${BIN}' mcp --cwd '${ws.dir}'`
+    const remote = installedMcp(ws.dir)
     const call = ['call', 'read', '{"path":"a.txt"}']
     expect(await dsh([...call, '--remote', remote])).toMatchObject({ code: 0, stdout: (await dsh([...call, '--cwd', ws.dir])).stdout })
     expect(await dsh(['tools', '--json', '--remote', remote])).toMatchObject({ code: 0, stdout: (await dsh(['tools', '--json'])).stdout })
@@ -147,7 +151,7 @@ describe('--remote', () => {
   }, 120_000)
 
   test('dsh mcp --remote fronts a remote workspace for any MCP client, and stops it when the client goes', async () => {
-    const remote = `'${process.execPath}' '${BIN}' mcp --cwd '${ws.dir}'`
+    const remote = installedMcp(ws.dir)
     const client = new Client({ name: 'test', version: '1.0.0' })
     await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp', '--remote', remote], cwd: ROOT, stderr: 'pipe' }))
     const local = new Client({ name: 'test', version: '1.0.0' })
@@ -168,7 +172,7 @@ describe('--remote', () => {
   }, 120_000)
 
   test('dsh mcp --remote: a remote task\'s completion notice reaches the MCP client once as a log message and once in the next result', async () => {
-    const remote = `'${process.execPath}' '${BIN}' mcp --cwd '${ws.dir}'`
+    const remote = installedMcp(ws.dir)
     const client = new Client({ name: 'test', version: '1.0.0' })
     const logged: unknown[] = []
     client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void logged.push(notification.params))
