@@ -58,7 +58,11 @@ export function stale(): boolean {
 export default function setup(project: TestProject): () => void {
   if (stale()) {
     console.log('building dsh (the tree changed since its last build): npm run build')
-    execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] })
+    try {
+      execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] })
+    } catch {
+      throw new Error('npm run build failed (its output is above): no test runs against a build older than the sources')
+    }
   }
   const run = mkdtempSync(join(tmpdir(), 'dsh-test-run-'))
   project.provide('dshRun', run)

@@ -6,7 +6,7 @@ import { tildeHint } from '@deepseek-ai/dsh-text'
 import { invalidArgs } from '@deepseek-ai/dsh-tools'
 import type {} from '@deepseek-ai/dsh-workspace'
 import { readPage } from './read.ts'
-import { capsWithin, messages, readDescription, readParameters, readPrompt, READ_PROMPT_ID, READ_PROMPT_ORDER, render, type ReadArgs } from './text.ts'
+import { capsWithin, messages, READ_ALIASES, readDescription, readParameters, readPrompt, READ_PROMPT_ID, READ_PROMPT_ORDER, render, type ReadArgs } from './text.ts'
 
 export { FsError, FsErrorCode } from './errors.ts'
 export { readPage, type ReadRequest } from './read.ts'
@@ -43,6 +43,7 @@ export function apply(ctx: Context, config: Config): void {
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     description: readDescription(caps),
     parameters: readParameters(caps),
+    aliases: READ_ALIASES,
     maxResultBytes: config.maxResultBytes,
     timeoutMs: config.timeoutMs,
     async execute(args, exec) {
