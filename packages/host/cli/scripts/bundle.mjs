@@ -12,7 +12,7 @@
 // runs of the finished bundle made for it (`X.code.cjs.v8`): see bin/load-bundle.cjs and
 // docs/decisions/2026-12-01-code-cache.md.
 import { spawn } from 'node:child_process'
-import { createHash } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, relative } from 'node:path'
@@ -154,7 +154,7 @@ async function train() {
 
 /** `dsh mcp --http` on a free loopback port: initialize and list over HTTP, then SIGTERM (a clean exit). */
 function trainHttp(project, env) {
-  const token = 'dsh-build-training'
+  const token = randomBytes(32).toString('hex') // dsh mcp --http serves with no shorter token
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(dist, 'dsh.cjs'), 'mcp', '--http', '--port', '0', '--token-env', 'DSH_BUILD_TOKEN', '--cwd', project],
       { cwd: project, env: { ...env, DSH_BUILD_TOKEN: token }, stdio: ['ignore', 'ignore', 'pipe'] })

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, request, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { dirname, join } from 'node:path'
@@ -16,7 +17,7 @@ beforeAll(() => {
 })
 afterAll(() => ws?.cleanup())
 
-const TOKEN = `tok-${process.pid}`
+const TOKEN = randomBytes(32).toString('hex')
 
 /** The remote side: `dsh mcp` as installed from the packed tarball, found on the PATH the command sets. */
 function installedMcp(cwd: string): string {
@@ -54,6 +55,50 @@ describe('dsh mcp --http', () => {
     const empty = await dsh(['mcp', '--http', '--token-env', 'DSH_TEST_UNSET_TOKEN'])
     expect(empty.code).toBe(2)
     expect(empty.stderr).toMatch(/^dsh: --token-env DSH_TEST_UNSET_TOKEN: that environment variable is not set or empty\n/)
+  }, 120_000)
+
+  test('refuses a token shorter than 32 bytes, and a token file group or others may read (exit 2), saying how to make one', async () => {
+    const dir = mkdtempSync(join(ws.dir, '..', 'dsh-token-'))
+    try {
+      const file = join(dir, 'token')
+      writeFileSync(file, 'x'.repeat(31) + '\n', { mode: 0o600 })
+      const short = await dsh(['mcp', '--http', '--token-file', file, '--port', '0'])
+      expect(short).toMatchObject({ code: 2, stdout: '' })
+      expect(short.stderr.split('\n')[0]).toBe(`dsh: --token-file ${file}: the token is 31 bytes; dsh mcp --http needs at least 32 (make one: umask 077; openssl rand -hex 32 > ${file})`)
+      const env = await dsh(['mcp', '--http', '--token-env', 'DSH_TEST_SHORT_TOKEN', '--port', '0'], { env: { ...process.env, DSH_TEST_SHORT_TOKEN: 'abc' } })
+      expect(env).toMatchObject({ code: 2, stdout: '' })
+      expect(env.stderr.split('\n')[0]).toBe('dsh: --token-env DSH_TEST_SHORT_TOKEN: the token is 3 bytes; dsh mcp --http needs at least 32 (make one: openssl rand -hex 32)')
+      writeFileSync(file, `${TOKEN}\n`)
+      for (const mode of [0o644, 0o640, 0o604, 0o620]) {
+        chmodSync(file, mode)
+        const open = await dsh(['mcp', '--http', '--token-file', file, '--port', '0'])
+        expect(open).toMatchObject({ code: 2, stdout: '' })
+        expect(open.stderr.split('\n')[0]).toBe(`dsh: --token-file ${file}: group or others may read or change it (mode 0${mode.toString(8)}): make it private with chmod 600 ${file}`)
+      }
+      // A client's token file (--remote <url>) is the user's to keep: neither rule applies to it.
+      const client = await dsh(['call', 'read', '{"path":"a.txt"}', '--remote', 'http://127.0.0.1:1/mcp', '--token-file', file])
+      expect(client.code).toBe(1)
+      expect(client.stdout).toMatch(/^Error: remote unavailable: /)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 120_000)
+
+  test('serves with a private token file of 32 bytes or more', async () => {
+    const dir = mkdtempSync(join(ws.dir, '..', 'dsh-token-'))
+    try {
+      const file = join(dir, 'token')
+      writeFileSync(file, `${TOKEN}\n`, { mode: 0o600 })
+      const started = startDsh(['mcp', '--http', '--port', '0', '--token-file', file, '--cwd', ws.dir], { cwd: ws.dir })
+      let stderr = ''
+      started.child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
+      await until(() => /listening on http/.test(stderr) || started.child.exitCode !== null, 'dsh mcp --http listens')
+      expect(started.child.exitCode, stderr).toBeNull()
+      started.child.kill('SIGTERM')
+      expect((await started.exited).code).toBe(0)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   }, 120_000)
 
   test('one session per MCP session: another session\'s task is BASH_TASK_FORBIDDEN; SIGTERM stops everything and exits 0', async () => {
