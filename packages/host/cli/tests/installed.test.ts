@@ -77,6 +77,18 @@ describe('the packed package', () => {
   })
 })
 
+describe('the README', () => {
+  test('installs the tarball this package packs, and its first section says so', () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+    const install = readme.slice(readme.indexOf('## Install\n'), readme.indexOf('\n## ', readme.indexOf('## Install\n') + 1))
+    expect(readme.indexOf('## Install\n')).toBe(readme.indexOf('\n## ') + 1)
+    expect(install).toContain(`$ npm install -g ./${installed.tarball.split('/').at(-1)}`)
+    expect(install).toContain(`dsh ${MANIFEST.version}\n`)
+    // The remote recipes install the same tarball there.
+    expect(readme).toContain(`ssh build-box npm install -g ./${installed.tarball.split('/').at(-1)}`)
+  })
+})
+
 describe('the installed dsh mcp', () => {
   test('the MCP SDK client lists the six tools, and every one answers', async () => {
     const client = new Client({ name: 'installed-test', version: '1' })
