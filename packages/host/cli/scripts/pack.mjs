@@ -1,13 +1,14 @@
 // Packs the built `dsh` (the bundle in dist/, the bin shim, README) with `npm pack` of this package into the
-// repository's git-ignored dist/, and prints the tarball's absolute path as the last line. It does not build:
-// `npm run pack` at the root builds first. See docs/decisions/2026-12-02-installable-package.md.
+// repository's git-ignored dist/ (or the directory given as the one argument), and prints the tarball's absolute
+// path as the last line. It does not build: `npm run pack` at the root builds first.
+// See docs/decisions/2026-12-02-installable-package.md.
 import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync } from 'node:fs'
-import { dirname, join } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const cli = join(dirname(fileURLToPath(import.meta.url)), '..')
-const out = join(cli, '../../../dist')
+const out = resolve(process.argv[2] ?? join(cli, '../../../dist'))
 
 if (!existsSync(join(cli, 'dist/dsh.cjs'))) {
   process.stderr.write('dsh is not built: run `npm run pack` (or `npm run build` first) at the repository root\n')

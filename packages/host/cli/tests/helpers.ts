@@ -42,7 +42,8 @@ export function installedDsh(): Installed {
   const facts = join(run, 'installed.json')
   withLock(join(run, 'install.lock'), () => {
     if (existsSync(facts)) return
-    const packed = execFileSync(process.execPath, [join(ROOT, 'packages/host/cli/scripts/pack.mjs')], { cwd: ROOT, encoding: 'utf8' })
+    // Into the run's own directory: two test runs of one checkout never write the same tarball.
+    const packed = execFileSync(process.execPath, [join(ROOT, 'packages/host/cli/scripts/pack.mjs'), run], { cwd: ROOT, encoding: 'utf8' })
     const tarball = packed.trimEnd().split('\n').at(-1)!
     mkdirSync(prefix)
     const started = performance.now()
