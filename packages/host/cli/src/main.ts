@@ -320,11 +320,12 @@ async function runMcp(invocation: Of<'mcp'>): Promise<number> {
         return undefined
       })
       if (!server) return EXIT.START_FAILED
-      // The one line a supervisor (or a test) reads to learn where the server is.
-      await write(process.stderr, `dsh mcp: listening on ${server.url}\n`)
+      // Before the line that says it listens: a supervisor may stop it as soon as it reads that line.
       const close = () => void server.close()
       process.on('SIGTERM', close)
       process.on('SIGINT', close)
+      // The one line a supervisor (or a test) reads to learn where the server is.
+      await write(process.stderr, `dsh mcp: listening on ${server.url}\n`)
       await server.closed
       return EXIT.OK
     }

@@ -84,6 +84,22 @@ describe('dsh mcp --http', () => {
     }
   }, 120_000)
 
+  test('a SIGTERM as soon as it says it listens is a clean stop (exit 0): the handler is set before that line', async () => {
+    // Before the fix, most of these runs died of the signal (the line came before the handler).
+    const codes: (number | NodeJS.Signals | null)[] = []
+    for (let i = 0; i < 10; i++) {
+      const started = startDsh(['mcp', '--http', '--port', '0', '--token-env', 'DSH_TEST_TOKEN', '--cwd', ws.dir], { cwd: ws.dir, env: { DSH_TEST_TOKEN: TOKEN } })
+      let stderr = ''
+      started.child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString()
+        if (/listening on http/.test(stderr)) started.child.kill('SIGTERM')
+      })
+      const run = await started.exited
+      codes.push(run.code ?? run.signal)
+    }
+    expect(codes).toEqual(Array(10).fill(0))
+  }, 120_000)
+
   test('serves with a private token file of 32 bytes or more', async () => {
     const dir = mkdtempSync(join(ws.dir, '..', 'dsh-token-'))
     try {
