@@ -5,7 +5,7 @@ import fc from 'fast-check'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { until } from '@deepseek-ai/dsh-testing'
 import type { ToolResult } from '@deepseek-ai/dsh-tools'
-import { createDefaultContext, type DefaultContext } from '@deepseek-ai/dsh'
+import { createDefaultContext, type DefaultContext } from 'dsh-agent-tools'
 
 /*
  * DESIGN §12: no tool result's text exceeds the budget, whatever the tool and the config. read, write, edit, bash and

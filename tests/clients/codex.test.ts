@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, test } from 'vitest'
+import { installedDsh } from '../../packages/host/cli/tests/helpers.ts'
 import { agentCli, type CliRun, killLeftovers, runCli } from './clients.ts'
 import { offeredTools, startResponsesModel, type ResponsesModel, type ToolCall } from './responses-model.ts'
 
@@ -14,7 +15,8 @@ import { offeredTools, startResponsesModel, type ResponsesModel, type ToolCall }
  */
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
-const DSH = join(ROOT, 'packages/host/cli/bin/dsh.js')
+/** The README's DSH: the installed copy of the packed tarball (`$(npm prefix -g)/bin/dsh`), run with node. */
+const DSH = installedDsh().bin
 const TIMEOUT = 120_000
 const FINAL = 'Done.'
 const dsh = (name: string, args: Record<string, unknown>): ToolCall => ({ namespace: 'mcp__dsh', name, arguments: args })

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { processesWith, until } from '@deepseek-ai/dsh-testing'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { startChatModel, textOf, type ChatModelScript, type RecordedRequest, type ToolResult } from './chat-model.ts'
+import { installedDsh } from '../../packages/host/cli/tests/helpers.ts'
 import { agentCli, killLeftovers, runCli } from './clients.ts'
 
 /**
@@ -15,7 +16,8 @@ import { agentCli, killLeftovers, runCli } from './clients.ts'
  */
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
-const DSH = join(ROOT, 'packages/host/cli/bin/dsh.js')
+/** The README's DSH: the installed copy of the packed tarball (`$(npm prefix -g)/bin/dsh`), run with node. */
+const DSH = installedDsh().bin
 const TIMEOUT = 120_000
 
 interface Session {

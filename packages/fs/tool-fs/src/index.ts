@@ -8,7 +8,7 @@ import { changePrompt, CHANGE_PROMPT_ID, CHANGE_PROMPT_ORDER, editDescription, e
 import { Observations } from './guard.ts'
 import { readPage } from './read.ts'
 import { runEdit, runWrite } from './write-edit.ts'
-import { capsWithin, messages, readDescription, readParameters, readPrompt, READ_PROMPT_ID, READ_PROMPT_ORDER, render, type ReadArgs } from './text.ts'
+import { capsWithin, messages, READ_ALIASES, readDescription, readParameters, readPrompt, READ_PROMPT_ID, READ_PROMPT_ORDER, render, type ReadArgs } from './text.ts'
 
 export { FsError, FsErrorCode } from './errors.ts'
 export { readPage, type ReadRequest } from './read.ts'
@@ -52,6 +52,7 @@ export function apply(ctx: Context, config: Config): void {
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     description: readDescription(caps),
     parameters: readParameters(caps),
+    aliases: READ_ALIASES,
     maxResultBytes: config.maxResultBytes,
     timeoutMs: config.timeoutMs,
     async execute(args, exec) {

@@ -256,6 +256,8 @@ test('bad arguments are INVALID_ARGS that say what to fix', async () => {
     [{ path: '' }, 'invalid arguments: property "path" must not be shorter than 1 characters'],
     [{}, 'invalid arguments: missing required property "path"'],
     [{ path: 'a.txt', lines: 3 }, 'invalid arguments: unexpected property "lines"'],
+    // Another client's name for path (DESIGN §20).
+    [{ file_path: 'a.txt' }, 'invalid arguments: missing required property "path"; unexpected property "file_path": pass "path" instead'],
     [{ path: 'a\u0000b' }, 'path must not contain a NUL character'],
   ]
   for (const [args, message] of cases) {

@@ -68,21 +68,35 @@ async function resolveCwd(dir: string | undefined): Promise<string | { problem: 
   }
 }
 
-/** The token named by `--token-file` / `--token-env` (surrounding whitespace trimmed), or what is wrong. */
-async function readToken(flags: RemoteFlags): Promise<string | { problem: string } | undefined> {
+/**
+ * The token named by `--token-file` / `--token-env` (surrounding whitespace trimmed), or what is wrong. A token to
+ * serve with (`serving`, dsh mcp --http) must be at least MIN_HTTP_TOKEN_BYTES long, and its file private to its
+ * owner: anyone who can read it can use every tool.
+ */
+async function readToken(flags: RemoteFlags, serving: boolean): Promise<string | { problem: string } | undefined> {
+  if (flags.tokenFile === undefined && flags.tokenEnv === undefined) return undefined
+  const { MAX_TOKEN_BYTES, MIN_HTTP_TOKEN_BYTES, readTokenFile } = await import('./input.ts')
+  const tooShort = (what: string, token: string, make: string) => serving && Buffer.byteLength(token) < MIN_HTTP_TOKEN_BYTES
+    ? { problem: `${what}: the token is ${Buffer.byteLength(token)} bytes; dsh mcp --http needs at least ${MIN_HTTP_TOKEN_BYTES} (make one: ${make})` }
+    : token
   if (flags.tokenFile !== undefined) {
-    const { MAX_TOKEN_BYTES, readFileAtMost } = await import('./input.ts')
-    let bytes: Buffer | undefined
+    const file = flags.tokenFile
+    let read: { bytes: Buffer | undefined; mode: number }
     try {
-      bytes = await readFileAtMost(flags.tokenFile, MAX_TOKEN_BYTES)
+      read = await readTokenFile(file, MAX_TOKEN_BYTES)
     } catch (error) {
-      return { problem: `--token-file ${flags.tokenFile}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})` }
+      return { problem: `--token-file ${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})` }
     }
-    if (bytes === undefined) return { problem: `--token-file ${flags.tokenFile}: longer than ${MAX_TOKEN_BYTES} bytes, more than any token` }
-    return bytes.toString('utf8').trim() || { problem: `--token-file ${flags.tokenFile}: the file is empty` }
+    if (serving && (read.mode & 0o077) !== 0) {
+      return { problem: `--token-file ${file}: group or others may read or change it (mode ${read.mode.toString(8).padStart(4, '0')}): make it private with chmod 600 ${file}` }
+    }
+    if (read.bytes === undefined) return { problem: `--token-file ${file}: longer than ${MAX_TOKEN_BYTES} bytes, more than any token` }
+    const token = read.bytes.toString('utf8').trim()
+    return token ? tooShort(`--token-file ${file}`, token, `umask 077; openssl rand -hex 32 > ${file}`) : { problem: `--token-file ${file}: the file is empty` }
   }
   if (flags.tokenEnv !== undefined) {
-    return process.env[flags.tokenEnv]?.trim() || { problem: `--token-env ${flags.tokenEnv}: that environment variable is not set or empty` }
+    const token = process.env[flags.tokenEnv]?.trim()
+    return token ? tooShort(`--token-env ${flags.tokenEnv}`, token, 'openssl rand -hex 32') : { problem: `--token-env ${flags.tokenEnv}: that environment variable is not set or empty` }
   }
   return undefined
 }
@@ -142,8 +156,8 @@ async function startHost(command: CommandName, configPath: string | undefined, s
 }
 
 /** Token and `--remote` resolved, then the host started; a number is the exit code (already reported). */
-async function startFor(command: CommandName, invocation: RemoteFlags & { config?: string; sandbox?: boolean }): Promise<{ host: DefaultContext | Unavailable; token: string | undefined } | number> {
-  const token = await readToken(invocation)
+async function startFor(command: CommandName, invocation: RemoteFlags & { config?: string; sandbox?: boolean; http?: true }): Promise<{ host: DefaultContext | Unavailable; token: string | undefined } | number> {
+  const token = await readToken(invocation, invocation.http === true)
   if (typeof token === 'object') return usage(command, token.problem)
   const remote = await remoteTarget(invocation, token)
   if (remote && 'problem' in remote) return usage(command, remote.problem)
@@ -173,6 +187,14 @@ async function stop(host: DefaultContext): Promise<void> {
 }
 
 type Of<K extends Invocation['kind']> = Extract<Invocation, { kind: K }>
+
+/** Said on stderr after `dsh call bash` started a background task: the task is stopped as the command exits. */
+export const BACKGROUND_ENDS_WITH_CALL = 'dsh: the background task ends when dsh call exits, which is now: a task lives as long as its session, and'
+  + ' dsh call is a session of one call (run the command in the foreground, or use dsh mcp to keep tasks running)\n'
+
+function startsBackgroundTask(tool: string, args: unknown): boolean {
+  return tool === 'bash' && typeof args === 'object' && args !== null && (args as { run_in_background?: unknown }).run_in_background === true
+}
 
 async function runCall(invocation: Of<'call'>): Promise<number> {
   // Before the runtime exists there is nothing to clean up, so an interrupt exits at once (also while waiting for
@@ -221,6 +243,7 @@ async function runCall(invocation: Of<'call'>): Promise<number> {
       ? `${JSON.stringify({ text, isError: result.isError, error: result.error ?? null })}\n`
       : text.endsWith('\n') ? text : `${text}\n`)
     code = interrupted ? SIGNAL_EXIT[interrupted]! : result.isError ? EXIT.TOOL_ERROR : EXIT.OK
+    if (!result.isError && startsBackgroundTask(invocation.tool, args)) await write(process.stderr, BACKGROUND_ENDS_WITH_CALL)
   } finally {
     await stop(host)
   }
@@ -303,11 +326,12 @@ async function runMcp(invocation: Of<'mcp'>): Promise<number> {
         return undefined
       })
       if (!server) return EXIT.START_FAILED
-      // The one line a supervisor (or a test) reads to learn where the server is.
-      await write(process.stderr, `dsh mcp: listening on ${server.url}\n`)
+      // Before the line that says it listens: a supervisor may stop it as soon as it reads that line.
       const close = () => void server.close()
       process.on('SIGTERM', close)
       process.on('SIGINT', close)
+      // The one line a supervisor (or a test) reads to learn where the server is.
+      await write(process.stderr, `dsh mcp: listening on ${server.url}\n`)
       await server.closed
       return EXIT.OK
     }

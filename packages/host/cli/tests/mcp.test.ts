@@ -12,7 +12,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import { instructionsPreamble } from '@deepseek-ai/dsh-mcp'
 import { createDefaultContext, type DefaultContext } from '../src/index.ts'
-import { BIN, ChildTransport, dsh, ensureBuilt, processesWith, uniqueSleep, until, workspace } from './helpers.ts'
+import { BIN, ChildTransport, dsh, processesWith, uniqueSleep, until, workspace } from './helpers.ts'
 
 const FILES = {
   'package.json': '{ "name": "fixture" }\n',
@@ -26,7 +26,6 @@ let ws: ReturnType<typeof workspace>
 const clients: Client[] = []
 
 beforeAll(async () => {
-  ensureBuilt()
   host = await createDefaultContext()
   ws = workspace(FILES)
 })

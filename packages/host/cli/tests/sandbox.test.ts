@@ -1,10 +1,10 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest'
+import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { createDefaultContext } from '../src/index.ts'
-import { ChildTransport, dsh, ensureBuilt, processesWith, uniqueSleep, until } from './helpers.ts'
+import { ChildTransport, dsh, processesWith, uniqueSleep, until } from './helpers.ts'
 
 /*
  * `--sandbox` end to end, through the built `dsh` and the real bubblewrap. The fixtures live under /var/tmp: inside
@@ -15,8 +15,6 @@ import { ChildTransport, dsh, ensureBuilt, processesWith, uniqueSleep, until } f
 let base: string
 let work: string
 let outside: string
-
-beforeAll(() => ensureBuilt())
 
 beforeEach(() => {
   base = realpathSync(mkdtempSync('/var/tmp/dsh-cli-sandbox-'))

@@ -4,7 +4,8 @@ import type { ProgressToken } from '@modelcontextprotocol/sdk/types.js'
 import type { ToolSession } from '@deepseek-ai/dsh-tools'
 import type {} from '@deepseek-ai/dsh-system-prompt'
 import { McpEngine } from './protocol.ts'
-import { ERROR_META_KEY, instructionsPreamble, progressMessage, toCallToolResult, toMcpTool } from './results.ts'
+import { ERROR_META_KEY, instructionsPreamble } from '@deepseek-ai/dsh-mcp-wire'
+import { progressMessage, toCallToolResult, toMcpTool } from './results.ts'
 import { rootDirectory, type RefusedRoot } from './session.ts'
 
 export interface McpOptions {

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { createDefaultContext, type DefaultContext } from '@deepseek-ai/dsh'
+import { createDefaultContext, type DefaultContext } from 'dsh-agent-tools'
 import type { ToolResult } from '@deepseek-ai/dsh-tools'
-import { dshMcpArgv, ensureBuilt, processesWith, startSshd, SUITE, uniqueSleep, until, workspace, type Sshd } from './fixtures.ts'
+import { dshMcpArgv, processesWith, startSshd, SUITE, uniqueSleep, until, workspace, type Sshd } from './fixtures.ts'
 
 // Real OpenSSH on loopback: sshd started by the test with throwaway keys, the ssh client carrying `dsh mcp`.
 const facts = (result: ToolResult) => ({ text: result.content[0].text, isError: result.isError, code: result.error?.code ?? null })
@@ -12,7 +12,6 @@ let sshd: Sshd
 let local: DefaultContext
 
 beforeAll(async () => {
-  ensureBuilt()
   ws = workspace()
   sshd = await startSshd()
   local = await createDefaultContext()
