@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, test } from 'vitest'
-import { dsh, ensureBuilt, fakeHome, type FakeHome } from './fs-helpers.ts'
+import { dsh, fakeHome, type FakeHome } from './fs-helpers.ts'
 
 /*
  * Attack #7 (issue 25, DESIGN §17 "roots a user meant"): `--sandbox --cwd /`, or a cwd of $HOME (or of a directory
@@ -10,7 +10,6 @@ import { dsh, ensureBuilt, fakeHome, type FakeHome } from './fs-helpers.ts'
  */
 let h: FakeHome
 beforeAll(() => {
-  ensureBuilt()
   h = fakeHome()
   writeFileSync(join(h.base, 'broad.json'), JSON.stringify({ workspace: { allowBroadRoots: true } }))
 }, 120_000)

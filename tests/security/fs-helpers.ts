@@ -5,7 +5,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ListRootsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { BIN } from '../../packages/host/cli/tests/helpers.ts'
 
-export { BIN, dsh, ensureBuilt } from '../../packages/host/cli/tests/helpers.ts'
+export { BIN, dsh } from '../../packages/host/cli/tests/helpers.ts'
 
 /**
  * A fake HOME with fake secrets (every one holds "CANARY"), and a project inside it. Under /var/tmp: inside the

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, test } from 'vitest'
-import { ensureBuilt, fakeHome, mcp, SECRETS, type FakeHome } from './fs-helpers.ts'
+import { fakeHome, mcp, SECRETS, type FakeHome } from './fs-helpers.ts'
 
 /*
  * Attack #3 and the file-tool side of #8 (issue 25, DESIGN §17): with --sandbox, the file tools obey the same
@@ -10,7 +10,6 @@ import { ensureBuilt, fakeHome, mcp, SECRETS, type FakeHome } from './fs-helpers
  */
 let h: FakeHome
 beforeAll(() => {
-  ensureBuilt()
   h = fakeHome({
     'broad.json': JSON.stringify({ workspace: { allowBroadRoots: true } }),
     'home/proj/secrets/key.txt': 'CANARY-DENY\n',

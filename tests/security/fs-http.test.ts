@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
-import { BIN, called, ensureBuilt, fakeHome, type FakeHome } from './fs-helpers.ts'
+import { BIN, called, fakeHome, type FakeHome } from './fs-helpers.ts'
 
 /*
  * Attack #6 (issue 25, DESIGN §17): `dsh mcp --http --sandbox`. A command (or anyone) who learns the token opens
@@ -17,7 +17,6 @@ let h: FakeHome
 let url: string
 let stop: () => void
 beforeAll(async () => {
-  ensureBuilt()
   h = fakeHome()
   const tokenFile = join(h.work, '.dsh-token')
   writeFileSync(tokenFile, `${TOKEN}\n`, { mode: 0o600 })

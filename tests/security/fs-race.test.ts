@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, test } from 'vitest'
-import { ensureBuilt, fakeHome, mcp, type FakeHome } from './fs-helpers.ts'
+import { fakeHome, mcp, type FakeHome } from './fs-helpers.ts'
 
 /*
  * Attack #4 (issue 25, DESIGN §17 "open, then check"): a background process flips a symbolic link, as fast as it
@@ -13,7 +13,6 @@ import { ensureBuilt, fakeHome, mcp, type FakeHome } from './fs-helpers.ts'
 let h: FakeHome
 let flipper: ChildProcess | undefined
 beforeAll(() => {
-  ensureBuilt()
   h = fakeHome()
   mkdirSync(join(h.work, 'sub'))
   writeFileSync(join(h.work, 'sub/in.txt'), 'CANARY-NOT inside\n')

@@ -1,7 +1,7 @@
 import { renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterEach, beforeAll, expect, test } from 'vitest'
-import { ensureBuilt, fakeHome, mcp, type FakeHome } from './fs-helpers.ts'
+import { afterEach, expect, test } from 'vitest'
+import { fakeHome, mcp, type FakeHome } from './fs-helpers.ts'
 
 /*
  * Attack #5 (issue 25, DESIGN §17 "hidden stays hidden"): a parent of a hidden directory is renamed after dsh
@@ -9,7 +9,6 @@ import { ensureBuilt, fakeHome, mcp, type FakeHome } from './fs-helpers.ts'
  * read, grep and glob it under its new name. The hidden directory keeps its identity (dev:ino), so it stays hidden.
  */
 let h: FakeHome
-beforeAll(() => ensureBuilt(), 120_000)
 afterEach(() => h?.cleanup())
 
 test('attack #5: denyRead "cfg" inside the workspace, then `mv cfg cfg.moved`: read, grep and glob of it are refused or leave it out', async () => {

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, test } from 'vitest'
-import { ensureBuilt, fakeHome, mcp, SECRETS, type FakeHome } from './fs-helpers.ts'
+import { fakeHome, mcp, SECRETS, type FakeHome } from './fs-helpers.ts'
 
 /*
  * DESIGN §17/§18 against write and edit: a background process flips a symbolic link (and a directory link) between
@@ -13,7 +13,6 @@ import { ensureBuilt, fakeHome, mcp, SECRETS, type FakeHome } from './fs-helpers
 let h: FakeHome
 let flipper: ChildProcess | undefined
 beforeAll(() => {
-  ensureBuilt()
   h = fakeHome()
   mkdirSync(join(h.work, 'sub'))
   writeFileSync(join(h.work, 'target.txt'), 'inside v0\n')
