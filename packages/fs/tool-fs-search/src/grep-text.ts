@@ -1,4 +1,5 @@
 import type { Static } from '@sinclair/typebox'
+import type { ArgumentAliases } from '@deepseek-ai/dsh-tools'
 // The builders one by one, not the `Type` object: the bundle then keeps only these (docs/decisions/2026-12-01-start-up-schemas.md).
 import * as Type from '@sinclair/typebox'
 import { cutUtf8, escapeControl, TRUNCATED_MARK } from '@deepseek-ai/dsh-text'
@@ -28,6 +29,17 @@ export const GrepParameters = Type.Object({
   include: Type.Optional(Type.String({ minLength: 1, description: 'Only search files matching this one glob, e.g. "*.ts" or "*.{ts,tsx}". Not a comma list, not a "!" negation.' })),
 }, { additionalProperties: false })
 export type GrepArgs = Static<typeof GrepParameters>
+
+const CASE_HINT = 'there is no case-insensitive flag: start the pattern with (?i) instead, e.g. "(?i)todo"'
+
+/** Other clients' grep arguments (Claude Code's -i, output_mode, head_limit, glob; gemini-cli's case_insensitive). */
+export const GREP_ALIASES = {
+  '-i': { hint: CASE_HINT },
+  case_insensitive: { hint: CASE_HINT },
+  glob: 'include',
+  output_mode: { hint: 'grep always prints each matching line under its file ("Line N: text"); for the names of the files alone, use the paths it prints, or glob' },
+  head_limit: { hint: 'there is no result limit to pass: the first page is shown and the complete result is saved, to page through with read' },
+} as const satisfies ArgumentAliases
 
 export interface GrepCaps {
   readonly maxMatches: number

@@ -5,7 +5,7 @@ import { Config } from './config.ts'
 import { glob } from './glob.ts'
 import { GLOB_PROMPT, GLOB_PROMPT_ID, GLOB_PROMPT_ORDER, type GlobArgs, GlobParameters, globDescription } from './glob-text.ts'
 import { grep } from './grep.ts'
-import { GREP_PROMPT, GREP_PROMPT_ID, GREP_PROMPT_ORDER, type GrepArgs, GrepParameters, grepDescription } from './grep-text.ts'
+import { GREP_ALIASES, GREP_PROMPT, GREP_PROMPT_ID, GREP_PROMPT_ORDER, type GrepArgs, GrepParameters, grepDescription } from './grep-text.ts'
 import { RipgrepLocator } from './ripgrep.ts'
 import type { SearchServices } from './search.ts'
 import type {} from '@deepseek-ai/dsh-spill'
@@ -46,6 +46,7 @@ export function apply(ctx: Context, config: Config): void {
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     description: grepDescription({ maxMatches: config.grepMaxMatches, maxLineBytes: config.grepMaxLineBytes, maxResultBytes: config.maxResultBytes }),
     parameters: GrepParameters,
+    aliases: GREP_ALIASES,
     timeoutMs: config.timeoutMs,
     maxResultBytes: config.maxResultBytes,
     execute: (args, exec) => grep(services, args, exec),
