@@ -90,12 +90,12 @@ describe('the README', () => {
 })
 
 describe('the installed dsh mcp', () => {
-  test('the MCP SDK client lists the six tools, and every one answers', async () => {
+  test('the MCP SDK client lists the eight tools, and every one answers', async () => {
     const client = new Client({ name: 'installed-test', version: '1' })
     await client.connect(new StdioClientTransport({ command: 'dsh', args: ['mcp', '--cwd', ws.dir], cwd: ws.dir, env, stderr: 'pipe' }))
     try {
       const { tools } = await client.listTools()
-      expect(tools.map((tool) => tool.name).sort()).toEqual(['bash', 'bash_kill', 'bash_output', 'glob', 'grep', 'read'])
+      expect(tools.map((tool) => tool.name).sort()).toEqual(['bash', 'bash_kill', 'bash_output', 'edit', 'glob', 'grep', 'read', 'write'])
       const text = async (name: string, args: Record<string, unknown>) => {
         const result = await client.callTool({ name, arguments: args }) as { content: { text: string }[]; isError?: boolean }
         return { text: result.content[0]!.text, isError: result.isError ?? false }
@@ -104,6 +104,9 @@ describe('the installed dsh mcp', () => {
       expect(await text('grep', { pattern: 'TODO' })).toEqual({ text: 'Found 1 match\n\nsrc/a.ts\nLine 1: export const a = 1 // TODO: rename', isError: false })
       expect((await text('read', { path: 'notes.txt' })).text).toMatch(/^1: one\n2: two\n3: three\n/)
       expect(await text('bash', { command: 'echo "$PWD"', description: 'Print the directory' })).toEqual({ text: ws.dir, isError: false })
+      expect(await text('write', { path: 'made.txt', content: 'one\ntwo\n' })).toEqual({ text: `Created ${join(ws.dir, 'made.txt')} (2 lines)`, isError: false })
+      expect((await text('edit', { path: 'made.txt', old_string: 'two', new_string: 'deux' })).text).toContain(`Updated ${join(ws.dir, 'made.txt')}: replaced 1 occurrence`)
+      expect(readFileSync(join(ws.dir, 'made.txt'), 'utf8')).toBe('one\ndeux\n')
       const started = await text('bash', { command: 'sleep 30', description: 'Wait', run_in_background: true })
       const id = /background task (\S+)/.exec(started.text)?.[1]
       expect(id, started.text).toBeDefined()
@@ -120,12 +123,15 @@ describe('the installed dsh mcp', () => {
     const list = await inspect(['--method', 'tools/list'])
     expect(list.code, list.stderr).toBe(0)
     const names = (JSON.parse(list.stdout) as { result: { tools: { name: string }[] } }).result.tools.map((tool) => tool.name)
-    expect(names.sort()).toEqual(['bash', 'bash_kill', 'bash_output', 'glob', 'grep', 'read'])
+    expect(names.sort()).toEqual(['bash', 'bash_kill', 'bash_output', 'edit', 'glob', 'grep', 'read', 'write'])
     const calls: [string, Record<string, unknown>, number][] = [
       ['glob', { pattern: '**/*.ts' }, 0],
       ['grep', { pattern: 'TODO' }, 0],
       ['read', { path: 'notes.txt' }, 0],
       ['bash', { command: 'echo hi', description: 'Say hi' }, 0],
+      ['write', { path: 'inspected.txt', content: 'x\n' }, 0],
+      // A fresh server has seen no file: an edit of one is FS_NOT_READ (an error result, exit 5).
+      ['edit', { path: 'notes.txt', old_string: 'one', new_string: 'uno' }, 5],
       // Every Inspector run is a fresh server: no task exists in it, and the answer says so (an error result, exit 5).
       ['bash_output', { task_id: 'bash-1' }, 5],
       ['bash_kill', { task_id: 'bash-1' }, 5],
