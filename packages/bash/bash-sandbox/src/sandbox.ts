@@ -1,16 +1,17 @@
 import { createHash } from 'node:crypto'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { constants, tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import type { Context } from 'cordis'
 import { BashError, BashErrorCode, type BashExecSpec } from '@deepseek-ai/dsh-bash'
 import type { ExitStatus, SubprocessHandle, SubprocessService } from '@deepseek-ai/dsh-subprocess'
 import type {} from '@deepseek-ai/dsh-tools'
+import type {} from '@deepseek-ai/dsh-spill'
 import type {} from '@deepseek-ai/dsh-workspace'
 import type { Config } from './config.ts'
 import { sandboxEnv } from './env.ts'
 import { Lifeline } from './lifeline.ts'
-import { bwrapArgs, DEFAULT_DENY_READ, existingDirs, expandHome, hiddenPaths, pinnedAncestors, systemHidden, within, type SandboxPolicy } from './policy.ts'
+import { bwrapArgs, DEFAULT_DENY_READ, existing, existingDirs, expandHome, hiddenPaths, pinnedAncestors, systemHidden, within, type HiddenPath, type SandboxPolicy } from './policy.ts'
 import { probe, unavailableError, type Unavailable } from './probe.ts'
 import { seccompFilter } from './seccomp.ts'
 import { resolvePrograms, writableProblem, type Programs } from './trusted.ts'
@@ -43,6 +44,8 @@ export class Sandbox {
   /** Resolved once, by the first successful check: bwrap, sh, env and the shell, as trusted real paths. */
   private programs: Programs | undefined
   private lifeline: Lifeline | undefined
+  /** Directories the subprocess provider wrote this process's full outputs to. */
+  private readonly outputDirs = new Set<string>()
 
   constructor(private readonly ctx: Context, private readonly subprocess: SubprocessService, private readonly config: Config) {
     // A session's /tmp goes with it (its commands and tasks are stopped at the same time).
@@ -86,6 +89,10 @@ export class Sandbox {
     })
     const done = Promise.all([handle.done, exited]).then(([status]) => mapped(status))
     this.lifeline?.watch(handle)
+    // Where this process's full outputs go: kept visible (read-only) when the spill store's directory is masked.
+    void done.then(() => {
+      for (const stream of [handle.collected.stdout, handle.collected.stderr]) if (stream?.spillPath) this.outputDirs.add(dirname(stream.spillPath))
+    })
     return new Proxy(handle, {
       get(target, key) {
         if (key === 'exited') return exited
@@ -110,8 +117,23 @@ export class Sandbox {
     const writable = existingDirs([...roots.writable, ...this.config.writable.map((path) => expandHome(path))])
     const readOnly = existingDirs(roots.readOnly).filter((dir) => !writable.includes(dir))
     // Once ctx.workspace holds the one hidden list (DESIGN §17), DEFAULT_DENY_READ becomes workspace.policy(cwd).hidden.
-    const hidden = [...systemHidden(), ...hiddenPaths([...DEFAULT_DENY_READ, ...this.config.denyRead])]
+    const hidden = [...systemHidden(), ...hiddenPaths([...DEFAULT_DENY_READ, ...this.config.denyRead]), ...this.othersSavedResults(owner)]
     return { writable, readOnly, hidden, pinned: pinnedAncestors(hidden, writable), tmpDir: this.sessionTmp(owner), network: this.config.network }
+  }
+
+  /**
+   * Sessions apart: the saved-results directory of every session (the spill store's, when it keeps local files)
+   * masked, except the calling session's own, bound read-only, and this process's full-output directories (the
+   * subprocess provider's, which serve every session of the process: see the README's limitations). Nothing
+   * without a session or a local store.
+   */
+  private othersSavedResults(owner: string | undefined): HiddenPath[] {
+    const dirs = owner === undefined ? undefined : this.ctx.get('spillStore')?.localDirectories(owner)
+    const all = dirs && existing(dirs.all)
+    if (!dirs || all?.kind !== 'dir') return []
+    const own = existing(dirs.own)
+    const keep = [...(own?.kind === 'dir' ? [own.real] : []), ...[...this.outputDirs].filter((dir) => within(dir, all.real))]
+    return [{ path: all.real, kind: 'dir', keep }]
   }
 
   /**

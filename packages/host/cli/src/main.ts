@@ -105,7 +105,7 @@ interface Unavailable {
  * (already reported), or — for a remote that cannot be reached — its REMOTE_UNAVAILABLE error for the caller to
  * report (exit 1, as for any tool error).
  */
-async function startHost(command: CommandName, configPath: string | undefined, sandbox: boolean, remote?: RemoteTarget): Promise<DefaultContext | number | Unavailable> {
+async function startHost(command: CommandName, configPath: string | undefined, sandbox: boolean, remote?: RemoteTarget, tokenEnv?: string): Promise<DefaultContext | number | Unavailable> {
   const { createDefaultContext, readConfigFile, DshError, DshErrorCode } = await import('./index.ts')
   // While a remote starts, plugin log lines are held: an unreachable remote is reported once, as its error
   // result, not also as the plugin failure Cordis logs (with a stack trace) on the way.
@@ -123,7 +123,7 @@ async function startHost(command: CommandName, configPath: string | undefined, s
     // The tools never need credentials, and a command could read them back from /proc/$PPID/environ. The token
     // (--token-env) was read before this; a remote command's environment was taken when tools-remote started.
     const { forgetCredentials } = await import('./environ.ts')
-    forgetCredentials()
+    forgetCredentials([], tokenEnv === undefined ? [] : [tokenEnv])
     return host
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error)
@@ -146,7 +146,7 @@ async function startFor(command: CommandName, invocation: RemoteFlags & { config
   if (typeof token === 'object') return usage(command, token.problem)
   const remote = await remoteTarget(invocation, token)
   if (remote && 'problem' in remote) return usage(command, remote.problem)
-  const host = await startHost(command, invocation.config, invocation.sandbox ?? false, remote)
+  const host = await startHost(command, invocation.config, invocation.sandbox ?? false, remote, invocation.tokenEnv)
   return typeof host === 'number' ? host : { host, token }
 }
 

@@ -53,4 +53,13 @@ export abstract class SpillStore extends Service {
    * failed tool call.
    */
   abstract saveText(request: SaveTextRequest): Promise<SavedText>
+
+  /**
+   * For a store that keeps results as local files: the directory holding every session's (`all`) and the one
+   * holding `sessionId`'s (`own`, which may not exist yet). Confinement uses it to show a session only its own
+   * saved results (the bash sandbox masks `all` but `own`). Undefined (the default) for other stores.
+   */
+  localDirectories(_sessionId: string): { all: string; own: string } | undefined {
+    return undefined
+  }
 }

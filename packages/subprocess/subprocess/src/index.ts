@@ -157,12 +157,13 @@ export abstract class SubprocessService extends Service {
 }
 
 /**
- * Names that look like they hold a credential (any case): KEY, TOKEN, SECRET, PASSW(ORD), CREDENTIAL, AUTH, JWT,
+ * Names that look like they hold a credential (any case): KEY, TOKEN, SECRET, PASSW(ORD), CREDENTIAL, AUTH (not
+ * AUTHOR: GIT_AUTHOR_NAME, nor XAUTHORITY), JWT,
  * COOKIE, DSN, CONNECTION_STRING anywhere in the name; `_PAT`, `_PWD`, `_PASS` at its end (so PWD and OLDPWD stay);
  * the password managers' session tokens (BW_SESSION, OP_SESSION_*; not XDG_SESSION_* nor
  * DBUS_SESSION_BUS_ADDRESS); and the agent sockets that sign for the user (SSH_AUTH_SOCK, GPG_AGENT_INFO).
  */
-const CREDENTIAL = /KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|JWT|COOKIE|DSN|CONNECTION_STRING|_PAT$|_PWD$|_PASS$|^BW_SESSION$|^OP_SESSION_|^SSH_AUTH_SOCK$|^GPG_AGENT_INFO$/i
+const CREDENTIAL = /KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH(?!OR)|JWT|COOKIE|DSN|CONNECTION_STRING|_PAT$|_PWD$|_PASS$|^BW_SESSION$|^OP_SESSION_|^SSH_AUTH_SOCK$|^GPG_AGENT_INFO$/i
 
 /** A value holding a password in a URL: `scheme://user:password@host…` (a database URL, a git remote with a token). */
 const URL_CREDENTIAL = /[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s/?#@:]*:[^\s/?#@]*@/
@@ -202,4 +203,4 @@ export function childEnv(overrides: Readonly<Record<string, string | undefined>>
   return env
 }
 
-export { resolveTrusted, SYSTEM_PATH, untrustedReason, type Distrust, type TrustedProgram } from './trusted.ts'
+export { privateCopy, resolveTrusted, SYSTEM_PATH, untrustedReason, type Distrust, type TrustedProgram } from './trusted.ts'

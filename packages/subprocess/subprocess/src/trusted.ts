@@ -1,5 +1,7 @@
-import { lstatSync, realpathSync, statSync } from 'node:fs'
-import { dirname, isAbsolute, join, sep } from 'node:path'
+import { createHash } from 'node:crypto'
+import { lstatSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { basename, dirname, isAbsolute, join, sep } from 'node:path'
 
 /**
  * The directories a trusted program is looked up in, never the session's PATH: npx puts `<cwd>/node_modules/.bin`
@@ -72,4 +74,31 @@ export function untrustedReason(real: string, writable: readonly string[] = []):
 /** Whether `path` is `dir` or lies below it (both absolute and normalised). */
 export function within(path: string, dir: string): boolean {
   return path === dir || path.startsWith(dir.endsWith(sep) ? dir : dir + sep)
+}
+
+/**
+ * Copies `source` into a fresh private directory (0700, under the OS temp dir) as a read-only executable (0500),
+ * verifies the copy (a real file of this user with exactly that mode, in a real 0700 directory of this user, with
+ * the same SHA-256 as the bytes read), and returns its path. The directory is removed when the process exits.
+ * For a program that lies where a sandboxed command may write: the copy is what runs, whatever becomes of the
+ * original later.
+ */
+export function privateCopy(source: string): string {
+  const data = readFileSync(source)
+  const digest = createHash('sha256').update(data).digest('hex')
+  const dir = mkdtempSync(join(tmpdir(), 'dsh-bin-'))
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }))
+  const path = join(dir, basename(source))
+  writeFileSync(path, data, { mode: 0o500, flag: 'wx' })
+  const uid = process.geteuid?.() ?? 0
+  const folder = lstatSync(dir)
+  const file = lstatSync(path)
+  const problem = !folder.isDirectory() || folder.uid !== uid || (folder.mode & 0o777) !== 0o700 ? `${dir} is not a private directory`
+    : !file.isFile() || file.uid !== uid || (file.mode & 0o7777) !== 0o500 || file.size !== data.length ? `${path} is not the read-only copy made`
+      : createHash('sha256').update(readFileSync(path)).digest('hex') !== digest ? `${path} differs from ${source}` : undefined
+  if (problem) {
+    rmSync(dir, { recursive: true, force: true })
+    throw new Error(`the private copy of ${source} failed its check: ${problem}`)
+  }
+  return path
 }
