@@ -10,7 +10,7 @@ import type { SubprocessHandle, SubprocessService } from '@deepseek-ai/dsh-subpr
  */
 const REAPER = 'read -r _; [ -f "$1" ] && while read -r g; do '
   + 'c=; [ -e "/proc/$g" ] && read -r c < "/proc/$g/comm"; '
-  + '[ -z "$c" ] || [ "$c" = bwrap ] && kill -KILL -- "-$g" 2>/dev/null; '
+  + '[ -z "$c" ] || [ "$c" = bwrap ] && kill -KILL "-$g" 2>/dev/null; '
   + 'done < "$1"; rm -rf -- "$2"'
 
 /**
