@@ -1,3 +1,4 @@
+import { isAbsolute } from 'node:path'
 import { privateCopy, resolveTrusted } from '@deepseek-ai/dsh-subprocess'
 import type { ToolName } from './common-text.ts'
 import { launchFailedMessage } from './common-text.ts'
@@ -40,8 +41,9 @@ export class TrustedRipgrep extends RipgrepLocator {
     return this.copy.path
   }
 
-  /** `rgPath` as an absolute path: as written, or a bare name found in the system directories. */
+  /** `rgPath` as an absolute path: as written (its spawn reports a missing one), or a bare name found in the system directories. */
   private resolveOverride(tool: ToolName, rgPath: string): string {
+    if (isAbsolute(rgPath)) return rgPath
     const found = resolveTrusted(rgPath)
     if ('problem' in found) {
       throw new SearchError(launchFailedMessage(tool, rgPath, `${found.problem}; set "tool-fs-search": {"rgPath": "/absolute/path/to/rg"}`), { code: SearchErrorCode.SEARCH_FAILED })

@@ -12,6 +12,8 @@ export const EXIT = { OK: 0, TOOL_ERROR: 1, USAGE: 2, START_FAILED: 3 } as const
 const SIGNAL_EXIT: Record<string, number> = { SIGINT: 130, SIGTERM: 143 }
 /** A stuck dispose must not keep the command alive forever. */
 const DISPOSE_BOUND_MS = 15_000
+/** The session of `dsh call`: the same for every call, so that saved results outlive the process that saved them. */
+const CLI_SESSION = 'cli'
 
 export function version(): string {
   return (createRequire(import.meta.url)('../package.json') as { version: string }).version
@@ -211,7 +213,9 @@ async function runCall(invocation: Of<'call'>): Promise<number> {
   try {
     const result = await host.ctx.tools.execute(invocation.tool, args, {
       signal: controller.signal,
-      session: { id: `cli-${process.pid}`, cwd },
+      // One session for every `dsh call` of this user: a later call pages what an earlier one saved (sessions apart,
+      // DESIGN §17, shows a session only its own saved results).
+      session: { id: CLI_SESSION, cwd },
     })
     const text = result.content[0].text
     await write(process.stdout, invocation.json
