@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -39,6 +39,19 @@ function descendants(root: number): number[] {
   return found
 }
 
+/** The sandbox's state directory, from a bwrap command line among `pids` (`--bind <state>/tmp/<session> /tmp`). */
+function stateDir(pids: readonly number[]): string {
+  for (const pid of pids) {
+    try {
+      const match = /\0--bind\0(\/[^\0]*\/dsh-sandbox-[^/\0]+)\/tmp\//.exec(readFileSync(`/proc/${pid}/cmdline`, 'latin1'))
+      if (match) return match[1] as string
+    } catch {
+      // gone meanwhile
+    }
+  }
+  throw new Error('no bwrap among the processes')
+}
+
 function alive(pid: number): boolean {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
@@ -56,9 +69,13 @@ test('SIGKILL of `dsh call --sandbox` during a command leaves nothing behind', a
   await until(() => processesWith(daemon.marker).length > 0 && processesWith(foreground.marker).length > 0, 'both sleeps run')
   const tree = descendants(started.child.pid as number)
   expect(tree.length).toBeGreaterThan(3)
+  const state = stateDir(tree)
+  expect(existsSync(state)).toBe(true)
   started.child.kill('SIGKILL')
   await started.exited
   await until(() => tree.every((pid) => !alive(pid)), 'every process dsh started is gone')
+  // The reaper also removed the sandbox's state directory (the sessions' /tmp).
+  await until(() => !existsSync(state), 'the state directory is gone')
   expect(processesWith(daemon.marker)).toEqual([])
   expect(processesWith(foreground.marker)).toEqual([])
 }, 60_000)
