@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { lstatSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, dirname, isAbsolute, join, sep } from 'node:path'
 
@@ -77,28 +77,51 @@ export function within(path: string, dir: string): boolean {
 }
 
 /**
- * Copies `source` into a fresh private directory (0700, under the OS temp dir) as a read-only executable (0500),
- * verifies the copy (a real file of this user with exactly that mode, in a real 0700 directory of this user, with
- * the same SHA-256 as the bytes read), and returns its path. The directory is removed when the process exits.
- * For a program that lies where a sandboxed command may write: the copy is what runs, whatever becomes of the
- * original later.
+ * A read-only copy of `source` that a sandboxed command cannot replace, for a program that lies where one may write:
+ * `<os tmpdir>/dsh-bin-<uid>/<sha-256 prefix>-<name>` (directory 0700, file 0500, both this user's), reused by later
+ * processes when it still holds exactly the bytes read from `source` now, else written anew (to a temporary name,
+ * then renamed into place) and checked after the write: owner, mode, size and SHA-256. A cache directory that is not
+ * this user's private directory is not used: a fresh one (`dsh-bin-XXXXXX`, removed at exit) is made instead.
  */
 export function privateCopy(source: string): string {
   const data = readFileSync(source)
   const digest = createHash('sha256').update(data).digest('hex')
-  const dir = mkdtempSync(join(tmpdir(), 'dsh-bin-'))
-  process.once('exit', () => rmSync(dir, { recursive: true, force: true }))
-  const path = join(dir, basename(source))
-  writeFileSync(path, data, { mode: 0o500, flag: 'wx' })
+  const name = `${digest.slice(0, 16)}-${basename(source)}`
   const uid = process.geteuid?.() ?? 0
-  const folder = lstatSync(dir)
-  const file = lstatSync(path)
-  const problem = !folder.isDirectory() || folder.uid !== uid || (folder.mode & 0o777) !== 0o700 ? `${dir} is not a private directory`
-    : !file.isFile() || file.uid !== uid || (file.mode & 0o7777) !== 0o500 || file.size !== data.length ? `${path} is not the read-only copy made`
-      : createHash('sha256').update(readFileSync(path)).digest('hex') !== digest ? `${path} differs from ${source}` : undefined
-  if (problem) {
-    rmSync(dir, { recursive: true, force: true })
-    throw new Error(`the private copy of ${source} failed its check: ${problem}`)
+  let dir = join(tmpdir(), `dsh-bin-${uid}`)
+  try {
+    mkdirSync(dir, { mode: 0o700 })
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
   }
+  if (privateDirProblem(dir, uid) !== undefined) {
+    dir = mkdtempSync(join(tmpdir(), 'dsh-bin-'))
+    const made = dir
+    process.once('exit', () => rmSync(made, { recursive: true, force: true }))
+  }
+  const path = join(dir, name)
+  if (copyProblem(path, data.length, digest, uid) === undefined) return path
+  const temporary = join(dir, `.${name}.${process.pid}.${Date.now()}`)
+  writeFileSync(temporary, data, { mode: 0o500, flag: 'wx' })
+  renameSync(temporary, path)
+  const problem = privateDirProblem(dir, uid) ?? copyProblem(path, data.length, digest, uid)
+  if (problem !== undefined) throw new Error(`the private copy of ${source} failed its check: ${problem}`)
   return path
+}
+
+function privateDirProblem(dir: string, uid: number): string | undefined {
+  const info = lstatSync(dir)
+  return !info.isDirectory() || info.uid !== uid || (info.mode & 0o777) !== 0o700 ? `${dir} is not a private directory of this user` : undefined
+}
+
+/** Why `path` is not the 0500 copy of these bytes (undefined when it is). */
+function copyProblem(path: string, size: number, digest: string, uid: number): string | undefined {
+  let info
+  try {
+    info = lstatSync(path)
+  } catch {
+    return `${path} does not exist`
+  }
+  if (!info.isFile() || info.uid !== uid || (info.mode & 0o7777) !== 0o500 || info.size !== size) return `${path} is not the read-only copy made`
+  return createHash('sha256').update(readFileSync(path)).digest('hex') === digest ? undefined : `${path} differs from its source`
 }

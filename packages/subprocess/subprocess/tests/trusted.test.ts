@@ -41,12 +41,23 @@ test('a relative path, a path inside a writable directory, a group-writable ance
   expect(untrustedReason(program(join(dir, 'ok/bwrap')))).toBeUndefined()
 })
 
-test('privateCopy makes a 0500 copy in a fresh 0700 directory, with the same bytes', () => {
-  const source = program(join(dir, 'rg'))
+test('privateCopy makes a 0500 copy in a 0700 directory of this user, reuses it while intact, replaces it when not', () => {
+  const source = join(dir, 'rg')
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(source, `#!/bin/sh\n# ${dir}\n`, { mode: 0o755 })
   const copy = privateCopy(source)
   expect(copy).not.toContain(dir)
-  expect(readFileSync(copy, 'utf8')).toBe('#!/bin/sh\n')
+  expect(readFileSync(copy, 'utf8')).toBe(`#!/bin/sh\n# ${dir}\n`)
   expect(statSync(copy).mode & 0o7777).toBe(0o500)
   expect(statSync(join(copy, '..')).mode & 0o777).toBe(0o700)
-  rmSync(join(copy, '..'), { recursive: true, force: true })
+  const inode = statSync(copy).ino
+  expect(privateCopy(source)).toBe(copy)
+  expect(statSync(copy).ino).toBe(inode)
+  // Tampered with (as an unconfined command could): the next copy is made anew, from the source.
+  chmodSync(copy, 0o700)
+  writeFileSync(copy, '#!/bin/sh\necho tampered\n')
+  chmodSync(copy, 0o500)
+  expect(privateCopy(source)).toBe(copy)
+  expect(readFileSync(copy, 'utf8')).toBe(`#!/bin/sh\n# ${dir}\n`)
+  rmSync(copy, { force: true })
 })
