@@ -36,3 +36,13 @@ test("session B cannot read session A's saved results from bash, nor list them; 
   expect(listed).not.toContain(sessionDir.split('/').pop() as string)
   expect(listed).not.toContain(locator.split('/').pop() as string)
 })
+
+test("a command's full output file is readable by its own session in the next call, not by another session", async () => {
+  const big = await a.bash('seq 1 200000 | sed "s/^/A-OUTPUT-/"', 'A')
+  const file = /full output: (\/\S+?)\]/.exec(big)?.[1] ?? ''
+  expect(file, big.slice(-300)).toMatch(/^\//)
+  expect(await a.bash(`tail -1 ${file}`, 'A')).toBe('A-OUTPUT-200000')
+  expect(await a.bash(`tail -1 ${file} 2>/dev/null; ls -A ${file.replace(/\/[^/]+$/, '')} 2>/dev/null; true`, 'B')).not.toContain('A-OUTPUT-')
+  const listing = await a.bash(`ls -A ${file.replace(/\/[^/]+$/, '')} 2>/dev/null; true`, 'B')
+  expect(listing).not.toContain(file.split('/').pop() as string)
+})

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { constants, tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { join } from 'node:path'
 import type { Context } from 'cordis'
 import { BashError, BashErrorCode, type BashExecSpec } from '@deepseek-ai/dsh-bash'
 import type { ExitStatus, SubprocessHandle, SubprocessService } from '@deepseek-ai/dsh-subprocess'
@@ -44,12 +44,13 @@ export class Sandbox {
   /** Resolved once, by the first successful check: bwrap, sh, env and the shell, as trusted real paths. */
   private programs: Programs | undefined
   private lifeline: Lifeline | undefined
-  /** Directories the subprocess provider wrote this process's full outputs to. */
-  private readonly outputDirs = new Set<string>()
+  /** The full-output files of each session's commands (by session key), kept visible to that session only. */
+  private readonly outputFiles = new Map<string, Set<string>>()
 
   constructor(private readonly ctx: Context, private readonly subprocess: SubprocessService, private readonly config: Config) {
     // A session's /tmp goes with it (its commands and tasks are stopped at the same time).
     ctx.on('tools/session-end', (sessionId) => {
+      this.outputFiles.delete(sessionKey(sessionId))
       if (this.stateDir) rmSync(join(this.stateDir, 'tmp', sessionKey(sessionId)), { recursive: true, force: true })
     })
   }
@@ -89,9 +90,15 @@ export class Sandbox {
     })
     const done = Promise.all([handle.done, exited]).then(([status]) => mapped(status))
     this.lifeline?.watch(handle)
-    // Where this process's full outputs go: kept visible (read-only) when the spill store's directory is masked.
+    // The command's full-output files, once complete, stay readable to its own session (see othersSavedResults).
+    const session = this.sessionOfLeader(handle.pid)
     void done.then(() => {
-      for (const stream of [handle.collected.stdout, handle.collected.stderr]) if (stream?.spillPath) this.outputDirs.add(dirname(stream.spillPath))
+      for (const stream of [handle.collected.stdout, handle.collected.stderr]) {
+        if (!stream?.spillPath || session === undefined) continue
+        const files = this.outputFiles.get(session) ?? new Set<string>()
+        files.add(stream.spillPath)
+        this.outputFiles.set(session, files)
+      }
     })
     return new Proxy(handle, {
       get(target, key) {
@@ -123,17 +130,31 @@ export class Sandbox {
 
   /**
    * Sessions apart: the saved-results directory of every session (the spill store's, when it keeps local files)
-   * masked, except the calling session's own, bound read-only, and this process's full-output directories (the
-   * subprocess provider's, which serve every session of the process: see the README's limitations). Nothing
-   * without a session or a local store.
+   * masked, except the calling session's own, bound read-only, and the full-output files of its own commands (the
+   * subprocess provider writes those of every session to one directory there). Nothing without a session or a
+   * local store.
    */
   private othersSavedResults(owner: string | undefined): HiddenPath[] {
     const dirs = owner === undefined ? undefined : this.ctx.get('spillStore')?.localDirectories(owner)
     const all = dirs && existing(dirs.all)
     if (!dirs || all?.kind !== 'dir') return []
     const own = existing(dirs.own)
-    const keep = [...(own?.kind === 'dir' ? [own.real] : []), ...[...this.outputDirs].filter((dir) => within(dir, all.real))]
+    const outputs = [...(this.outputFiles.get(sessionKey(owner)) ?? [])].map(existing).filter((file) => file?.kind === 'file' && within(file.real, all.real))
+    const keep = [...(own?.kind === 'dir' ? [own.real] : []), ...outputs.map((file) => (file as { real: string }).real)]
     return [{ path: all.real, kind: 'dir', keep }]
+  }
+
+  /** The session key of a command, from its leader's command line (`--bind <state>/tmp/<key> /tmp`, before and after the wrapper's exec). */
+  private sessionOfLeader(pid: number): string | undefined {
+    if (!this.stateDir) return undefined
+    try {
+      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
+      const at = argv.indexOf('/tmp')
+      const source = at > 0 ? argv[at - 1] : undefined
+      return source?.startsWith(join(this.stateDir, 'tmp') + '/') ? source.slice(join(this.stateDir, 'tmp').length + 1) : undefined
+    } catch {
+      return undefined
+    }
   }
 
   /**
