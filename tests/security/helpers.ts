@@ -1,9 +1,9 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { createDefaultContext, type DefaultContext } from '@deepseek-ai/dsh'
+import { createDefaultContext, type DefaultContext } from 'dsh-agent-tools'
 
 export { processesWith, uniqueSleep, until } from '@deepseek-ai/dsh-testing'
-export { BIN, ChildTransport, ensureBuilt, startDsh } from '../../packages/host/cli/tests/helpers.ts'
+export { BIN, ChildTransport, startDsh } from '../../packages/host/cli/tests/helpers.ts'
 
 /**
  * The secrets of a fake HOME, one canary each (path → content). The list is DESIGN §14's and §17's credential

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import { attack, ensureBuilt, startDsh, type Attack } from './helpers.ts'
+import { attack, startDsh, type Attack } from './helpers.ts'
 
 /*
  * Attack #10 of issue 25 (DESIGN §17, secrets stay out of commands): `env` in bash, sandboxed or not. Eighteen
@@ -96,8 +96,7 @@ for (const sandbox of [true, false]) {
 
 describe('dsh mcp --http --token-env with a name that looks like nothing', () => {
   test('the bearer token never reaches a command, sandboxed or not', async () => {
-    ensureBuilt()
-    const token = `CANARY-BEARER-${process.pid}`
+    const token = `CANARY-BEARER-${process.pid}-${'x'.repeat(32)}`
     for (const extra of [[], ['--sandbox']]) {
       const started = startDsh(['mcp', '--http', '--port', '0', '--token-env', 'MCP_BEARER', '--cwd', '/var/tmp', ...extra], { cwd: '/var/tmp', env: { MCP_BEARER: token } })
       try {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import { BIN, ensureBuilt, processesWith, startDsh, uniqueSleep, until } from './helpers.ts'
+import { BIN, processesWith, startDsh, uniqueSleep, until } from './helpers.ts'
 
 /*
  * Attack #12 of issue 25 (DESIGN §17, the sandbox dies with dsh): SIGKILL of dsh — no handler runs — while a
@@ -13,7 +13,6 @@ import { BIN, ensureBuilt, processesWith, startDsh, uniqueSleep, until } from '.
  */
 let dir: string
 beforeAll(() => {
-  ensureBuilt()
   dir = realpathSync(mkdtempSync('/var/tmp/dsh-security-life-'))
 })
 afterAll(() => rmSync(dir, { recursive: true, force: true }))

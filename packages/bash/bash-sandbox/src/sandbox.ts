@@ -124,9 +124,8 @@ export class Sandbox {
     const writable = existingDirs([...roots.writable, ...this.config.writable.map((path) => expandHome(path))])
     const readOnly = existingDirs(roots.readOnly).filter((dir) => !writable.includes(dir))
     // The one hidden list of ctx.workspace (DESIGN §17: credential stores, its denyRead, the HTTP token file, dsh's
-    // config file), with the sandbox's own list and denyRead on top. Read through a structural type while the
-    // workspace service that has `policy` is merged in; afterwards `workspace?.policy(cwd).hidden`.
-    const shared = (workspace as { policy?(cwd: string): { readonly hidden: readonly string[] } } | undefined)?.policy?.(cwd).hidden ?? []
+    // config file), with the sandbox's own list and denyRead on top.
+    const shared = workspace?.policy(cwd).hidden ?? []
     const hidden = [...systemHidden(), ...hiddenPaths([...DEFAULT_DENY_READ, ...shared, ...this.config.denyRead]), ...this.othersSavedResults(owner)]
     return { writable, readOnly, hidden, pinned: pinnedAncestors(hidden, writable), tmpDir: this.sessionTmp(owner), network: this.config.network }
   }

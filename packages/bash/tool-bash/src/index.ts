@@ -3,11 +3,11 @@ import Schema from 'schemastery'
 import type {} from '@deepseek-ai/dsh-bash'
 import type {} from '@deepseek-ai/dsh-system-prompt'
 import { bash } from './bash.ts'
-import { BASH_PROMPT, BASH_PROMPT_ID, BASH_PROMPT_ORDER, BashParameters, bashDescription, DEFAULT_MAX_RESULT_BYTES, type BashArgs } from './bash-text.ts'
+import { BASH_ALIASES, BASH_PROMPT, BASH_PROMPT_ID, BASH_PROMPT_ORDER, BashParameters, bashDescription, DEFAULT_MAX_RESULT_BYTES, type BashArgs } from './bash-text.ts'
 import { bashKill } from './bash-kill.ts'
 import { BASH_KILL_DESCRIPTION } from './bash-kill-text.ts'
 import { bashOutput } from './bash-output.ts'
-import { BASH_OUTPUT_DESCRIPTION, BashOutputParameters, TaskIdParameters, type BashOutputArgs, type TaskIdArgs } from './bash-output-text.ts'
+import { BASH_OUTPUT_DESCRIPTION, BashOutputParameters, TASK_ID_ALIASES, TaskIdParameters, type BashOutputArgs, type TaskIdArgs } from './bash-output-text.ts'
 import { spillKeeper } from './keep.ts'
 import { boundMethods } from './tasks.ts'
 
@@ -46,6 +46,7 @@ export function apply(ctx: Context, config: Config): void {
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
     description: bashDescription(bounds),
     parameters: BashParameters,
+    aliases: BASH_ALIASES,
     maxResultBytes: config.maxResultBytes,
     execute: (args, exec) => bash(executor, args, exec, limits),
   })
@@ -56,6 +57,7 @@ export function apply(ctx: Context, config: Config): void {
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     description: BASH_OUTPUT_DESCRIPTION,
     parameters: BashOutputParameters,
+    aliases: TASK_ID_ALIASES,
     maxResultBytes: config.maxResultBytes,
     execute: (args, exec) => bashOutput(executor, args, exec, limits),
   })
@@ -66,6 +68,7 @@ export function apply(ctx: Context, config: Config): void {
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     description: BASH_KILL_DESCRIPTION,
     parameters: TaskIdParameters,
+    aliases: TASK_ID_ALIASES,
     maxResultBytes: config.maxResultBytes,
     execute: (args, exec) => bashKill(executor, args, exec),
   })

@@ -14,9 +14,9 @@ export const name = 'tool-fs-search'
 export const inject = ['tools', 'systemPrompt', 'subprocess']
 export { Config }
 export { SearchError, SearchErrorCode } from './errors.ts'
-export type { GlobArgs, GlobValue } from './glob-text.ts'
-export type { GrepArgs, GrepFileValue, GrepLineValue, GrepValue } from './grep-text.ts'
-export type { SpillOutcome } from './common-text.ts'
+export type { GlobArgs } from './glob-text.ts'
+export type { GrepArgs } from './grep-text.ts'
+export type { GlobValue, GrepFileValue, GrepLineValue, GrepValue, SpillOutcome } from './values.ts'
 
 /**
  * Registers `glob` and `grep` and their prompt sections. Nothing is spawned here; the ripgrep binary is found on

@@ -1,6 +1,6 @@
 import { isAbsolute } from 'node:path'
 import { privateCopy, resolveTrusted } from '@deepseek-ai/dsh-subprocess'
-import type { ToolName } from './common-text.ts'
+import type { ToolName } from './values.ts'
 import { launchFailedMessage } from './common-text.ts'
 import { SearchError, SearchErrorCode } from './errors.ts'
 import { packagedRipgrep, RipgrepLocator, type RipgrepLoader } from './ripgrep.ts'
