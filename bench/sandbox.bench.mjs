@@ -14,7 +14,7 @@ import { LocalBashExecutor } from '@deepseek-ai/dsh-bash-local'
 import { SandboxBashExecutor, DEFAULT_DENY_READ, bwrapArgs, hiddenPaths } from '@deepseek-ai/dsh-bash-sandbox'
 import Workspace from '@deepseek-ai/dsh-workspace'
 import ToolBash from '@deepseek-ai/dsh-tool-bash'
-import { median, row } from './lib.mjs'
+import { median, row, summaryRow } from './lib.mjs'
 
 // Under /var/tmp: the sandbox replaces the host's /tmp, and the session cwd must be visible inside.
 const root = await mkdtemp('/var/tmp/dsh-sandbox-bench-')
@@ -82,6 +82,9 @@ for (const [name, label] of [
 }
 const overLocal = median(samples.sandbox.map((s, i) => s.ms / samples.local[i].ms))
 row('  sandbox / local, paired', `${overLocal.toFixed(3)}×`)
+// The goal: the sandbox (bwrap, its seccomp filter, the trusted wrapper) stays within the few-fold cost recorded in
+// the bash-sandbox README; a regression past it shows here.
+summaryRow({ figure: 'sandboxed `bash true` vs local `bash true`', value: overLocal, goal: 6, floor: 'the local bash tool, same run' })
 
 await local.fiber.dispose()
 await sandboxed.fiber.dispose()

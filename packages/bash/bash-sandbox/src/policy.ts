@@ -1,11 +1,17 @@
 import { realpathSync, statSync } from 'node:fs'
 import { homedir } from 'node:os'
-import { join, resolve, sep } from 'node:path'
+import { dirname, join, resolve, sep } from 'node:path'
 
 /** What one sandboxed command may touch. Every path is absolute and real (bubblewrap mounts on real paths only). */
 export interface SandboxPolicy {
   /** Bound read-write at their own path (the workspace roots, `writable`). */
   readonly writable: readonly string[]
+  /**
+   * Directories inside a writable root bound onto themselves (read-write, as before): the ancestors, below the root,
+   * of a hidden path. A mount point cannot be renamed (EBUSY), so a command cannot move a hidden path away from the
+   * place where the next command's mask is put (`mv ~/.config ~/.config.x`, then read it in the next call).
+   */
+  readonly pinned?: readonly string[]
   /** Bound read-only at their own path, after the private /tmp (so a spill directory under the host's /tmp shows). */
   readonly readOnly: readonly string[]
   /** Hidden: an empty read-only directory over each `dir`, /dev/null over each `file`. */
@@ -29,9 +35,11 @@ export interface HiddenPath {
  * IPC, UTS and cgroup namespace, and a network namespace with only a loopback unless `network` is `host`.
  */
 export function bwrapArgs(policy: SandboxPolicy, workdir: string): string[] {
-  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--bind', policy.tmpDir, '/tmp']
+  // The namespace's init (pid 1) runs without the seccomp filter: its memory is not writable from inside.
+  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', ...INIT_MEMORY.flatMap((path) => ['--ro-bind', '/dev/null', path]), '--bind', policy.tmpDir, '/tmp']
   for (const dir of policy.writable) args.push('--bind', dir, dir)
   for (const dir of policy.readOnly) args.push('--ro-bind', dir, dir)
+  for (const dir of policy.pinned ?? []) args.push('--bind', dir, dir)
   for (const hidden of policy.hidden) {
     if (hidden.kind === 'file') {
       args.push('--ro-bind', '/dev/null', hidden.path)
@@ -51,11 +59,38 @@ export function bwrapArgs(policy: SandboxPolicy, workdir: string): string[] {
   return args
 }
 
-/** The default credential locations (`~` is $HOME). */
+/** /proc/1/mem of the namespace's init, masked: writing it would run code outside the seccomp filter. */
+const INIT_MEMORY = ['/proc/1/mem', '/proc/1/task/1/mem']
+
+/**
+ * The default credential locations (`~` is $HOME): keys, cloud and registry logins, the agents' own stores, password
+ * managers and browser profiles (DESIGN §17). Until `ctx.workspace` holds the one list, the sandbox keeps its own.
+ */
 export const DEFAULT_DENY_READ: readonly string[] = [
   '~/.ssh', '~/.aws', '~/.gnupg', '~/.config/gcloud', '~/.docker', '~/.kube', '~/.azure', '~/.config/gh',
   '~/.netrc', '~/.git-credentials', '~/.npmrc', '~/.pypirc', '~/.password-store',
+  '~/.claude', '~/.claude.json', '~/.codex', '~/.gemini', '~/.config/opencode', '~/.local/share/opencode',
+  '~/.cargo/credentials', '~/.cargo/credentials.toml', '~/.config/hub', '~/.config/git/credentials', '~/.pgpass',
+  '~/.vault-token', '~/.terraform.d', '~/.m2/settings.xml', '~/.local/share/keyrings', '~/.mozilla',
+  '~/.config/google-chrome', '~/.config/chromium',
 ]
+
+/**
+ * The directories to pin (see SandboxPolicy.pinned): for each hidden path strictly inside a writable root, every
+ * directory between the root (exclusive) and the hidden path (exclusive), parents first, without duplicates.
+ */
+export function pinnedAncestors(hidden: readonly HiddenPath[], writable: readonly string[]): string[] {
+  const pinned = new Set<string>()
+  for (const item of hidden) {
+    for (const root of writable) {
+      if (item.path === root || !within(item.path, root)) continue
+      const chain: string[] = []
+      for (let dir = dirname(item.path); dir !== root && within(dir, root); dir = dirname(dir)) chain.unshift(dir)
+      for (const dir of chain) pinned.add(dir)
+    }
+  }
+  return [...pinned].sort((a, b) => a.split(sep).length - b.split(sep).length)
+}
 
 /**
  * Hidden whatever the config says: /run holds the host's Unix sockets (docker, dbus, systemd, the user's runtime

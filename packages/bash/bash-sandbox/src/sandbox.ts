@@ -1,21 +1,29 @@
+import { createHash } from 'node:crypto'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { constants, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Context } from 'cordis'
 import { BashError, BashErrorCode, type BashExecSpec } from '@deepseek-ai/dsh-bash'
-import { childEnv, type ExitStatus, type SubprocessHandle, type SubprocessService } from '@deepseek-ai/dsh-subprocess'
+import type { ExitStatus, SubprocessHandle, SubprocessService } from '@deepseek-ai/dsh-subprocess'
+import type {} from '@deepseek-ai/dsh-tools'
+import type {} from '@deepseek-ai/dsh-spill'
 import type {} from '@deepseek-ai/dsh-workspace'
 import type { Config } from './config.ts'
-import { bwrapArgs, DEFAULT_DENY_READ, existingDirs, expandHome, hiddenPaths, systemHidden, within, type SandboxPolicy } from './policy.ts'
+import { sandboxEnv } from './env.ts'
+import { Lifeline } from './lifeline.ts'
+import { bwrapArgs, DEFAULT_DENY_READ, existing, existingDirs, expandHome, hiddenPaths, pinnedAncestors, systemHidden, within, type HiddenPath, type SandboxPolicy } from './policy.ts'
 import { probe, unavailableError, type Unavailable } from './probe.ts'
+import { seccompFilter } from './seccomp.ts'
+import { resolvePrograms, writableProblem, type Programs } from './trusted.ts'
 
 /**
- * The spawned program: a POSIX sh that opens the bwrap arguments file as fd 3, deletes it, ignores SIGTERM and
- * execs bwrap with an empty environment. So bwrap and the namespace's init carry none of the command's
- * environment (the command gets it from `--setenv` pairs in the file, never on a command line other users can
- * read), and a SIGTERM to the group reaches the shell, not bwrap: bwrap then reports how the shell ended.
+ * The spawned program: a POSIX sh that opens the bwrap arguments file as fd 3 and the seccomp filter as fd 4,
+ * deletes the arguments file, ignores SIGTERM and execs bwrap through `env -i` (both by absolute path): bwrap and
+ * the namespace's init carry no environment at all (the command gets its own from `--setenv` pairs in the file,
+ * never on a command line other users can read), and a SIGTERM to the group reaches the shell, not bwrap: bwrap then
+ * reports how the shell ended.
  */
-const WRAPPER = 'f=$1; shift; exec 3<"$f" || exit 126; rm -f -- "$f"; trap "" TERM; exec env -i PATH="$PATH" "$@"'
+const WRAPPER = 'f=$1; s=$2; e=$3; shift 3; exec 3<"$f" 4<"$s" || exit 126; rm -f -- "$f"; trap "" TERM; exec "$e" -i "$@"'
 
 /** Signal numbers to names, for bwrap's "128 + signal" exit codes. */
 const SIGNALS = new Map<number, NodeJS.Signals>(Object.entries(constants.signals).map(([name, number]) => [number, name as NodeJS.Signals]))
@@ -27,16 +35,33 @@ const SIGNALS = new Map<number, NodeJS.Signals>(Object.entries(constants.signals
  */
 export class Sandbox {
   private available: Promise<Unavailable | undefined> | undefined
-  /** `<os tmpdir>/dsh-sandbox-XXXXXX` (0700): `tmp/` is the commands' /tmp, `args/` holds argument files. */
+  /**
+   * `<os tmpdir>/dsh-sandbox-XXXXXX` (0700): `tmp/<session>/` is each session's /tmp, `args/` holds argument files,
+   * `seccomp` the filter, `groups` the process groups the reaper kills if dsh dies.
+   */
   private stateDir: string | undefined
   private files = 0
+  /** Resolved once, by the first successful check: bwrap, sh, env and the shell, as trusted real paths. */
+  private programs: Programs | undefined
+  private lifeline: Lifeline | undefined
+  /** The full-output files of each session's commands (by session key), kept visible to that session only. */
+  private readonly outputFiles = new Map<string, Set<string>>()
 
-  constructor(private readonly ctx: Context, private readonly subprocess: SubprocessService, private readonly config: Config) {}
+  constructor(private readonly ctx: Context, private readonly subprocess: SubprocessService, private readonly config: Config) {
+    // A session's /tmp goes with it (its commands and tasks are stopped at the same time).
+    ctx.on('tools/session-end', (sessionId) => {
+      this.outputFiles.delete(sessionKey(sessionId))
+      if (this.stateDir) rmSync(join(this.stateDir, 'tmp', sessionKey(sessionId)), { recursive: true, force: true })
+    })
+  }
 
-  /** `sh -c <wrapper> … bwrap --args 3 <mounts and namespaces> -- env --default-signal=TERM <shell> -c -- <command>`. */
+  /**
+   * `<sh> -c <wrapper> … <bwrap> --args 3 --seccomp 4 <mounts and namespaces> -- <env> --default-signal=TERM <shell>
+   * -c -- <command>`, every program by its trusted absolute path.
+   */
   async argv(spec: BashExecSpec): Promise<string[]> {
-    await this.ensureAvailable()
-    const env = childEnv(spec.env)
+    const programs = await this.ensureAvailable()
+    const env = sandboxEnv(spec.env ?? {}, this.config.passEnv)
     for (const [name, value] of Object.entries(env)) {
       if (name.includes('\0') || value.includes('\0')) throw new BashError(`environment entry ${JSON.stringify(name)} contains a NUL byte`, { code: BashErrorCode.BASH_INVALID_REQUEST })
     }
@@ -45,7 +70,10 @@ export class Sandbox {
     if (hidden) {
       throw new BashError(`working directory ${JSON.stringify(spec.workdir)} is hidden by the sandbox (denyRead: ${hidden.path})`, { code: BashErrorCode.BASH_INVALID_WORKDIR })
     }
-    return this.wrapped(bwrapArgs(policy, spec.workdir), env, spec.command)
+    const problem = writableProblem(programs, this.state(), [...policy.writable, ...(policy.pinned ?? []), policy.tmpDir])
+    if (problem) throw unavailableError(problem)
+    await this.reaper(programs).ensure()
+    return this.wrapped(programs, bwrapArgs(policy, spec.workdir), env, spec.command)
   }
 
   /** bwrap exits 128 + N when the shell died of signal N: the handle reports that as the signal, like a local shell. */
@@ -61,6 +89,17 @@ export class Sandbox {
       return mapped(status)
     })
     const done = Promise.all([handle.done, exited]).then(([status]) => mapped(status))
+    this.lifeline?.watch(handle)
+    // The command's full-output files, once complete, stay readable to its own session (see othersSavedResults).
+    const session = this.sessionOfLeader(handle.pid)
+    void done.then(() => {
+      for (const stream of [handle.collected.stdout, handle.collected.stderr]) {
+        if (!stream?.spillPath || session === undefined) continue
+        const files = this.outputFiles.get(session) ?? new Set<string>()
+        files.add(stream.spillPath)
+        this.outputFiles.set(session, files)
+      }
+    })
     return new Proxy(handle, {
       get(target, key) {
         if (key === 'exited') return exited
@@ -74,8 +113,9 @@ export class Sandbox {
 
   /**
    * What a command of `owner` (a session id) may touch: the session's workspace roots (its cwd, the configured
-   * roots) and `writable` read-write, read-only roots (spill directories) readable, the credential paths hidden.
-   * Without the workspace service, the host's cwd stands for the session's.
+   * roots) and `writable` read-write, read-only roots (spill directories) readable, the credential paths hidden
+   * (and their ancestors inside a writable root pinned), the session's own /tmp. Without the workspace service, the
+   * host's cwd stands for the session's.
    */
   policy(owner: string | undefined): SandboxPolicy {
     const workspace = this.ctx.get('workspace')
@@ -83,8 +123,40 @@ export class Sandbox {
     const roots = workspace?.roots(cwd) ?? { writable: [cwd], readOnly: [] }
     const writable = existingDirs([...roots.writable, ...this.config.writable.map((path) => expandHome(path))])
     const readOnly = existingDirs(roots.readOnly).filter((dir) => !writable.includes(dir))
-    const hidden = [...systemHidden(), ...hiddenPaths([...DEFAULT_DENY_READ, ...this.config.denyRead])]
-    return { writable, readOnly, hidden, tmpDir: join(this.state(), 'tmp'), network: this.config.network }
+    // The one hidden list of ctx.workspace (DESIGN §17: credential stores, its denyRead, the HTTP token file, dsh's
+    // config file), with the sandbox's own list and denyRead on top.
+    const shared = workspace?.policy(cwd).hidden ?? []
+    const hidden = [...systemHidden(), ...hiddenPaths([...DEFAULT_DENY_READ, ...shared, ...this.config.denyRead]), ...this.othersSavedResults(owner)]
+    return { writable, readOnly, hidden, pinned: pinnedAncestors(hidden, writable), tmpDir: this.sessionTmp(owner), network: this.config.network }
+  }
+
+  /**
+   * Sessions apart: the saved-results directory of every session (the spill store's, when it keeps local files)
+   * masked, except the calling session's own, bound read-only, and the full-output files of its own commands (the
+   * subprocess provider writes those of every session to one directory there). Nothing without a session or a
+   * local store.
+   */
+  private othersSavedResults(owner: string | undefined): HiddenPath[] {
+    const dirs = owner === undefined ? undefined : this.ctx.get('spillStore')?.localDirectories(owner)
+    const all = dirs && existing(dirs.all)
+    if (!dirs || all?.kind !== 'dir') return []
+    const own = existing(dirs.own)
+    const outputs = [...(this.outputFiles.get(sessionKey(owner)) ?? [])].map(existing).filter((file) => file?.kind === 'file' && within(file.real, all.real))
+    const keep = [...(own?.kind === 'dir' ? [own.real] : []), ...outputs.map((file) => (file as { real: string }).real)]
+    return [{ path: all.real, kind: 'dir', keep }]
+  }
+
+  /** The session key of a command, from its leader's command line (`--bind <state>/tmp/<key> /tmp`, before and after the wrapper's exec). */
+  private sessionOfLeader(pid: number): string | undefined {
+    if (!this.stateDir) return undefined
+    try {
+      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
+      const at = argv.indexOf('/tmp')
+      const source = at > 0 ? argv[at - 1] : undefined
+      return source?.startsWith(join(this.stateDir, 'tmp') + '/') ? source.slice(join(this.stateDir, 'tmp').length + 1) : undefined
+    } catch {
+      return undefined
+    }
   }
 
   /**
@@ -92,6 +164,7 @@ export class Sandbox {
    * stopped at the same time, their namespaces die at SIGKILL at the latest — then removes the private /tmp.
    */
   async close(): Promise<void> {
+    await this.lifeline?.close()
     const dir = this.stateDir
     if (!dir) return
     this.stateDir = undefined
@@ -99,26 +172,52 @@ export class Sandbox {
     rmSync(dir, { recursive: true, force: true })
   }
 
-  private wrapped(args: readonly string[], env: Readonly<Record<string, string>>, command: string): string[] {
-    const file = join(this.state(), 'args', String(++this.files))
+  private wrapped(programs: Programs, args: readonly string[], env: Readonly<Record<string, string>>, command: string): string[] {
+    const state = this.state()
+    const file = join(state, 'args', String(++this.files))
     const records = Object.entries(env).flatMap(([name, value]) => ['--setenv', name, value])
     // 0600 in a 0700 directory that no sandbox mounts; the wrapper deletes it before bwrap starts.
     writeFileSync(file, records.length ? `${records.join('\0')}\0` : '', { mode: 0o600 })
-    return ['sh', '-c', WRAPPER, 'sh', file, this.config.bwrapPath, '--args', '3', ...args, '--', 'env', '--default-signal=TERM', this.config.shell, '-c', '--', command]
+    return [
+      programs.sh, '-c', WRAPPER, 'sh', file, join(state, 'seccomp'), programs.env,
+      programs.bwrap, '--args', '3', '--seccomp', '4', ...args, '--', programs.env, '--default-signal=TERM', programs.shell, '-c', '--', command,
+    ]
   }
 
-  private async ensureAvailable(): Promise<void> {
+  private async ensureAvailable(): Promise<Programs> {
     const pending = (this.available ??= this.check())
     const problem = await pending
-    if (!problem) return
+    if (!problem && this.programs) return this.programs
     if (this.available === pending) this.available = undefined
-    throw unavailableError(problem)
+    throw unavailableError(problem ?? { why: 'its programs were not resolved', fix: 'try again' })
   }
 
-  /** The probe runs a real command the way every command runs (wrapper, namespaces, mounts but the roots). */
-  private check(): Promise<Unavailable | undefined> {
+  /**
+   * Resolves the programs (trusted paths, never the session's PATH), then probes a real command the way every
+   * command runs (wrapper, seccomp filter, namespaces, mounts but the roots).
+   */
+  private async check(): Promise<Unavailable | undefined> {
+    const programs = resolvePrograms(this.config.bwrapPath, this.config.shell)
+    if ('why' in programs) return programs
+    if (!seccompFilter()) {
+      return { why: `its seccomp filter knows no system call numbers for this machine (${process.arch})`, fix: 'run dsh on x86_64 or aarch64 Linux' }
+    }
     const args = bwrapArgs({ writable: [], readOnly: [], hidden: [], tmpDir: join(this.state(), 'tmp'), network: this.config.network }, '/')
-    return probe(this.subprocess, this.config.bwrapPath, this.wrapped(args, { PATH: process.env.PATH ?? '/usr/bin:/bin' }, 'true'))
+    const problem = await probe(this.subprocess, programs.bwrap, this.wrapped(programs, args, { PATH: '/usr/bin:/bin' }, 'true'))
+    if (!problem) this.programs = programs
+    return problem
+  }
+
+  private reaper(programs: Programs): Lifeline {
+    this.lifeline ??= new Lifeline(this.subprocess, programs.sh, join(this.state(), 'groups'), this.state())
+    return this.lifeline
+  }
+
+  /** The session's private /tmp (made on first use): `tmp/<hash of the session id>`, `tmp/-` without a session. */
+  private sessionTmp(owner: string | undefined): string {
+    const dir = join(this.state(), 'tmp', sessionKey(owner))
+    mkdirSync(dir, { recursive: true, mode: 0o700 })
+    return dir
   }
 
   private state(): string {
@@ -127,10 +226,16 @@ export class Sandbox {
       const dir = mkdtempSync(join(tmpdir(), 'dsh-sandbox-'))
       mkdirSync(join(dir, 'tmp'))
       mkdirSync(join(dir, 'args'))
+      writeFileSync(join(dir, 'seccomp'), seccompFilter() ?? Buffer.alloc(0), { mode: 0o400 })
       this.stateDir = dir
     }
     return this.stateDir
   }
+}
+
+/** A session id as a directory name: opaque ids may hold anything, so a digest of it. */
+function sessionKey(owner: string | undefined): string {
+  return owner === undefined ? '-' : createHash('sha256').update(owner).digest('hex').slice(0, 24)
 }
 
 interface ProcStat { readonly pid: number; readonly comm: string; readonly state: string; readonly ppid: number; readonly pgrp: number }

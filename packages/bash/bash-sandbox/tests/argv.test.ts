@@ -54,11 +54,12 @@ function sandboxed(command: string, p: SandboxPolicy = policy(), workdir = root)
   })
 }
 
-test('the argv mounts in order: system read-only, private /tmp, roots, read-only roots, masks, then namespaces', () => {
-  const args = bwrapArgs({ writable: ['/w'], readOnly: ['/r'], hidden: [{ path: '/h', kind: 'dir' }, { path: '/f', kind: 'file' }], tmpDir: '/t', network: 'none' }, '/w/sub')
+test('the argv mounts in order: system read-only, init memory masked, private /tmp, roots, read-only roots, pinned ancestors, masks, then namespaces', () => {
+  const args = bwrapArgs({ writable: ['/w'], readOnly: ['/r'], pinned: ['/w/a', '/w/a/b'], hidden: [{ path: '/h', kind: 'dir' }, { path: '/f', kind: 'file' }], tmpDir: '/t', network: 'none' }, '/w/sub')
   expect(args).toEqual([
-    '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--bind', '/t', '/tmp',
-    '--bind', '/w', '/w', '--ro-bind', '/r', '/r',
+    '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc',
+    '--ro-bind', '/dev/null', '/proc/1/mem', '--ro-bind', '/dev/null', '/proc/1/task/1/mem', '--bind', '/t', '/tmp',
+    '--bind', '/w', '/w', '--ro-bind', '/r', '/r', '--bind', '/w/a', '/w/a', '--bind', '/w/a/b', '/w/a/b',
     '--tmpfs', '/h', '--remount-ro', '/h', '--ro-bind', '/dev/null', '/f',
     '--unshare-all', '--cap-drop', 'ALL', '--chdir', '/w/sub',
   ])

@@ -6,7 +6,7 @@ import { glob } from './glob.ts'
 import { GLOB_PROMPT, GLOB_PROMPT_ID, GLOB_PROMPT_ORDER, type GlobArgs, GlobParameters, globDescription } from './glob-text.ts'
 import { grep } from './grep.ts'
 import { GREP_ALIASES, GREP_PROMPT, GREP_PROMPT_ID, GREP_PROMPT_ORDER, type GrepArgs, GrepParameters, grepDescription } from './grep-text.ts'
-import { RipgrepLocator } from './ripgrep.ts'
+import { TrustedRipgrep } from './trusted-rg.ts'
 import type { SearchServices } from './search.ts'
 import type {} from '@deepseek-ai/dsh-spill'
 
@@ -19,8 +19,9 @@ export type { GrepArgs } from './grep-text.ts'
 export type { GlobValue, GrepFileValue, GrepLineValue, GrepValue, SpillOutcome } from './values.ts'
 
 /**
- * Registers `glob` and `grep` and their prompt sections. Nothing is spawned or resolved here: the ripgrep
- * binary is found on the first call. The spill store is optional and looked up at call time.
+ * Registers `glob` and `grep` and their prompt sections. Nothing is spawned here; the ripgrep binary is found on
+ * the first call, except with workspace roots, where its private copy is made now (trusted-rg.ts). The spill store
+ * is optional and looked up at call time.
  */
 export function apply(ctx: Context, config: Config): void {
   const services: SearchServices = {
@@ -28,7 +29,7 @@ export function apply(ctx: Context, config: Config): void {
     get subprocess() { return ctx.subprocess },
     spillStore: () => ctx.get('spillStore'),
     workspace: () => ctx.get('workspace'),
-    locator: new RipgrepLocator(config.rgPath),
+    locator: new TrustedRipgrep(config.rgPath, () => ctx.get('workspace') !== undefined),
   }
   ctx.tools.register<GlobArgs>({
     name: 'glob',

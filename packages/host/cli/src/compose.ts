@@ -243,7 +243,8 @@ async function spillRootOf(raw: unknown): Promise<string> {
 /**
  * The config with confinement applied (docs/decisions/2026-12-01-confinement.md): the sandbox takes the bash-local
  * settings too (one config serves both modes), and with roots on, the spill directory is a read-only root and
- * the subprocess spill files go there as well, so every saved output can be paged with read, and cat-ed in bash.
+ * the subprocess spill files go there as well, so every saved output can be paged with read (and, under the sandbox,
+ * read by the commands of the session that saved it: bash-sandbox masks the rest).
  */
 function confinedConfig(raw: unknown, mode: Mode, spillRoot: string, hidden: readonly string[]): unknown {
   if (!mode.roots || raw === null || typeof raw !== 'object' || Array.isArray(raw)) return raw

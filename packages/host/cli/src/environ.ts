@@ -13,15 +13,13 @@ export interface Forgotten {
 }
 
 /**
- * The names that the subprocess seam's scrub keeps from every child as credentials (KEY, TOKEN, SECRET, …): the
- * tools never need them in the host either. The managed `DSH_*` namespace, also kept from children, is dsh's own
- * configuration, not a secret, and stays.
+ * The names that the subprocess seam's scrub keeps from every child as credentials (KEY, TOKEN, SECRET, a password
+ * in a URL, …): the tools never need them in the host either. The managed `DSH_*` namespace, also kept from
+ * children, is dsh's own configuration, not a secret, and stays.
  */
 export function credentialNames(env: NodeJS.ProcessEnv = process.env): string[] {
-  // Names only: reading the values would copy every secret onto the JS heap.
-  const names = Object.keys(env)
-  const kept = scrubbedParentEnv(Object.fromEntries(names.map((name) => [name, ''])))
-  return names.filter((name) => !Object.hasOwn(kept, name) && !name.startsWith('DSH_'))
+  const kept = scrubbedParentEnv(env)
+  return Object.keys(env).filter((name) => env[name] !== undefined && !Object.hasOwn(kept, name) && !name.startsWith('DSH_'))
 }
 
 /**
@@ -29,10 +27,12 @@ export function credentialNames(env: NodeJS.ProcessEnv = process.env): string[] 
  * back from its parent (`/proc/$PPID/environ`). Deleting from `process.env` alone is not enough on Linux: that
  * file shows the initial environment block on the stack, which unsetenv(3) leaves as it was. So after the delete
  * (nothing points into those entries any more) the entries are zeroed in place through `/proc/self/mem`.
- * `keep` spares names the host still has to read (a token named on the command line).
+ * `keep` spares names the host still has to read; `also` names more to forget whatever they look like (the
+ * variable `--token-env` named: the HTTP token never reaches a command).
  */
-export function forgetCredentials(keep: readonly string[] = []): Forgotten {
-  const names = credentialNames().filter((name) => !keep.includes(name))
+export function forgetCredentials(keep: readonly string[] = [], also: readonly string[] = []): Forgotten {
+  const extra = also.filter((name) => process.env[name] !== undefined)
+  const names = [...new Set([...credentialNames(), ...extra])].filter((name) => !keep.includes(name))
   if (names.length === 0) return { names, initialBlock: 'none' }
   for (const name of names) delete process.env[name]
   let initialBlock: Forgotten['initialBlock'] = 'untouched'

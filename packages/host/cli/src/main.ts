@@ -13,6 +13,8 @@ export const EXIT = { OK: 0, TOOL_ERROR: 1, USAGE: 2, START_FAILED: 3 } as const
 const SIGNAL_EXIT: Record<string, number> = { SIGINT: 130, SIGTERM: 143 }
 /** A stuck dispose must not keep the command alive forever. */
 const DISPOSE_BOUND_MS = 15_000
+/** The session of `dsh call`: the same for every call, so that saved results outlive the process that saved them. */
+const CLI_SESSION = 'cli'
 
 export function version(): string {
   return (createRequire(import.meta.url)('../package.json') as { version: string }).version
@@ -120,7 +122,7 @@ interface Unavailable {
  * (already reported), or — for a remote that cannot be reached — its REMOTE_UNAVAILABLE error for the caller to
  * report (exit 1, as for any tool error).
  */
-async function startHost(command: CommandName, configPath: string | undefined, sandbox: boolean, remote?: RemoteTarget, hidden: readonly string[] = []): Promise<DefaultContext | number | Unavailable> {
+async function startHost(command: CommandName, configPath: string | undefined, sandbox: boolean, remote?: RemoteTarget, hidden: readonly string[] = [], tokenEnv?: string): Promise<DefaultContext | number | Unavailable> {
   const { createDefaultContext, readConfigFile, DshError, DshErrorCode } = await import('./index.ts')
   // While a remote starts, plugin log lines are held: an unreachable remote is reported once, as its error
   // result, not also as the plugin failure Cordis logs (with a stack trace) on the way.
@@ -138,7 +140,7 @@ async function startHost(command: CommandName, configPath: string | undefined, s
     // The tools never need credentials, and a command could read them back from /proc/$PPID/environ. The token
     // (--token-env) was read before this; a remote command's environment was taken when tools-remote started.
     const { forgetCredentials } = await import('./environ.ts')
-    forgetCredentials()
+    forgetCredentials([], tokenEnv === undefined ? [] : [tokenEnv])
     return host
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error)
@@ -163,7 +165,7 @@ async function startFor(command: CommandName, invocation: RemoteFlags & { config
   if (remote && 'problem' in remote) return usage(command, remote.problem)
   // dsh's own secrets are hidden from its tools (DESIGN §17): a command must not read the token back and open a session.
   const hidden = [invocation.tokenFile, invocation.config].filter((path): path is string => path !== undefined).map((path) => resolve(path))
-  const host = await startHost(command, invocation.config, invocation.sandbox ?? false, remote, hidden)
+  const host = await startHost(command, invocation.config, invocation.sandbox ?? false, remote, hidden, invocation.tokenEnv)
   return typeof host === 'number' ? host : { host, token }
 }
 
@@ -236,7 +238,9 @@ async function runCall(invocation: Of<'call'>): Promise<number> {
   try {
     const result = await host.ctx.tools.execute(invocation.tool, args, {
       signal: controller.signal,
-      session: { id: `cli-${process.pid}`, cwd },
+      // One session for every `dsh call` of this user: a later call pages what an earlier one saved (sessions apart,
+      // DESIGN §17, shows a session only its own saved results).
+      session: { id: CLI_SESSION, cwd },
     })
     const text = result.content[0].text
     await write(process.stdout, invocation.json

@@ -109,6 +109,11 @@ export class LocalSpillStore extends SpillStore {
     }
   }
 
+  /** `<root>` and `<root>/<session>`: the sandbox shows a session only its own directory. */
+  override localDirectories(sessionId: string): { all: string; own: string } {
+    return { all: this.root, own: join(this.root, sessionDirName(sessionId)) }
+  }
+
   async saveText(request: SaveTextRequest): Promise<SavedText> {
     const data = Buffer.from(request.content, 'utf8')
     return this.saveWith(request, async (handle) => {

@@ -74,4 +74,13 @@ export abstract class SpillStore extends Service {
     for await (const part of content) parts.push(typeof part === 'string' ? Buffer.from(part, 'utf8') : Buffer.from(part))
     return this.saveText({ ...rest, content: Buffer.concat(parts).toString('utf8') })
   }
+
+  /**
+   * For a store that keeps results as local files: the directory holding every session's (`all`) and the one
+   * holding `sessionId`'s (`own`, which may not exist yet). Confinement uses it to show a session only its own
+   * saved results (the bash sandbox masks `all` but `own`). Undefined (the default) for other stores.
+   */
+  localDirectories(_sessionId: string): { all: string; own: string } | undefined {
+    return undefined
+  }
 }

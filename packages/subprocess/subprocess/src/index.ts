@@ -156,21 +156,37 @@ export abstract class SubprocessService extends Service {
   abstract spawn(request: SpawnRequest): Promise<SubprocessHandle>
 }
 
-/** Names that look like they hold a credential (any case, anywhere in the name). */
-const CREDENTIAL = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL/i
+/**
+ * Names that look like they hold a credential (any case): KEY, TOKEN, SECRET, PASSW(ORD), CREDENTIAL, AUTH (not
+ * AUTHOR: GIT_AUTHOR_NAME, nor XAUTHORITY), JWT,
+ * COOKIE, DSN, CONNECTION_STRING anywhere in the name; `_PAT`, `_PWD`, `_PASS` at its end (so PWD and OLDPWD stay);
+ * the password managers' session tokens (BW_SESSION, OP_SESSION_*; not XDG_SESSION_* nor
+ * DBUS_SESSION_BUS_ADDRESS); and the agent sockets that sign for the user (SSH_AUTH_SOCK, GPG_AGENT_INFO).
+ */
+const CREDENTIAL = /KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH(?!OR)|JWT|COOKIE|DSN|CONNECTION_STRING|_PAT$|_PWD$|_PASS$|^BW_SESSION$|^OP_SESSION_|^SSH_AUTH_SOCK$|^GPG_AGENT_INFO$/i
+
+/** A value holding a password in a URL: `scheme://user:password@host…` (a database URL, a git remote with a token). */
+const URL_CREDENTIAL = /[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s/?#@:]*:[^\s/?#@]*@/
 
 /** A name no child inherits: credential-looking, or in the managed `DSH_*` namespace. */
 const scrubbed = (name: string) => CREDENTIAL.test(name) || name.startsWith('DSH_')
 
+/** Whether a child inherits nothing of `name=value`: a credential-looking name, a password in a URL, or `DSH_*`. */
+export function isScrubbed(name: string, value: string): boolean {
+  return scrubbed(name) || URL_CREDENTIAL.test(value)
+}
+
 /**
- * The parent's env without credential-looking names (KEY, TOKEN, SECRET, PASSWORD, PASSWD, CREDENTIAL, any case,
- * anywhere in the name) and without the managed `DSH_*` namespace. PATH, HOME, LANG and the rest pass through.
+ * The parent's env without credentials — credential-looking names (see CREDENTIAL: KEY, TOKEN, SECRET, PASSW,
+ * CREDENTIAL, AUTH, JWT, COOKIE, DSN, CONNECTION_STRING, `*_PAT`, `*_PWD`, `*_PASS`, BW_SESSION, OP_SESSION_*,
+ * SSH_AUTH_SOCK, GPG_AGENT_INFO; any case) and values with a password in a URL — and without the managed `DSH_*`
+ * namespace. PATH, HOME, PWD, LANG and the rest pass through.
  */
 export function scrubbedParentEnv(source: NodeJS.ProcessEnv = process.env): Record<string, string> {
   return childEnv({}, source)
 }
 
-/** The scrubbed parent env with `overrides` applied (`undefined` removes a name). */
+/** The scrubbed parent env with `overrides` applied (`undefined` removes a name; an override is never scrubbed). */
 export function childEnv(overrides: Readonly<Record<string, string | undefined>> = {}, source: NodeJS.ProcessEnv = process.env): Record<string, string> {
   const env: Record<string, string> = {}
   // Names first, then the value of each name kept: every read of process.env makes a new string, and the values of
@@ -178,7 +194,7 @@ export function childEnv(overrides: Readonly<Record<string, string | undefined>>
   for (const name of Object.keys(source)) {
     if (Object.hasOwn(overrides, name) || scrubbed(name)) continue
     const value = source[name]
-    if (value !== undefined) env[name] = value
+    if (value !== undefined && !URL_CREDENTIAL.test(value)) env[name] = value
   }
   for (const name of Object.keys(overrides)) {
     const value = overrides[name]
@@ -186,3 +202,5 @@ export function childEnv(overrides: Readonly<Record<string, string | undefined>>
   }
   return env
 }
+
+export { privateCopy, resolveTrusted, SYSTEM_PATH, untrustedReason, type Distrust, type TrustedProgram } from './trusted.ts'
