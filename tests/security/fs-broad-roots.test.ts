@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { dsh, fakeHome, type FakeHome } from './fs-helpers.ts'
@@ -39,4 +39,18 @@ test('attack #7: workspace.allowBroadRoots: true lets a broad root be used (cred
   const extra = ['--config', join(h.base, 'broad.json')]
   expect(await call('read', { path: '.bashrc' }, h.home, extra)).toMatchObject({ isError: false, text: expect.stringContaining('1: # rc') })
   expect((await call('read', { path: '.ssh/id_rsa' }, h.home, extra)).error?.code).toBe('WORKSPACE_HIDDEN')
+}, 120_000)
+
+test('attack #7: bash under --sandbox refuses a broad root too (WORKSPACE_ROOT_REFUSED) and runs nothing', async () => {
+  const marker = join(h.home, 'ran-in-home')
+  const home = await call('bash', { command: `echo appended >> ${JSON.stringify(join(h.home, '.bashrc'))}; touch ${JSON.stringify(marker)}`, description: 'Write in home' }, h.home)
+  expect(home.error?.code).toBe('WORKSPACE_ROOT_REFUSED')
+  expect(home.text).toContain(`Error: bash refused: the workspace root "${h.home}" is too broad (it is the home directory)`)
+  expect(existsSync(marker)).toBe(false)
+  expect(readFileSync(join(h.home, '.bashrc'), 'utf8')).toBe('# rc\n')
+  const root = await call('bash', { command: 'touch /etc/dsh-broad-root-probe', description: 'Write in etc' }, '/')
+  expect(root.error?.code).toBe('WORKSPACE_ROOT_REFUSED')
+  expect(existsSync('/etc/dsh-broad-root-probe')).toBe(false)
+  // A project directory runs.
+  expect(await call('bash', { command: 'echo ok', description: 'Say ok' }, h.work)).toMatchObject({ isError: false, text: 'ok' })
 }, 120_000)

@@ -64,7 +64,7 @@ test('attack #6: a second HTTP session claiming file:/// gets no root: read and 
   }
 }, 120_000)
 
-test('attack #6: a client root inside the server\'s is taken; the token file is hidden from read, grep and glob', async () => {
+test('attack #6: a client root inside the server\'s is taken; the token file is hidden from read, grep, glob and bash', async () => {
   const own = await client([`file://${join(h.work, 'src')}`])
   try {
     expect(await call(own, 'read', { path: 'a.ts' })).toMatchObject({ isError: false })
@@ -79,6 +79,10 @@ test('attack #6: a client root inside the server\'s is taken; the token file is 
     expect(await call(plain, 'read', { path: '.dsh-token' })).toMatchObject({ isError: true, code: 'WORKSPACE_HIDDEN' })
     expect((await call(plain, 'grep', { pattern: TOKEN, include: '*' })).text).not.toContain('.dsh-token')
     expect((await call(plain, 'glob', { pattern: '**' })).text).not.toContain('.dsh-token')
+    // bash too (the sandbox masks the workspace's hidden list): the command cannot read the token back.
+    const cat = await call(plain, 'bash', { command: 'cat .dsh-token; grep -r dsh-security-token . ; echo done', description: 'Read the token' })
+    expect(cat.text).not.toContain(TOKEN)
+    expect(cat.text).toContain('done')
   } finally {
     await plain.close()
   }

@@ -124,8 +124,9 @@ export class Sandbox {
     const writable = existingDirs([...roots.writable, ...this.config.writable.map((path) => expandHome(path))])
     const readOnly = existingDirs(roots.readOnly).filter((dir) => !writable.includes(dir))
     // The one hidden list of ctx.workspace (DESIGN §17: credential stores, its denyRead, the HTTP token file, dsh's
-    // config file), with the sandbox's own list and denyRead on top.
-    const shared = workspace?.policy(cwd).hidden ?? []
+    // config file), with the sandbox's own list and denyRead on top. It refuses a broad root (WORKSPACE_ROOT_REFUSED)
+    // before anything runs; fresh: a hidden directory renamed since the last look is found and masked where it is.
+    const shared = workspace?.policy(cwd, 'bash', true).hidden ?? []
     const hidden = [...systemHidden(), ...hiddenPaths([...DEFAULT_DENY_READ, ...shared, ...this.config.denyRead]), ...this.othersSavedResults(owner)]
     return { writable, readOnly, hidden, pinned: pinnedAncestors(hidden, writable), tmpDir: this.sessionTmp(owner), network: this.config.network }
   }
