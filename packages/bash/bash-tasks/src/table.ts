@@ -68,12 +68,14 @@ export class TaskTable {
   private readonly maxForgotten: number
   private counter = 0
   private closed = false
-  private readonly patterns: PatternTester
+  /** One pattern tester per owner (session): a session's slow patterns queue behind its own tests only. */
+  private readonly patterns = new Map<string | undefined, PatternTester>()
+  private readonly patternTestMs: number | undefined
 
   constructor(private readonly ctx: Context, options: TaskTableOptions = {}) {
     this.maxFinished = options.maxFinishedTasks ?? 100
     this.maxForgotten = options.maxForgottenTasks ?? 1000
-    this.patterns = new PatternTester(options.patternTestMs)
+    this.patternTestMs = options.patternTestMs
   }
 
   assertOpen(): void {
@@ -153,7 +155,7 @@ export class TaskTable {
         const stream = process[name]
         if (stream) texts.push(stream.readFrom(entry.offsets[name]).text)
       }
-      return this.patterns.test(pattern, texts)
+      return this.tester(entry.owner).test(pattern, texts)
     }
     const judged = (outcome: boolean | 'too-slow'): BashWaitOutcome | undefined => (outcome === 'too-slow' ? 'pattern-too-slow' : outcome ? 'matched' : undefined)
     return new Promise((resolve) => {
@@ -228,6 +230,9 @@ export class TaskTable {
       const at = this.unread.indexOf(entry)
       if (at !== -1) this.unread.splice(at, 1)
     }
+    const tester = this.patterns.get(owner)
+    this.patterns.delete(owner)
+    await tester?.close()
   }
 
   /** Disposal: no event from now on; every running task (and all it runs) is stopped and awaited. */
@@ -238,7 +243,8 @@ export class TaskTable {
     const running = [...this.entries.values()].filter((entry) => !entry.finished)
     for (const entry of running) entry.process?.terminate()
     await Promise.all(running.map((entry) => entry.ended))
-    await this.patterns.close()
+    await Promise.all([...this.patterns.values()].map((tester) => tester.close()))
+    this.patterns.clear()
   }
 
   private register(spec: BashExecSpec, process: TaskProcess, offsets: TaskOffsets): Entry {
@@ -264,6 +270,12 @@ export class TaskTable {
     )
     this.entries.set(entry.id, entry)
     return entry
+  }
+
+  private tester(owner: string | undefined): PatternTester {
+    let tester = this.patterns.get(owner)
+    if (!tester) this.patterns.set(owner, tester = new PatternTester(this.patternTestMs))
+    return tester
   }
 
   private require(id: string): Entry {
