@@ -14,6 +14,7 @@ import { ToolsService } from '@deepseek-ai/dsh-tools'
 import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
 import { LocalSubprocess } from '@deepseek-ai/dsh-subprocess-local'
 import { LocalBashExecutor } from '@deepseek-ai/dsh-bash-local'
+import { LocalTaskService } from '@deepseek-ai/dsh-tasks-local'
 import ToolBash from '@deepseek-ai/dsh-tool-bash'
 import { median, mib, peakRssDuring, ratio, row, summaryRow } from './lib.mjs'
 
@@ -24,6 +25,7 @@ const ctx = new Context()
 await ctx.plugin(ToolsService)
 await ctx.plugin(SystemPromptService)
 await ctx.plugin(LocalSubprocess, { spillDir })
+await ctx.plugin(LocalTaskService)
 await ctx.plugin(LocalBashExecutor, {})
 await ctx.plugin(ToolBash)
 for (let i = 0; i < 200 && !ctx.tools.get('bash'); i++) await new Promise((resolve) => setImmediate(resolve))

@@ -14,7 +14,7 @@ test('a command that succeeds: stdout, empty stderr, exit 0, neither timed out n
     exitCode: 0, signal: null, timedOut: false, aborted: false, timeoutMs: 120_000,
     stdout: { text: 'hello\nworld\n', truncated: false, totalBytes: 12, totalLines: 2 },
     stderr: { text: '', truncated: false, totalBytes: 0, totalLines: 0 },
-    adoptedTaskId: undefined, leftRunning: [],
+    continuing: undefined, leftRunning: [],
   })
 })
 

@@ -1,23 +1,23 @@
-import type { BashTask, BashTaskRead, BashWaitOutcome } from '@deepseek-ai/dsh-bash'
+import type { Task, TaskRead, TaskWaitOutcome } from '@deepseek-ai/dsh-tasks'
 import { CoreErrorCode, HarnessError, invalidArgs, type ToolExecution, type ToolOutput } from '@deepseek-ai/dsh-tools'
 import type { ResultLimits } from './bash.ts'
 import { renderList, renderRead, unkeptReadCuts, WAIT_DEFAULT_MS, WAIT_MAX_MS, waitLine, type BashOutputArgs } from './bash-output-text.ts'
 import { waitAbortedMessage, waitArgsMessage, waitPatternMessage } from './common-text.ts'
-import { ownTask, type Executor } from './tasks.ts'
+import { ownTask, type Tasks } from './tasks.ts'
 
-export type BashOutputValue = BashTaskRead & { wait?: BashWaitOutcome } | { tasks: BashTask[] }
+export type BashOutputValue = TaskRead & { wait?: TaskWaitOutcome } | { tasks: Task[] }
 
 /**
  * `bash_output`: what the task printed since the last read, and its status — after waiting, when asked, for a match
  * in new output, the end or a timeout; without a task id, the session's tasks. Within the result budget.
  */
-export async function bashOutput(executor: Executor, args: BashOutputArgs, exec: ToolExecution, limits: ResultLimits): Promise<ToolOutput<BashOutputValue>> {
+export async function bashOutput(tasks: Tasks, args: BashOutputArgs, exec: ToolExecution, limits: ResultLimits): Promise<ToolOutput<BashOutputValue>> {
   const id = args.task_id
   if (id === undefined) {
     if (args.wait_for !== undefined || args.timeout_ms !== undefined) throw invalidArgs(waitArgsMessage())
     const session = exec.session?.id
-    const tasks = executor.list().filter((task) => executor.ownerOf(task.id) === session)
-    return { text: renderList(tasks, Date.now(), limits.maxResultBytes), value: { tasks } }
+    const mine = tasks.list().filter((task) => tasks.ownerOf(task.id) === session)
+    return { text: renderList(mine, Date.now(), limits.maxResultBytes), value: { tasks: mine } }
   }
   let pattern: RegExp | undefined
   if (args.wait_for !== undefined) {
@@ -27,14 +27,14 @@ export async function bashOutput(executor: Executor, args: BashOutputArgs, exec:
       throw invalidArgs(waitPatternMessage(args.wait_for, (error as Error).message), error)
     }
   }
-  ownTask(executor, id, exec)
-  let outcome: BashWaitOutcome | undefined
+  ownTask(tasks, id, exec)
+  let outcome: TaskWaitOutcome | undefined
   const timeoutMs = Math.min(args.timeout_ms ?? WAIT_DEFAULT_MS, WAIT_MAX_MS)
   if (pattern !== undefined || args.timeout_ms !== undefined) {
-    outcome = await executor.waitFor(id, { ...(pattern ? { pattern } : {}), timeoutMs, signal: exec.signal })
+    outcome = await tasks.waitFor(id, { ...(pattern ? { pattern } : {}), timeoutMs, signal: exec.signal })
     if (outcome === 'aborted') throw new HarnessError(waitAbortedMessage(), { code: CoreErrorCode.ABORTED })
   }
-  let read = executor.readOutput(id)
+  let read = tasks.readOutput(id)
   const wait = waitLine(outcome, pattern ? 'pattern' : 'end', timeoutMs)
   // An increment too long to show whole, of a stream no file holds: keep it, or its middle is gone for good.
   for (const name of unkeptReadCuts(read, limits.maxResultBytes, wait)) {

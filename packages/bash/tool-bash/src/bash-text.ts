@@ -1,8 +1,8 @@
 import type { Static } from '@sinclair/typebox'
 // The builders one by one, not the `Type` object: the bundle then keeps only these (docs/decisions/2026-12-01-start-up-schemas.md).
 import * as Type from '@sinclair/typebox'
-import type { BashRunResult, CollectedOutput } from '@deepseek-ai/dsh-bash'
-import { leftoverLines } from './common-text.ts'
+import type { CollectedOutput } from '@deepseek-ai/dsh-bash'
+import { leftoverLines, type RunOutcome } from './common-text.ts'
 import { layout, type Part, type StreamSource } from './stream-text.ts'
 
 /** The default of `maxResultBytes`: no result text is longer (UTF-8 bytes). */
@@ -57,7 +57,7 @@ export function runSource(name: StreamName, output: CollectedOutput): StreamSour
     : { ...common, head: output.text, tail: output.text, complete: true, totalLines: undefined }
 }
 
-function runLayout(result: BashRunResult, budget: number): { text: string; cut: StreamName[] } {
+function runLayout(result: RunOutcome, budget: number): { text: string; cut: StreamName[] } {
   const parts: Part<StreamName>[] = []
   if (shows(result.stdout)) parts.push(runSource('stdout', result.stdout))
   if (shows(result.stderr)) parts.push('[stderr]', runSource('stderr', result.stderr))
@@ -74,12 +74,12 @@ function runLayout(result: BashRunResult, budget: number): { text: string; cut: 
  * The model-facing text of a foreground command, at most `budget` bytes: its output (stdout, then a `[stderr]`
  * section), then the markers, one per line. A stream too long for its share shows head + cut marker + tail.
  */
-export function renderRun(result: BashRunResult, budget: number = DEFAULT_MAX_RESULT_BYTES): string {
+export function renderRun(result: RunOutcome, budget: number = DEFAULT_MAX_RESULT_BYTES): string {
   return runLayout(result, budget).text
 }
 
 /** Streams the render would cut although they are whole in memory and no file holds them: worth saving first. */
-export function unkeptCuts(result: BashRunResult, budget: number = DEFAULT_MAX_RESULT_BYTES): StreamName[] {
+export function unkeptCuts(result: RunOutcome, budget: number = DEFAULT_MAX_RESULT_BYTES): StreamName[] {
   return runLayout(result, budget).cut.filter((name) => !result[name].truncated && result[name].spillPath === undefined)
 }
 

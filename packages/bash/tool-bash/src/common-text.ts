@@ -1,4 +1,8 @@
-import type { BashRunResult, StrayProcess } from '@deepseek-ai/dsh-bash'
+import type { BashRunResult } from '@deepseek-ai/dsh-bash'
+import type { StrayProcess } from '@deepseek-ai/dsh-tasks'
+
+/** A foreground run as the tool renders it: what still runs has become the task `adoptedTaskId`. */
+export type RunOutcome = Omit<BashRunResult, 'continuing'> & { readonly adoptedTaskId: string | undefined }
 import { clip, QUOTE_MAX_BYTES, tildeHint } from '@deepseek-ai/dsh-text'
 
 /*
@@ -86,7 +90,7 @@ export function leftRunningLine(processes: readonly StrayProcess[], whose: 'comm
 }
 
 /** What a foreground command left behind, as the last lines of its result. */
-export function leftoverLines(result: Pick<BashRunResult, 'adoptedTaskId' | 'leftRunning'>): string[] {
+export function leftoverLines(result: Pick<RunOutcome, 'adoptedTaskId' | 'leftRunning'>): string[] {
   const lines: string[] = []
   if (result.adoptedTaskId !== undefined) lines.push(adoptedLine(result.adoptedTaskId))
   if (result.leftRunning.length > 0) lines.push(leftRunningLine(result.leftRunning, 'command'))

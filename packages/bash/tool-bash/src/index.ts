@@ -1,6 +1,7 @@
 import type { Context } from 'cordis'
 import Schema from 'schemastery'
 import type {} from '@deepseek-ai/dsh-bash'
+import type {} from '@deepseek-ai/dsh-tasks'
 import type {} from '@deepseek-ai/dsh-system-prompt'
 import { bash } from './bash.ts'
 import { BASH_PROMPT, BASH_PROMPT_ID, BASH_PROMPT_ORDER, BashParameters, bashDescription, DEFAULT_MAX_RESULT_BYTES, type BashArgs } from './bash-text.ts'
@@ -12,7 +13,7 @@ import { spillKeeper } from './keep.ts'
 import { boundMethods } from './tasks.ts'
 
 export const name = 'tool-bash'
-export const inject = ['tools', 'systemPrompt', 'bash']
+export const inject = ['tools', 'systemPrompt', 'bash', 'tasks']
 
 /** The result budget; the other limits (timeouts, output kept in memory) belong to the executor, e.g. `bash-local`. */
 export interface Config {
@@ -27,13 +28,14 @@ export type { BashArgs, BashOutputArgs, TaskIdArgs }
 export { BASH_PROMPT }
 
 /**
- * Registers `bash`, `bash_output` and `bash_kill` over whichever `ctx.bash` is loaded, and the `tool:bash` prompt
+ * Registers `bash`, `bash_output` and `bash_kill` over whichever `ctx.bash` and `ctx.tasks` are loaded, and the `tool:bash` prompt
  * section. bash declares no `timeoutMs`: it owns its timeout, which the executor enforces.
  */
 export function apply(ctx: Context, config: Config): void {
   const limits = { maxResultBytes: config.maxResultBytes, keep: spillKeeper(ctx) }
-  // Looked up once: this plugin is restarted whenever ctx.bash is replaced (it is injected).
-  const executor = boundMethods(ctx.bash)
+  // Looked up once: this plugin is restarted whenever ctx.bash or ctx.tasks is replaced (both are injected).
+  const services = boundMethods(ctx.bash, ctx.tasks)
+  const executor = services.bash
   // The description states the executor's own bounds: ask it for the default and for what a huge request becomes.
   const bounds = {
     defaultMs: executor.resolve({ command: '' }).timeoutMs,
@@ -47,7 +49,7 @@ export function apply(ctx: Context, config: Config): void {
     description: bashDescription(bounds),
     parameters: BashParameters,
     maxResultBytes: config.maxResultBytes,
-    execute: (args, exec) => bash(executor, args, exec, limits),
+    execute: (args, exec) => bash(services, args, exec, limits),
   })
   ctx.tools.register<BashOutputArgs>({
     name: 'bash_output',
@@ -57,7 +59,7 @@ export function apply(ctx: Context, config: Config): void {
     description: BASH_OUTPUT_DESCRIPTION,
     parameters: BashOutputParameters,
     maxResultBytes: config.maxResultBytes,
-    execute: (args, exec) => bashOutput(executor, args, exec, limits),
+    execute: (args, exec) => bashOutput(services.tasks, args, exec, limits),
   })
   ctx.tools.register<TaskIdArgs>({
     name: 'bash_kill',
@@ -67,7 +69,7 @@ export function apply(ctx: Context, config: Config): void {
     description: BASH_KILL_DESCRIPTION,
     parameters: TaskIdParameters,
     maxResultBytes: config.maxResultBytes,
-    execute: (args, exec) => bashKill(executor, args, exec),
+    execute: (args, exec) => bashKill(services.tasks, args, exec),
   })
   ctx.systemPrompt.register({ id: BASH_PROMPT_ID, order: BASH_PROMPT_ORDER, text: BASH_PROMPT })
 }

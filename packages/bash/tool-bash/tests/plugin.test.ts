@@ -7,7 +7,7 @@ afterEach(async () => { await h?.cleanup() })
 
 test('the default export is the plugin: name, inject, Config, apply', () => {
   expect(ToolBash.name).toBe('tool-bash')
-  expect(ToolBash.inject).toEqual(['tools', 'systemPrompt', 'bash'])
+  expect(ToolBash.inject).toEqual(['tools', 'systemPrompt', 'bash', 'tasks'])
   expect(ToolBash.Config).toBe(Config)
   expect(typeof ToolBash.apply).toBe('function')
   expect(Config({})).toEqual({ maxResultBytes: 30_000 })

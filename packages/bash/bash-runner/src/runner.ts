@@ -3,20 +3,19 @@ import { resolve as resolvePath } from 'node:path'
 import type { Context } from 'cordis'
 import {
   BashError, BashErrorCode,
-  type BashExecRequest, type BashExecSpec, type BashRunResult, type BashTask, type CollectedOutput, type StrayProcess,
+  type BashExecRequest, type BashExecSpec, type BashRunResult, type CollectedOutput, type StrayProcess, type TaskProcess,
 } from '@deepseek-ai/dsh-bash'
-import { CHILD_ENV, DRAIN_MS, outputEnds, subprocessTask, type TaskOffsets, type TaskProcess } from '@deepseek-ai/dsh-bash-tasks'
 import {
   SubprocessError, SubprocessErrorCode, type CollectedStream, type CollectOptions, type SubprocessHandle, type SubprocessService,
 } from '@deepseek-ai/dsh-subprocess'
 import { clampTimeout } from '@deepseek-ai/dsh-timeout'
 import type { Config } from './config.ts'
-
-export { CHILD_ENV }
+import { CHILD_ENV } from './env.ts'
+import { DRAIN_MS, outputEnds, subprocessTask } from './process.ts'
 
 /**
- * How a provider built on this executor starts a command: the argv for a spec (may reject, e.g. when a sandbox is
- * unavailable: the call then rejects with that error and nothing runs), and what to release after disposal.
+ * How a provider starts a command: the argv for a spec (may reject, e.g. when a sandbox is unavailable: the call then
+ * rejects with that error and nothing runs), and what to release after disposal. Without one: `<shell> -c -- <command>`.
  */
 export interface Launcher {
   argv(spec: BashExecSpec): Promise<readonly string[]>
@@ -24,9 +23,6 @@ export interface Launcher {
   wrap?(handle: SubprocessHandle): SubprocessHandle
   close?(): void | Promise<void>
 }
-
-/** Makes a foreground command's leftovers a background task of its owner (the executor's table does it). */
-export type Adopt = (process: TaskProcess, offsets: TaskOffsets) => BashTask
 
 /**
  * The timeout and the caller's signal of one foreground command: one timer and one listener; the first cause wins.
@@ -68,11 +64,14 @@ class Limit {
 }
 
 /**
- * What the local executor does itself, kept out of the Service object (whose properties Cordis reads through a
- * per-caller proxy): resolving, running in the foreground, spawning tasks for the table, the commands in flight.
+ * The mechanics of a `ctx.bash` provider over `ctx.subprocess`, which a provider composes with its launcher (kept out
+ * of the Service object, whose properties Cordis reads through a per-caller proxy): resolving, running in the
+ * foreground, starting processes that outlive the call, and stopping all of them at disposal.
  */
-export class LocalBash {
+export class BashRunner {
   private readonly foreground = new Set<SubprocessHandle>()
+  /** Started processes and a foreground command's leftovers, until they end: disposal stops them. */
+  private readonly live = new Set<TaskProcess>()
   /** Spawns in flight: disposal waits for them, so nothing started during disposal escapes it. */
   private readonly pending = new Set<Promise<unknown>>()
   private readonly collect: CollectOptions
@@ -107,7 +106,7 @@ export class LocalBash {
    * Runs until the shell exits (or is stopped), then gives the output at most DRAIN_MS to end. What still runs in
    * the process group is adopted as a task; a process outside it that holds the output is named, not waited for.
    */
-  async run(spec: BashExecSpec, adopt: Adopt): Promise<BashRunResult> {
+  async run(spec: BashExecSpec): Promise<BashRunResult> {
     this.prepare(spec)
     const limit = new Limit(spec.signal, spec.timeoutMs)
     let handle: SubprocessHandle
@@ -137,10 +136,10 @@ export class LocalBash {
       const leftRunning: readonly StrayProcess[] = !leftover && (!drained || timedOut || aborted) ? handle.abandonOutput() : []
       const stdout = shown(handle.collected.stdout)
       const stderr = shown(handle.collected.stderr)
-      let adoptedTaskId: string | undefined
+      let continuing: BashRunResult['continuing']
       if (leftover) {
         this.foreground.delete(handle)
-        adoptedTaskId = adopt(subprocessTask(handle), { stdout: stdout.next, stderr: stderr.next }).id
+        continuing = { reason: 'leftovers', process: this.track(subprocessTask(handle)), offsets: { stdout: stdout.next, stderr: stderr.next } }
       }
       return {
         exitCode: exit.exitCode,
@@ -150,7 +149,7 @@ export class LocalBash {
         timeoutMs: spec.timeoutMs,
         stdout: stdout.output,
         stderr: stderr.output,
-        adoptedTaskId,
+        continuing,
         leftRunning,
       }
     } finally {
@@ -159,20 +158,41 @@ export class LocalBash {
     }
   }
 
-  /** A background task's process, for the table (which wires the spec's signal to a kill itself). */
-  async spawnTask(spec: BashExecSpec): Promise<TaskProcess> {
+  /** A process that outlives the call; the spec's signal stops it. */
+  async start(spec: BashExecSpec): Promise<TaskProcess> {
     this.prepare(spec)
-    return subprocessTask(await this.launch(spec, undefined, () => {}))
+    const process = this.track(subprocessTask(await this.launch(spec, undefined, () => {})))
+    const signal = spec.signal
+    if (signal) {
+      const stop = () => process.terminate()
+      signal.addEventListener('abort', stop, { once: true })
+      void process.ended.then(() => signal.removeEventListener('abort', stop))
+      if (signal.aborted) stop()
+    }
+    return process
   }
 
-  /** Disposal: every foreground command (and its descendants) is stopped and awaited. */
+  /** Disposal: every foreground command and every process still running (and their descendants) is stopped and awaited. */
   async close(): Promise<void> {
     this.closed = true
     await Promise.allSettled([...this.pending])
     const handles = [...this.foreground]
+    const processes = [...this.live]
     for (const handle of handles) handle.terminate()
-    await Promise.all(handles.map((handle) => Promise.all([handle.done, handle.waitForExit()])))
+    for (const process of processes) process.terminate()
+    await Promise.all([
+      ...handles.map((handle) => Promise.all([handle.done, handle.waitForExit()])),
+      ...processes.map((process) => process.ended),
+    ])
     await this.launcher?.close?.()
+  }
+
+  private track(process: TaskProcess): TaskProcess {
+    this.live.add(process)
+    void process.ended.then(() => this.live.delete(process))
+    // Disposal began while it was being handed over: it is stopped like every other.
+    if (this.closed) process.terminate()
+    return process
   }
 
   /** The checks that make `run`/`start` reject instead of running: each failure says what is wrong. */
