@@ -6,7 +6,7 @@ import {
   type BashExecRequest, type BashExecSpec, type BashRunResult, type CollectedOutput, type StrayProcess, type TaskProcess,
 } from '@deepseek-ai/dsh-bash'
 import {
-  SubprocessError, SubprocessErrorCode, type CollectedStream, type CollectOptions, type SubprocessHandle, type SubprocessService,
+  SubprocessError, SubprocessErrorCode, type CollectedStream, type CollectOptions, type ExitStatus, type SubprocessHandle, type SubprocessService,
 } from '@deepseek-ai/dsh-subprocess'
 import { clampTimeout } from '@deepseek-ai/dsh-timeout'
 import type { Config } from './config.ts'
@@ -95,6 +95,7 @@ export class BashRunner {
       command: request.command,
       workdir: resolvePath(request.workdir ?? process.cwd()),
       timeoutMs: clampTimeout(request.timeoutMs, { defaultMs: this.config.timeoutMs, maxMs: this.config.maxTimeoutMs }),
+      backgroundAfterMs: request.timeoutMs === undefined ? request.backgroundAfterMs : undefined,
       signal: request.signal,
       owner: request.owner,
       stdin: request.stdin,
@@ -118,7 +119,20 @@ export class BashRunner {
     }
     limit.attach(handle)
     try {
-      const exit = await handle.exited
+      const first = spec.backgroundAfterMs === undefined ? await handle.exited : await exitedWithin(handle, spec.backgroundAfterMs)
+      if (first === undefined && !limit.cause) {
+        // Still running: from here on neither the timeout nor the caller's signal reaches it; the caller makes it a task.
+        limit.dispose()
+        this.foreground.delete(handle)
+        const stdout = shown(handle.collected.stdout)
+        const stderr = shown(handle.collected.stderr)
+        return {
+          exitCode: null, signal: null, timedOut: false, aborted: false, timeoutMs: spec.timeoutMs,
+          stdout: stdout.output, stderr: stderr.output, leftRunning: [],
+          continuing: { reason: 'still-running', process: this.track(subprocessTask(handle)), offsets: { stdout: stdout.next, stderr: stderr.next } },
+        }
+      }
+      const exit = first ?? await handle.exited
       let drained = await outputEnds(handle, DRAIN_MS)
       const timedOut = limit.cause === 'timeout'
       const aborted = limit.cause === 'abort'
@@ -236,6 +250,17 @@ export class BashRunner {
     const forget = () => { this.pending.delete(launched) }
     launched.then(forget, forget)
     return launched
+  }
+}
+
+/** The shell's exit if it comes within `ms`, else undefined. */
+async function exitedWithin(handle: SubprocessHandle, ms: number): Promise<ExitStatus | undefined> {
+  let timer: NodeJS.Timeout | undefined
+  const bound = new Promise<undefined>((resolve) => { timer = setTimeout(resolve, ms, undefined) })
+  try {
+    return await Promise.race([handle.exited, bound])
+  } finally {
+    clearTimeout(timer)
   }
 }
 

@@ -225,6 +225,30 @@ function contract(title: string, make: () => Promise<ExecutorUnderTest>, options
       })
     })
 
+    executorPart('a foreground command that runs past backgroundAfterMs', () => {
+      test('it is handed over still running, with its output so far; its later output and its end continue there, nothing repeated', async () => {
+        const result = await run(`echo first; ${gate('go')}; echo done; exit 5`, { owner: 'session-a', backgroundAfterMs: 300 })
+        expect(result).toMatchObject({ exitCode: null, signal: null, timedOut: false, aborted: false, leftRunning: [], continuing: { reason: 'still-running' } })
+        const id = result.adoptedTaskId as string
+        expect(tasks().get(id)).toMatchObject({ owner: 'session-a', status: { state: 'running' } })
+        const waiting = tasks().waitFor(id, { pattern: /^done$/m, timeoutMs: 20_000 })
+        open('go')
+        expect(await waiting).toBe('matched')
+        expect((await done(id)).status).toEqual({ state: 'completed', exitCode: 5 })
+        expect(result.stdout.text + tasks().readOutput(id).stdout.text).toBe('first\ndone\n')
+      })
+
+      test('an explicit timeoutMs wins: the command is killed at its timeout, never handed over', async () => {
+        const result = await run('sleep 100', { timeoutMs: 600, backgroundAfterMs: 100 })
+        expect(result).toMatchObject({ timedOut: true, continuing: undefined, adoptedTaskId: undefined })
+        expect(processesMarked(marker)).toEqual([])
+      })
+
+      test('a command that ends before backgroundAfterMs is an ordinary result', async () => {
+        expect(await run('echo quick', { backgroundAfterMs: 60_000 })).toMatchObject({ exitCode: 0, continuing: undefined, stdout: { text: 'quick\n' } })
+      })
+    })
+
     executorPart('a foreground command that leaves processes behind', () => {
       test('`sleep 30 &`: the call returns when the shell exits; the sleep becomes a task of the owner, output continuing there', async () => {
         const result = await run(`echo started; (${gate('go')}; echo later; sleep 30) & echo $! > ${file('pid')}`, { owner: 'session-a' })

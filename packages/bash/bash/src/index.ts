@@ -18,6 +18,12 @@ export interface BashExecRequest {
   workdir?: string
   /** Foreground budget in ms (default and maximum are the provider's); ignored by `start()`. */
   timeoutMs?: number
+  /**
+   * Only without `timeoutMs`: a foreground command still running after this many ms is not waited for any longer —
+   * `run` resolves with the output so far and the running command as `continuing` (`still-running`). Ignored by
+   * `start()`. Default: wait until it ends or times out.
+   */
+  backgroundAfterMs?: number
   /** Aborting kills the command (foreground: `run` resolves with `aborted`; `start`: the process is stopped). */
   signal?: AbortSignal
   /** Opaque token of the caller (the tools use the session id); a sandbox picks the session's roots by it. */
@@ -35,6 +41,8 @@ export interface BashExecSpec {
   readonly workdir: string
   /** Within the provider's bounds. */
   readonly timeoutMs: number
+  /** The request's `backgroundAfterMs` when it named no `timeoutMs`; else undefined (an explicit timeout kills). */
+  readonly backgroundAfterMs: number | undefined
   readonly signal: AbortSignal | undefined
   readonly owner: string | undefined
   readonly stdin: string | undefined
@@ -63,8 +71,11 @@ export interface CollectedOutput {
  * `ctx.tasks` (or stop them). The executor still stops them when it is disposed.
  */
 export interface BashContinuation {
-  /** `leftovers`: the shell exited, processes of its process group still run (`server &`). */
-  readonly reason: 'leftovers'
+  /**
+   * `leftovers`: the shell exited, processes of its process group still run (`server &`). `still-running`: the shell
+   * itself still ran after `backgroundAfterMs` (exit code and signal are then null; its timeout no longer applies).
+   */
+  readonly reason: 'leftovers' | 'still-running'
   readonly process: TaskProcess
   /** Where the output not shown in the result's streams starts. */
   readonly offsets: TaskOffsets

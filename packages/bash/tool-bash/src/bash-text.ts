@@ -8,6 +8,9 @@ import { layout, type Part, type StreamSource } from './stream-text.ts'
 /** The default of `maxResultBytes`: no result text is longer (UTF-8 bytes). */
 export const DEFAULT_MAX_RESULT_BYTES = 30_000
 
+/** The default of `backgroundAfterMs`: under the 60 s request timeout of the official MCP SDK's clients. */
+export const DEFAULT_BACKGROUND_AFTER_MS = 45_000
+
 export const BASH_PROMPT_ID = 'tool:bash'
 export const BASH_PROMPT_ORDER = 105
 
@@ -17,11 +20,14 @@ export const BASH_PROMPT = [
   'A failing command is not a tool error. Always read the markers on the last lines of the result: "[exit code: N]" means the command exited with status N (no marker means status 0); "[timed out after Nms]" and "[killed by signal: SIG]" mean it did not finish.',
   'For servers, watchers and other long-running commands, set run_in_background: bash returns a task id (bash-N) at once; wait for a line with bash_output wait_for (no need to poll or sleep), read the new output with bash_output and stop the task with bash_kill.',
   'A command that leaves processes running (cmd &) returns when its shell exits; what it left is a background task named on the last line: "[background processes still running: task bash-N]".',
+  'A long command given no timeoutMs is never lost to a client\'s request timeout: once it has run for a while, the call returns its output so far and the command continues as a background task named on the last line ("[still running after Nms: it continues as background task bash-N. …]"); wait for it with bash_output wait_for or timeout_ms.',
 ].join('\n')
 
 export interface TimeoutBounds {
   readonly defaultMs: number
   readonly maxMs: number
+  /** 0: a foreground call without timeoutMs is never moved to the background. */
+  readonly backgroundAfterMs?: number
 }
 
 export function bashDescription(bounds: TimeoutBounds): string {
@@ -30,6 +36,7 @@ export function bashDescription(bounds: TimeoutBounds): string {
     'The result is stdout, then a "[stderr]" section when stderr is not empty, or "(no output)"; a long stream shows its first and last lines with one line between them saying what was left out and naming a file with the complete output.',
     'Markers on their own lines: "[exit code: N]" for a non-zero exit, "[timed out after Nms]", "[killed by signal: SIG]". A non-zero exit or a timeout is a normal result, not an error: read the markers.',
     `Foreground commands time out after timeoutMs (default ${bounds.defaultMs}, at most ${bounds.maxMs}; larger values are lowered to it).`,
+    ...(bounds.backgroundAfterMs ? [`Without timeoutMs, a command still running after ${bounds.backgroundAfterMs}ms is not killed: the call returns its output so far and the command continues as a background task, named on the last line; wait for it with bash_output wait_for. An explicit timeoutMs keeps the command in the foreground until it ends or times out.`] : []),
     'With run_in_background the command starts as a background task without a timeout and the result is its id, e.g. "started background task bash-1"; follow it with bash_output and stop it with bash_kill.',
     'The call returns when the shell exits, even if processes it started in the background (cmd &) still run: they become a background task, named on the last line as "[background processes still running: task bash-N]"; a process that left the process group (setsid) is named by pid as still running and is not stopped.',
   ].join(' ')
@@ -61,7 +68,7 @@ function runLayout(result: RunOutcome, budget: number): { text: string; cut: Str
   const parts: Part<StreamName>[] = []
   if (shows(result.stdout)) parts.push(runSource('stdout', result.stdout))
   if (shows(result.stderr)) parts.push('[stderr]', runSource('stderr', result.stderr))
-  if (parts.length === 0) parts.push('(no output)')
+  if (parts.length === 0) parts.push(result.backgroundedAfterMs === undefined ? '(no output)' : '(no output yet)')
   if (result.timedOut) parts.push(`[timed out after ${result.timeoutMs}ms]`)
   if (result.aborted) parts.push('[aborted]')
   if (result.signal !== null) parts.push(`[killed by signal: ${result.signal}]`)

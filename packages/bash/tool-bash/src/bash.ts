@@ -11,6 +11,8 @@ import type { Services } from './tasks.ts'
 export interface ResultLimits {
   readonly maxResultBytes: number
   readonly keep: Keep
+  /** A foreground call without timeoutMs still running after this many ms becomes a task; 0: never. */
+  readonly backgroundAfterMs: number
 }
 
 /**
@@ -37,12 +39,18 @@ export async function bash(services: Services, args: BashArgs, exec: ToolExecuti
       const task = tasks.add({ ...taskOf(spec), process: await executor.start(spec) })
       return { text: renderStarted(task.id), value: task }
     }
-    const spec = executor.resolve({ ...request, signal: exec.signal, ...(args.timeoutMs === undefined ? {} : { timeoutMs: args.timeoutMs }) })
+    const spec = executor.resolve({
+      ...request,
+      signal: exec.signal,
+      ...(args.timeoutMs === undefined ? {} : { timeoutMs: args.timeoutMs }),
+      ...(limits.backgroundAfterMs > 0 ? { backgroundAfterMs: limits.backgroundAfterMs } : {}),
+    })
     const startedAt = Date.now()
     const run = await executor.run(spec)
     const { continuing, ...rest } = run
     const adoptedTaskId = continuing && tasks.add({ ...taskOf(spec), process: continuing.process, offsets: continuing.offsets, startedAt }).id
-    const result = await keepWhole({ ...rest, adoptedTaskId }, exec, limits)
+    const backgrounded = continuing?.reason === 'still-running' ? { backgroundedAfterMs: spec.backgroundAfterMs ?? limits.backgroundAfterMs } : {}
+    const result = await keepWhole({ ...rest, adoptedTaskId, ...backgrounded }, exec, limits)
     if (result.aborted) throw new HarnessError(abortedMessage(result.leftRunning), { code: CoreErrorCode.ABORTED })
     return { text: renderRun(result, limits.maxResultBytes), value: result }
   } catch (error) {

@@ -10,7 +10,7 @@ test('the default export is the plugin: name, inject, Config, apply', () => {
   expect(ToolBash.inject).toEqual(['tools', 'systemPrompt', 'bash', 'tasks'])
   expect(ToolBash.Config).toBe(Config)
   expect(typeof ToolBash.apply).toBe('function')
-  expect(Config({})).toEqual({ maxResultBytes: 30_000 })
+  expect(Config({})).toEqual({ maxResultBytes: 30_000, backgroundAfterMs: 45_000 })
   expect(() => Config({ maxResultBytes: 1023 })).toThrow()
 })
 
