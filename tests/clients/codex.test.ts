@@ -112,10 +112,10 @@ describe('Codex CLI (codex exec) with dsh mcp', () => {
     const first = model.requests[0]?.body
     expect(first).toBeDefined()
     expect(offeredTools(first!).filter((tool) => tool.namespace === 'mcp__dsh')).toEqual(
-      ['bash', 'bash_kill', 'bash_output', 'glob', 'grep', 'read'].map((name) => ({ namespace: 'mcp__dsh', name })),
+      ['bash', 'bash_input', 'bash_kill', 'bash_output', 'glob', 'grep', 'read'].map((name) => ({ namespace: 'mcp__dsh', name })),
     )
     // The namespace's description is dsh's MCP `instructions`.
-    expect(first!.tools?.find((tool) => tool.name === 'mcp__dsh')?.description).toMatch(/^These instructions are about the tools of the MCP server dsh: bash, bash_kill, bash_output, glob, grep, read\./)
+    expect(first!.tools?.find((tool) => tool.name === 'mcp__dsh')?.description).toMatch(/^These instructions are about the tools of the MCP server dsh: bash, bash_input, bash_kill, bash_output, glob, grep, read\./)
     expect(model.outputs).toEqual([
       [WALL_TIME, 'Found 1 match\n\nsrc/a.ts\nLine 2: export const marker = "zebrafish"'],
       [WALL_TIME, 'src/a.ts'],

@@ -14,7 +14,7 @@ import { startGeminiModel, type GeminiModel, type ScriptedCall } from './gemini-
 
 const DSH = resolve(dirname(fileURLToPath(import.meta.url)), '../../packages/host/cli/bin/dsh.js')
 const TIMEOUT = 120_000
-const DSH_TOOLS = ['mcp_dsh_bash', 'mcp_dsh_bash_kill', 'mcp_dsh_bash_output', 'mcp_dsh_glob', 'mcp_dsh_grep', 'mcp_dsh_read']
+const DSH_TOOLS = ['mcp_dsh_bash', 'mcp_dsh_bash_input', 'mcp_dsh_bash_kill', 'mcp_dsh_bash_output', 'mcp_dsh_glob', 'mcp_dsh_grep', 'mcp_dsh_read']
 const FINAL_TEXT = 'Done: the stand-in model has finished.'
 
 interface Setup {

@@ -130,7 +130,7 @@ describe('opencode run against dsh mcp, mounted as the README says', () => {
       expect(offered.find((t) => t.function.name === `dsh_${tool.name}`)?.function, tool.name).toEqual({ name: `dsh_${tool.name}`, description: tool.description, parameters: tool.inputSchema })
     }
     const system = agentRequests(run)[0]?.body?.messages.filter((m) => m.role === 'system').map((m) => textOf(m.content)).join('\n')
-    expect(system).toContain('These instructions are about the tools of the MCP server dsh: bash, bash_kill, bash_output, glob, grep, read.')
+    expect(system).toContain('These instructions are about the tools of the MCP server dsh: bash, bash_input, bash_kill, bash_output, glob, grep, read.')
   })
 
   test('glob, grep and read run through dsh mcp; the tool messages carry dsh text exactly, and opencode run exits 0', () => {

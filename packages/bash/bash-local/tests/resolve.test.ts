@@ -40,7 +40,7 @@ test('resolve applies the defaults: timeout, workdir = the process cwd, the chil
   f = await fixture()
   const spec = f.t.ctx.bash.resolve({ command: 'true' })
   expect(spec).toEqual({
-    command: 'true', workdir: process.cwd(), timeoutMs: 120_000, backgroundAfterMs: undefined, signal: undefined, owner: undefined, stdin: undefined,
+    command: 'true', workdir: process.cwd(), timeoutMs: 120_000, backgroundAfterMs: undefined, signal: undefined, owner: undefined, stdin: undefined, interactive: false,
     env: CHILD_ENV,
   })
   expect(CHILD_ENV).toEqual({

@@ -12,6 +12,7 @@ import { clampTimeout } from '@deepseek-ai/dsh-timeout'
 import type { Config } from './config.ts'
 import { CHILD_ENV } from './env.ts'
 import { DRAIN_MS, outputEnds, subprocessTask } from './process.ts'
+import { onTerminal, terminalTask } from './terminal.ts'
 
 /**
  * How a provider starts a command: the argv for a spec (may reject, e.g. when a sandbox is unavailable: the call then
@@ -99,6 +100,7 @@ export class BashRunner {
       signal: request.signal,
       owner: request.owner,
       stdin: request.stdin,
+      interactive: request.interactive ?? false,
       env: { ...CHILD_ENV, ...request.env },
     }
   }
@@ -175,7 +177,7 @@ export class BashRunner {
   /** A process that outlives the call; the spec's signal stops it. */
   async start(spec: BashExecSpec): Promise<TaskProcess> {
     this.prepare(spec)
-    const process = this.track(subprocessTask(await this.launch(spec, undefined, () => {})))
+    const process = this.track(spec.interactive ? terminalTask(await this.launch(onTerminal(spec), undefined, () => {}, 'pipe')) : subprocessTask(await this.launch(spec, undefined, () => {})))
     const signal = spec.signal
     if (signal) {
       const stop = () => process.terminate()
@@ -217,7 +219,7 @@ export class BashRunner {
   }
 
   /** Spawns `<shell> -c <command>` and hands the handle to `register` before disposal can look for it. */
-  private launch(spec: BashExecSpec, limit: Limit | undefined, register: (handle: SubprocessHandle) => void): Promise<SubprocessHandle> {
+  private launch(spec: BashExecSpec, limit: Limit | undefined, register: (handle: SubprocessHandle) => void, stdin?: 'pipe'): Promise<SubprocessHandle> {
     const launched = (async () => {
       let handle: SubprocessHandle
       try {
@@ -229,7 +231,7 @@ export class BashRunner {
           argv,
           cwd: spec.workdir,
           env: spec.env,
-          stdin: spec.stdin === undefined ? 'ignore' : { data: spec.stdin },
+          stdin: stdin ?? (spec.stdin === undefined ? 'ignore' : { data: spec.stdin }),
           stdout: this.collect,
           stderr: this.collect,
           graceMs: this.config.graceMs,

@@ -30,6 +30,11 @@ export interface BashExecRequest {
   owner?: string
   /** Written to the command's stdin, which is then closed. Default: stdin is /dev/null. */
   stdin?: string
+  /**
+   * `start()` only: run the command on a pseudo-terminal and give its process `write` (what is typed into it). Its
+   * output is the terminal's, with control sequences removed (the spill file keeps the raw bytes). Ignored by `run`.
+   */
+  interactive?: boolean
   /** Merged over the provider's child environment: an entry wins, `undefined` removes the name. */
   env?: Readonly<Record<string, string | undefined>>
 }
@@ -46,6 +51,7 @@ export interface BashExecSpec {
   readonly signal: AbortSignal | undefined
   readonly owner: string | undefined
   readonly stdin: string | undefined
+  readonly interactive: boolean
   /** The complete set of overrides over the provider's base environment. */
   readonly env: Readonly<Record<string, string | undefined>>
 }

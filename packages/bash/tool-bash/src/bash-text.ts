@@ -20,6 +20,7 @@ export const BASH_PROMPT = [
   'A failing command is not a tool error. Always read the markers on the last lines of the result: "[exit code: N]" means the command exited with status N (no marker means status 0); "[timed out after Nms]" and "[killed by signal: SIG]" mean it did not finish.',
   'For servers, watchers and other long-running commands, set run_in_background: bash returns a task id (bash-N) at once; wait for a line with bash_output wait_for (no need to poll or sleep), read the new output with bash_output and stop the task with bash_kill.',
   'A command that leaves processes running (cmd &) returns when its shell exits; what it left is a background task named on the last line: "[background processes still running: task bash-N]".',
+  'For a program that asks for input (a REPL such as python3 -i, a [y/N] prompt, ssh), start it with run_in_background and interactive: true, then type into it with bash_input (text "print(6*7)\\n"; "\\u0003" is Ctrl-C, "\\u0004" ends the input); it answers with the output that follows.',
   'A long command given no timeoutMs is never lost to a client\'s request timeout: once it has run for a while, the call returns its output so far and the command continues as a background task named on the last line ("[still running after Nms: it continues as background task bash-N. …]"); wait for it with bash_output wait_for or timeout_ms.',
 ].join('\n')
 
@@ -48,6 +49,7 @@ export const BashParameters = Type.Object({
   timeoutMs: Type.Optional(Type.Integer({ minimum: 1, description: 'Timeout in milliseconds for a foreground command; ignored with run_in_background.' })),
   workdir: Type.Optional(Type.String({ minLength: 1, description: 'Directory to run in, absolute or relative to the working directory. Default: the working directory.' })),
   run_in_background: Type.Optional(Type.Boolean({ description: 'Start the command as a background task and return its id at once.' })),
+  interactive: Type.Optional(Type.Boolean({ description: 'With run_in_background: start the command on a terminal, so that bash_input can type into it (REPLs, prompts, ssh).' })),
 }, { additionalProperties: false })
 export type BashArgs = Static<typeof BashParameters>
 
@@ -90,6 +92,10 @@ export function unkeptCuts(result: RunOutcome, budget: number = DEFAULT_MAX_RESU
   return runLayout(result, budget).cut.filter((name) => !result[name].truncated && result[name].spillPath === undefined)
 }
 
-export function renderStarted(taskId: string): string {
-  return `started background task ${taskId}`
+export function renderStarted(taskId: string, interactive = false): string {
+  return interactive ? `started interactive background task ${taskId}: type into it with bash_input, read it with bash_output` : `started background task ${taskId}`
+}
+
+export function interactiveArgsMessage(): string {
+  return 'interactive needs run_in_background: true: an interactive command runs as a background task that bash_input types into'
 }

@@ -2,7 +2,7 @@ import { resolve } from 'node:path'
 import { BashError, BashErrorCode, MAX_COMMAND_BYTES, type BashExecSpec } from '@deepseek-ai/dsh-bash'
 import type { Task } from '@deepseek-ai/dsh-tasks'
 import { CoreErrorCode, HarnessError, invalidArgs, type ToolExecution, type ToolOutput } from '@deepseek-ai/dsh-tools'
-import { renderRun, renderStarted, unkeptCuts, type BashArgs } from './bash-text.ts'
+import { interactiveArgsMessage, renderRun, renderStarted, unkeptCuts, type BashArgs } from './bash-text.ts'
 import { abortedMessage, notStartedMessage, nulMessage, tooLongMessage, workdirMessage, type RunOutcome } from './common-text.ts'
 import type { Keep } from './keep.ts'
 import type { Services } from './tasks.ts'
@@ -26,6 +26,7 @@ export async function bash(services: Services, args: BashArgs, exec: ToolExecuti
   const bytes = Buffer.byteLength(args.command, 'utf8')
   if (bytes > MAX_COMMAND_BYTES) throw invalidArgs(tooLongMessage(bytes, MAX_COMMAND_BYTES))
   if (args.workdir?.includes('\0')) throw invalidArgs(workdirMessage(args.workdir, 'a path cannot contain a NUL byte'))
+  if (args.interactive && !args.run_in_background) throw invalidArgs(interactiveArgsMessage())
   const cwd = exec.session?.cwd ?? process.cwd()
   const request = {
     command: args.command,
@@ -35,9 +36,9 @@ export async function bash(services: Services, args: BashArgs, exec: ToolExecuti
   try {
     if (args.run_in_background) {
       // No signal: the task outlives this call; bash_kill stops it.
-      const spec = executor.resolve(request)
+      const spec = executor.resolve({ ...request, ...(args.interactive ? { interactive: true } : {}) })
       const task = tasks.add({ ...taskOf(spec), process: await executor.start(spec) })
-      return { text: renderStarted(task.id), value: task }
+      return { text: renderStarted(task.id, task.interactive), value: task }
     }
     const spec = executor.resolve({
       ...request,

@@ -9,6 +9,8 @@ import { bashKill } from './bash-kill.ts'
 import { BASH_KILL_DESCRIPTION } from './bash-kill-text.ts'
 import { bashOutput } from './bash-output.ts'
 import { BASH_OUTPUT_DESCRIPTION, BashOutputParameters, TaskIdParameters, type BashOutputArgs, type TaskIdArgs } from './bash-output-text.ts'
+import { bashInput } from './bash-input.ts'
+import { BASH_INPUT_DESCRIPTION, BashInputParameters, type BashInputArgs } from './bash-input-text.ts'
 import { spillKeeper } from './keep.ts'
 import { boundMethods } from './tasks.ts'
 
@@ -27,11 +29,11 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
     .description('A foreground bash call without timeoutMs still running after this many ms returns its output so far and continues as a background task (under the 60 s request timeout of common MCP clients); 0: never, the call waits for the end or the timeout.'),
 })
 
-export type { BashArgs, BashOutputArgs, TaskIdArgs }
+export type { BashArgs, BashInputArgs, BashOutputArgs, TaskIdArgs }
 export { BASH_PROMPT }
 
 /**
- * Registers `bash`, `bash_output` and `bash_kill` over whichever `ctx.bash` and `ctx.tasks` are loaded, and the `tool:bash` prompt
+ * Registers `bash`, `bash_output`, `bash_input` and `bash_kill` over whichever `ctx.bash` and `ctx.tasks` are loaded, and the `tool:bash` prompt
  * section. bash declares no `timeoutMs`: it owns its timeout, which the executor enforces.
  */
 export function apply(ctx: Context, config: Config): void {
@@ -63,6 +65,16 @@ export function apply(ctx: Context, config: Config): void {
     parameters: BashOutputParameters,
     maxResultBytes: config.maxResultBytes,
     execute: (args, exec) => bashOutput(services.tasks, args, exec, limits),
+  })
+  ctx.tools.register<BashInputArgs>({
+    name: 'bash_input',
+    title: 'Type into an interactive task',
+    // What is typed may make the program do anything (answer "y", run a statement in a REPL, a command over ssh).
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+    description: BASH_INPUT_DESCRIPTION,
+    parameters: BashInputParameters,
+    maxResultBytes: config.maxResultBytes,
+    execute: (args, exec) => bashInput(services.tasks, args, exec, limits),
   })
   ctx.tools.register<TaskIdArgs>({
     name: 'bash_kill',

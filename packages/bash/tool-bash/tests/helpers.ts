@@ -16,7 +16,7 @@ import ToolBash, { type Config as ToolConfig } from '../src/index.ts'
 
 export { LocalBashExecutor, processRuns, ToolBash }
 
-export type ToolName = 'bash' | 'bash_output' | 'bash_kill'
+export type ToolName = 'bash' | 'bash_output' | 'bash_input' | 'bash_kill'
 
 export interface CallOptions {
   /** Session id; `null` for a call without a session. Default `session-1`. */

@@ -18,7 +18,7 @@ class EchoExecutor extends BashExecutor {
 
   resolve(request: BashExecRequest): BashExecSpec {
     return {
-      command: request.command, workdir: request.workdir ?? '/', timeoutMs: Math.min(request.timeoutMs ?? 1000, 2000), backgroundAfterMs: undefined,
+      command: request.command, workdir: request.workdir ?? '/', timeoutMs: Math.min(request.timeoutMs ?? 1000, 2000), backgroundAfterMs: undefined, interactive: false,
       signal: request.signal, owner: request.owner, stdin: request.stdin, env: request.env ?? {},
     }
   }

@@ -186,12 +186,17 @@ export class TaskTable {
     const entry = this.require(id)
     const process = entry.process
     if (!entry.interactive) {
-      throw new TaskError(`task ${id} takes no input: it was not started with interactive: true`, { code: TaskErrorCode.BASH_TASK_NOT_INTERACTIVE })
+      throw new TaskError(`task ${id} takes no input: it was not started with interactive: true (start a program that reads input with bash run_in_background: true, interactive: true)`, { code: TaskErrorCode.BASH_TASK_NOT_INTERACTIVE })
     }
     if (entry.finished || !process?.write) {
-      throw new TaskError(`task ${id} has ended ${statusText(entry.status)}: it takes no more input`, { code: TaskErrorCode.BASH_TASK_ENDED })
+      throw new TaskError(`task ${id} has ended ${statusText(entry.status)}: it takes no more input (read its output with bash_output)`, { code: TaskErrorCode.BASH_TASK_ENDED })
     }
-    await process.write(text)
+    try {
+      await process.write(text)
+    } catch (error) {
+      // It ended while the text was on its way (its terminal closed).
+      throw new TaskError(`task ${id} has ended: it takes no more input (read its output with bash_output)`, { code: TaskErrorCode.BASH_TASK_ENDED, cause: error })
+    }
   }
 
   async kill(id: string): Promise<boolean> {

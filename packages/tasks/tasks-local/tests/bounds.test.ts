@@ -73,7 +73,7 @@ test('a kill that meets a shell which already exited by itself still ends as kil
 test('input: refused with its code for an unknown task, a task without input and one that ended; typed into a running one', async () => {
   const { tasks, add } = await table({})
   const plain = add('plain')
-  await expect(tasks.write(plain.id, 'x')).rejects.toMatchObject({ code: 'BASH_TASK_NOT_INTERACTIVE', message: `task ${plain.id} takes no input: it was not started with interactive: true` })
+  await expect(tasks.write(plain.id, 'x')).rejects.toMatchObject({ code: 'BASH_TASK_NOT_INTERACTIVE', message: `task ${plain.id} takes no input: it was not started with interactive: true (start a program that reads input with bash run_in_background: true, interactive: true)` })
   await expect(tasks.write('bash-99', 'x')).rejects.toMatchObject({ code: 'BASH_UNKNOWN_TASK' })
   const typed: string[] = []
   const repl = tasks.add({ process: { ...memoryProcess('repl'), write: async (text) => { typed.push(text) } }, command: 'repl', workdir: '/', owner: undefined })
@@ -83,7 +83,7 @@ test('input: refused with its code for an unknown task, a task without input and
   expect(typed).toEqual(['print(1)\n'])
   ends.get('repl')?.({ exitCode: 0, signal: null })
   await tasks.waitFor(repl.id, { timeoutMs: 10_000 })
-  await expect(tasks.write(repl.id, 'more\n')).rejects.toMatchObject({ code: 'BASH_TASK_ENDED', message: `task ${repl.id} has ended (completed, exit code 0): it takes no more input` })
+  await expect(tasks.write(repl.id, 'more\n')).rejects.toMatchObject({ code: 'BASH_TASK_ENDED', message: `task ${repl.id} has ended (completed, exit code 0): it takes no more input (read its output with bash_output)` })
 })
 
 test('a process handed over after disposal is stopped and refused', async () => {
