@@ -107,7 +107,8 @@ export class BashRunner {
 
   /**
    * Runs until the shell exits (or is stopped), then gives the output at most DRAIN_MS to end. What still runs in
-   * the process group is adopted as a task; a process outside it that holds the output is named, not waited for.
+   * the process group is handed over as `continuing` (leftovers); a process outside it that holds the output is
+   * named, not waited for. With `backgroundAfterMs`, a shell still running then is handed over itself (still-running).
    */
   async run(spec: BashExecSpec): Promise<BashRunResult> {
     this.prepare(spec)
