@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs'
 import type { BashExecSpec, TaskProcess } from '@deepseek-ai/dsh-bash'
 import type { TaskStream } from '@deepseek-ai/dsh-tasks'
 import type { SubprocessHandle } from '@deepseek-ai/dsh-subprocess'
@@ -28,7 +29,19 @@ export function terminalTask(handle: SubprocessHandle): TaskProcess {
     ...task,
     stdout: task.stdout && terminalStream(task.stdout),
     stderr: task.stderr && terminalStream(task.stderr),
-    terminate: () => task.terminate(),
+    terminate: () => {
+      // `script` put the command in a session of its own, outside the group a stop reaches; the closed terminal
+      // hangs it up, but a process that ignores SIGHUP (nohup, a daemon) would stay: the session goes too.
+      const sessions = childrenOf(handle.pid)
+      task.terminate()
+      for (const pid of sessionMembers(sessions)) {
+        try {
+          process.kill(pid, 'SIGKILL')
+        } catch {
+          // gone meanwhile
+        }
+      }
+    },
     onOutput: (listener) => task.onOutput(listener),
     write: (text) => new Promise<void>((resolve, reject) => {
       if (!stdin || stdin.destroyed || stdin.writableEnded) return reject(new Error('the terminal is closed'))
@@ -86,4 +99,38 @@ function incompleteTail(text: string): number {
     end = escape
   }
   return text.length - end
+}
+
+/** The live children of `pid` (Linux: its `children` file). */
+function childrenOf(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'latin1').trim().split(/\s+/).filter(Boolean).map(Number)
+  } catch {
+    return []
+  }
+}
+
+/** Pids of the processes whose session is led by one of `leaders` (the sessions `script` made). */
+function sessionMembers(leaders: readonly number[]): number[] {
+  if (leaders.length === 0) return []
+  const wanted = new Set(leaders)
+  const members: number[] = []
+  let entries: string[]
+  try {
+    entries = readdirSync('/proc')
+  } catch {
+    return []
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'latin1')
+      // After the command name: state, ppid, pgrp, session.
+      const session = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[3])
+      if (wanted.has(session)) members.push(Number(entry))
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return members
 }

@@ -78,3 +78,13 @@ test('bash_kill of an interactive task leaves nothing running (the program on th
   expect(await h.text('bash_kill', { task_id: 'bash-1' })).toBe('killed background task bash-1')
   await until(() => processesWith(sleep.marker).length === 0, 'no process is left')
 })
+
+test('bash_kill of an interactive task also stops what ignores the hang-up (nohup): nothing is left', async () => {
+  h = await harness()
+  const sleep = uniqueSleep()
+  await h.text('bash', interactive(`nohup ${sleep.command} > /dev/null 2>&1 & echo up; sleep 100`))
+  await h.text('bash_output', { task_id: 'bash-1', wait_for: 'up' })
+  await until(() => processesWith(sleep.marker).length === 1, 'the nohup sleep runs')
+  expect(await h.text('bash_kill', { task_id: 'bash-1' })).toBe('killed background task bash-1')
+  await until(() => processesWith(sleep.marker).length === 0, 'no process is left')
+})
