@@ -6,8 +6,9 @@ export default defineConfig({
   resolve: { conditions: ['dsh-source'] },
   ssr: { resolve: { conditions: ['dsh-source'] } },
   test: {
+    // Builds dsh if the tree changed since its last build (never after `npm test`'s own build): no test file builds.
     // Installs the pinned agent CLIs that tests/clients drives, once, before any test file runs.
-    globalSetup: ['tests/clients/setup.ts'],
+    globalSetup: ['tests/build-once.ts', 'tests/clients/setup.ts'],
     include: ['packages/*/*/tests/**/*.test.ts', 'tests/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,

@@ -11,7 +11,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { build } from 'rolldown'
-import { createDefaultContext } from '@deepseek-ai/dsh'
+import { createDefaultContext } from 'dsh-agent-tools'
 import { connect } from '@deepseek-ai/dsh-mcp'
 import { loadAverage, median, pairedRatios, row, summaryRow } from './lib.mjs'
 

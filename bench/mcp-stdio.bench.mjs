@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
-import { createDefaultContext } from '@deepseek-ai/dsh'
+import { createDefaultContext } from 'dsh-agent-tools'
 import { connect, serveStdio } from '@deepseek-ai/dsh-mcp'
 import { median, row, summaryRow } from './lib.mjs'
 

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Context } from 'cordis'
 import { LocalSubprocess } from '@deepseek-ai/dsh-subprocess-local'
-import { createDefaultContext } from '@deepseek-ai/dsh'
+import { createDefaultContext } from 'dsh-agent-tools'
 import { loadAverage, mib, pairedRatios, peakRssDuring, row, summaryRow } from './lib.mjs'
 
 const ROUNDS = 9

@@ -3,13 +3,14 @@
 // (`dsh mcp --http`). Paired: every round makes the call every way in turn; figures are medians of the per-round
 // ratios against the in-process call of the same round. Run `npx tsc -b` first (it imports the built packages).
 import { execFileSync, spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { connect, createServer } from 'node:net'
 import { loadavg, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
-import { createDefaultContext } from '@deepseek-ai/dsh'
+import { createDefaultContext } from 'dsh-agent-tools'
 import { median, row, summaryRow } from './lib.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
@@ -54,7 +55,7 @@ async function startSshd() {
 }
 
 async function startHttp() {
-  const token = `bench-${process.pid}`
+  const token = randomBytes(32).toString('hex') // dsh mcp --http serves with no shorter token
   const child = spawn(process.execPath, [bin, 'mcp', '--http', '--port', '0', '--token-env', 'DSH_BENCH_TOKEN', '--cwd', cwd], {
     env: { ...process.env, DSH_BENCH_TOKEN: token }, stdio: ['ignore', 'ignore', 'pipe'],
   })

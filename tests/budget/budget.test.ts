@@ -5,11 +5,11 @@ import fc from 'fast-check'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { until } from '@deepseek-ai/dsh-testing'
 import type { ToolResult } from '@deepseek-ai/dsh-tools'
-import { createDefaultContext, type DefaultContext } from '@deepseek-ai/dsh'
+import { createDefaultContext, type DefaultContext } from 'dsh-agent-tools'
 
 /*
- * DESIGN §12: no tool result's text exceeds the budget, whatever the tool and the config. read, bash and bash_output
- * keep their own budget; every tool of the shipped composition (glob, grep, and a tool from elsewhere that knows
+ * DESIGN §12: no tool result's text exceeds the budget, whatever the tool and the config. read, write, edit, bash and
+ * bash_output keep their own budget; every tool of the shipped composition (glob, grep, and a tool from elsewhere that knows
  * nothing of budgets) stays within the spill policy's safety net, which the composition turns on at the budget.
  */
 
@@ -179,6 +179,16 @@ test('no error result passes the budget, however long and strange the arguments 
     fc.record({ tool: fc.constant('bash_output'), args: fc.oneof(fc.record({ task_id: value }), fc.record({ task_id: fc.constant('bash-1'), wait_for: value, timeout_ms: fc.constant(1) })) }),
     fc.record({ tool: fc.constant('bash_input'), args: fc.oneof(fc.record({ task_id: value, text: value }), fc.record({ task_id: fc.constant('bash-1'), text: value, wait_for: value, timeout_ms: fc.constant(1) })) }),
     fc.record({ tool: fc.constant('bash_kill'), args: fc.record({ task_id: value }) }),
+    // write and edit: a missing or never-read file, a directory, and an old_string that matches nothing in a file
+    // the session read (its closest region is shown). "functionZ" occurs nowhere, so no drawn edit ever succeeds.
+    fc.record({ tool: fc.constant('edit'), args: fc.oneof(
+      fc.record({ path, old_string: value, new_string: fc.constant('x') }),
+      fc.record({ path: fc.constant('mixed.md'), old_string: value.map((text) => `line 1 functionZ ${text}\nline 2 function`), new_string: value }),
+    ) }),
+    fc.record({ tool: fc.constant('write'), args: fc.oneof(
+      fc.record({ path: fc.constant('tree'), content: value }),
+      fc.record({ path: fc.constant('many-lines.txt'), content: value }),
+    ) }),
   )
   const budget = 1024
   const host = await createDefaultContext({ config: await budgetConfig(budget), log: () => {} })
@@ -186,6 +196,7 @@ test('no error result passes the budget, however long and strange the arguments 
   try {
     const session = { id: 'budget-errors', cwd: dir }
     await host.ctx.tools.execute('bash', { command: 'sleep 60', description: 'a task to name', run_in_background: true }, { session })
+    await host.ctx.tools.execute('read', { path: 'mixed.md', limit: 1 }, { session })
     await fc.assert(fc.asyncProperty(anyCall, async ({ tool, args }) => {
       const result = await host.ctx.tools.execute(tool, args, { session })
       if (!result.isError) return
@@ -197,6 +208,6 @@ test('no error result passes the budget, however long and strange the arguments 
   }
   console.log(`largest error result per tool (bytes): ${[...largest].map(([tool, size]) => `${tool} ${size}`).join(', ')}`)
   // Every tool was driven into an error, and some texts repeated enough of their arguments to come near the bound.
-  expect([...largest.keys()].sort()).toEqual(['bash', 'bash_input', 'bash_kill', 'bash_output', 'glob', 'grep', 'read'])
+  expect([...largest.keys()].sort()).toEqual(['bash', 'bash_input', 'bash_kill', 'bash_output', 'edit', 'glob', 'grep', 'read', 'write'])
   expect(Math.max(...largest.values())).toBeGreaterThan(400)
 }, 300_000)

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { installedDsh } from '../../packages/host/cli/tests/helpers.ts'
 import { agentCli, type CliRun, killLeftovers, runCli } from './clients.ts'
 import { startMessagesModel, type MessagesModel, type OfferedTool, type ToolStep } from './messages-model.ts'
 
@@ -16,11 +17,12 @@ import { startMessagesModel, type MessagesModel, type OfferedTool, type ToolStep
  */
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
-const DSH = join(ROOT, 'packages/host/cli/bin/dsh.js')
+/** The README's DSH: the installed copy of the packed tarball (`$(npm prefix -g)/bin/dsh`), run with node. */
+const DSH = installedDsh().bin
 const CLAUDE = agentCli('claude')
 const TEST_TIMEOUT_MS = 120_000
 
-const DSH_TOOLS = ['bash', 'bash_input', 'bash_kill', 'bash_output', 'glob', 'grep', 'read']
+const DSH_TOOLS = ['bash', 'bash_input', 'bash_kill', 'bash_output', 'edit', 'glob', 'grep', 'read', 'write']
 const READ_ONLY_ALLOW = { permissions: { allow: ['mcp__dsh__glob', 'mcp__dsh__grep', 'mcp__dsh__read', 'mcp__dsh__bash_output'] } }
 
 /** The one JSON object `claude -p --output-format json` prints, as far as these tests read it. */

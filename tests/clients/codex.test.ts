@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, test } from 'vitest'
+import { installedDsh } from '../../packages/host/cli/tests/helpers.ts'
 import { agentCli, type CliRun, killLeftovers, runCli } from './clients.ts'
 import { offeredTools, startResponsesModel, type ResponsesModel, type ToolCall } from './responses-model.ts'
 
@@ -14,7 +15,8 @@ import { offeredTools, startResponsesModel, type ResponsesModel, type ToolCall }
  */
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
-const DSH = join(ROOT, 'packages/host/cli/bin/dsh.js')
+/** The README's DSH: the installed copy of the packed tarball (`$(npm prefix -g)/bin/dsh`), run with node. */
+const DSH = installedDsh().bin
 const TIMEOUT = 120_000
 const FINAL = 'Done.'
 const dsh = (name: string, args: Record<string, unknown>): ToolCall => ({ namespace: 'mcp__dsh', name, arguments: args })
@@ -112,10 +114,10 @@ describe('Codex CLI (codex exec) with dsh mcp', () => {
     const first = model.requests[0]?.body
     expect(first).toBeDefined()
     expect(offeredTools(first!).filter((tool) => tool.namespace === 'mcp__dsh')).toEqual(
-      ['bash', 'bash_input', 'bash_kill', 'bash_output', 'glob', 'grep', 'read'].map((name) => ({ namespace: 'mcp__dsh', name })),
+      ['bash', 'bash_input', 'bash_kill', 'bash_output', 'edit', 'glob', 'grep', 'read', 'write'].map((name) => ({ namespace: 'mcp__dsh', name })),
     )
     // The namespace's description is dsh's MCP `instructions`.
-    expect(first!.tools?.find((tool) => tool.name === 'mcp__dsh')?.description).toMatch(/^These instructions are about the tools of the MCP server dsh: bash, bash_input, bash_kill, bash_output, glob, grep, read\./)
+    expect(first!.tools?.find((tool) => tool.name === 'mcp__dsh')?.description).toMatch(/^These instructions are about the tools of the MCP server dsh: bash, bash_input, bash_kill, bash_output, edit, glob, grep, read, write\./)
     expect(model.outputs).toEqual([
       [WALL_TIME, 'Found 1 match\n\nsrc/a.ts\nLine 2: export const marker = "zebrafish"'],
       [WALL_TIME, 'src/a.ts'],

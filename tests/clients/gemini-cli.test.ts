@@ -4,6 +4,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, test } from 'vitest'
 import { processesWith, until } from '@deepseek-ai/dsh-testing'
+import { installedDsh } from '../../packages/host/cli/tests/helpers.ts'
 import { agentCli, type CliRun, killLeftovers, runCli } from './clients.ts'
 import { startGeminiModel, type GeminiModel, type ScriptedCall } from './gemini-model.ts'
 
@@ -12,7 +13,8 @@ import { startGeminiModel, type GeminiModel, type ScriptedCall } from './gemini-
  * says, with its model API replaced by a scripted stand-in (tests/clients/gemini-model.ts) that makes the calls.
  */
 
-const DSH = resolve(dirname(fileURLToPath(import.meta.url)), '../../packages/host/cli/bin/dsh.js')
+/** The README's DSH: the installed copy of the packed tarball (`$(npm prefix -g)/bin/dsh`), run with node. */
+const DSH = installedDsh().bin
 const TIMEOUT = 120_000
 const DSH_TOOLS = ['mcp_dsh_bash', 'mcp_dsh_bash_input', 'mcp_dsh_bash_kill', 'mcp_dsh_bash_output', 'mcp_dsh_glob', 'mcp_dsh_grep', 'mcp_dsh_read']
 const FINAL_TEXT = 'Done: the stand-in model has finished.'

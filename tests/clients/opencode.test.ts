@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { processesWith, until } from '@deepseek-ai/dsh-testing'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { startChatModel, textOf, type ChatModelScript, type RecordedRequest, type ToolResult } from './chat-model.ts'
+import { installedDsh } from '../../packages/host/cli/tests/helpers.ts'
 import { agentCli, killLeftovers, runCli } from './clients.ts'
 
 /**
@@ -15,7 +16,8 @@ import { agentCli, killLeftovers, runCli } from './clients.ts'
  */
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
-const DSH = join(ROOT, 'packages/host/cli/bin/dsh.js')
+/** The README's DSH: the installed copy of the packed tarball (`$(npm prefix -g)/bin/dsh`), run with node. */
+const DSH = installedDsh().bin
 const TIMEOUT = 120_000
 
 interface Session {
@@ -130,7 +132,7 @@ describe('opencode run against dsh mcp, mounted as the README says', () => {
       expect(offered.find((t) => t.function.name === `dsh_${tool.name}`)?.function, tool.name).toEqual({ name: `dsh_${tool.name}`, description: tool.description, parameters: tool.inputSchema })
     }
     const system = agentRequests(run)[0]?.body?.messages.filter((m) => m.role === 'system').map((m) => textOf(m.content)).join('\n')
-    expect(system).toContain('These instructions are about the tools of the MCP server dsh: bash, bash_input, bash_kill, bash_output, glob, grep, read.')
+    expect(system).toContain('These instructions are about the tools of the MCP server dsh: bash, bash_input, bash_kill, bash_output, edit, glob, grep, read, write.')
   })
 
   test('glob, grep and read run through dsh mcp; the tool messages carry dsh text exactly, and opencode run exits 0', () => {

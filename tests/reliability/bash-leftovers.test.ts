@@ -4,7 +4,6 @@ import { afterAll, afterEach, beforeAll, expect, test } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import { ensureBuilt } from '../../packages/host/cli/tests/helpers.ts'
 import { BIN, processesWith, straySleeps, temp, until, type Temp } from './helpers.ts'
 
 // What a command leaves behind, through the built hosts (DESIGN §13, §16): nothing may hold a call past its grace,
@@ -12,7 +11,6 @@ import { BIN, processesWith, straySleeps, temp, until, type Temp } from './helpe
 // killed here by the test).
 let ws: Temp
 beforeAll(() => {
-  ensureBuilt()
   ws = temp('bash-leftovers', { 'config.json': JSON.stringify({ 'bash-local': { graceMs: 300 } }) })
 }, 120_000)
 afterAll(() => ws?.cleanup())

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs'
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
@@ -154,6 +154,43 @@ describe(`fuzzed arguments (${FUZZ_RUNS} runs per property, seed ${FUZZ_SEED})`,
     }
     const arbitrary = fc.record({ task_id: fc.oneof(value, fc.constantFrom(...ids), fc.nat(5).map((n) => `bash-${n}`)), text: value, timeout_ms: fc.constant(50) })
     await run(fc.asyncProperty(arbitrary, async (args) => { await check('bash_input', args) }))
+  }, TEST_TIMEOUT)
+
+  test('write and edit (confined to a scratch root): every path and string gives a result or a coded error; nothing outside the root changes', async () => {
+    const scratch = join(root.dir, 'scratch')
+    mkdirSync(scratch)
+    writeFileSync(join(scratch, 'a.txt'), 'alpha\nbeta\n')
+    writeFileSync(join(scratch, 'crlf.txt'), 'one\r\ntwo\r\n')
+    writeFileSync(join(scratch, 'bin.dat'), Buffer.from([0, 1, 2]))
+    // A workspace section alone: the roots are on (the session cwd), bash stays as it is.
+    const confined = await host({ workspace: { roots: [] }, 'spill-local': { root: join(root.dir, 'spill') } })
+    const as = { session: { id: 'fuzz-change', cwd: scratch } }
+    try {
+      for (const name of ['a.txt', 'crlf.txt']) expect((await confined.ctx.tools.execute('read', { path: name }, as)).isError).toBe(false)
+      const path = fc.oneof(value, fc.constantFrom('a.txt', 'crlf.txt', 'bin.dat', 'new.txt', 'sub/dir/new.txt', '.', '../canary/keep.txt', '../canary/new.txt', '../fixture/a.txt', '/etc/passwd', '/proc/self/mem', '/dev/null'))
+      const text = fc.oneof(value, fc.constantFrom('alpha', 'beta\n', 'one\ntwo', '1: alpha', ''))
+      const arbitrary = fc.oneof(
+        fc.record({ tool: fc.constant('write'), a: fc.record({ path, content: text }).map(args) }),
+        fc.record({ tool: fc.constant('edit'), a: fc.record({ path, old_string: text, new_string: text, replace_all: optional(fc.oneof(fc.boolean(), value)) }).map(args) }),
+      )
+      await run(fc.asyncProperty(arbitrary, async ({ tool, a }) => {
+        const result = await confined.ctx.tools.execute(tool, a, as)
+        assertWellFormed(result)
+        expect(result.error?.code, JSON.stringify(result.error)).not.toBe('TOOL_FAILED')
+        const key = `${tool} ${result.isError ? result.error!.code : 'ok'}`
+        outcomes.set(key, (outcomes.get(key) ?? 0) + 1)
+        expect(snapshot(canary)).toEqual(canaryBefore)
+        expect(snapshot(fixture)).toEqual(fixtureBefore)
+        expect(existsSync(join(process.cwd(), CANARY))).toBe(false)
+      }))
+      expect(confined.problems).toEqual([])
+    } finally {
+      await confined.dispose()
+    }
+    for (const tool of ['write', 'edit']) {
+      expect([...outcomes.keys()].filter((key) => key.startsWith(`${tool} `) && key !== `${tool} ok`).length, tool).toBeGreaterThan(0)
+      expect(outcomes.get(`${tool} ok`) ?? 0, tool).toBeGreaterThan(0)
+    }
   }, TEST_TIMEOUT)
 
   test('no unhandled rejection and no plugin error during the fuzzing', async () => {

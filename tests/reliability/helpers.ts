@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { ToolResult } from '@deepseek-ai/dsh-tools'
-import { createDefaultContext, type DefaultContext } from '@deepseek-ai/dsh'
+import { createDefaultContext, type DefaultContext } from 'dsh-agent-tools'
 
 // The shared process helpers: a unique sleep marker, a /proc scan for it, a bounded poll.
 export { processesWith, straySleeps, uniqueSleep, until } from '@deepseek-ai/dsh-testing'

@@ -1,12 +1,10 @@
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, test } from 'vitest'
-import { ensureBuilt } from '../../packages/host/cli/tests/helpers.ts'
 import { BIN, processesWith, temp, uniqueSleep, until, type Temp } from './helpers.ts'
 
 let ws: Temp
 beforeAll(() => {
-  ensureBuilt()
   ws = temp('host-exit', { 'config.json': JSON.stringify({ 'bash-local': { graceMs: 300 } }) })
 }, 120_000)
 afterAll(() => ws?.cleanup())

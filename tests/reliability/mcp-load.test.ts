@@ -2,12 +2,10 @@ import { afterAll, beforeAll, expect, test } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import { ensureBuilt } from '../../packages/host/cli/tests/helpers.ts'
 import { BIN, processesWith, temp, uniqueSleep, until, type Temp } from './helpers.ts'
 
 let ws: Temp
 beforeAll(() => {
-  ensureBuilt()
   const files: Record<string, string> = {}
   for (let i = 0; i < 10; i++) files[`src/f${i}.ts`] = `export const v${i} = ${i}\n`
   ws = temp('mcp', files)

@@ -1,3 +1,4 @@
+import type { ArgumentAliases } from '@deepseek-ai/dsh-tools'
 import type { Static } from '@sinclair/typebox'
 // The builders one by one, not the `Type` object: the bundle then keeps only these (docs/decisions/2026-12-01-start-up-schemas.md).
 import * as Type from '@sinclair/typebox'
@@ -125,3 +126,6 @@ export function renderList(tasks: readonly Task[], now: number, maxBytes: number
   }
   return [head, ...rows.slice(0, shown), rest(shown)].join('\n')
 }
+
+/** Other clients' names for the task id (Claude Code's BashOutput `bash_id`, KillShell `shell_id`). */
+export const TASK_ID_ALIASES = { bash_id: 'task_id', shell_id: 'task_id' } as const satisfies ArgumentAliases

@@ -1,3 +1,4 @@
+import type { ArgumentAliases } from '@deepseek-ai/dsh-tools'
 import type { Static } from '@sinclair/typebox'
 // The builders one by one, not the `Type` object: the bundle then keeps only these (docs/decisions/2026-12-01-start-up-schemas.md).
 import * as Type from '@sinclair/typebox'
@@ -99,3 +100,6 @@ export function renderStarted(taskId: string, interactive = false): string {
 export function interactiveArgsMessage(): string {
   return 'interactive needs run_in_background: true: an interactive command runs as a background task that bash_input types into'
 }
+
+/** Other clients' names for bash's arguments (DESIGN §20): the INVALID_ARGS text says what to pass instead. */
+export const BASH_ALIASES = { timeout: { hint: 'pass "timeoutMs" instead (milliseconds)' } } as const satisfies ArgumentAliases

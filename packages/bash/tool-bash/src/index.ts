@@ -4,11 +4,11 @@ import type {} from '@deepseek-ai/dsh-bash'
 import type {} from '@deepseek-ai/dsh-tasks'
 import type {} from '@deepseek-ai/dsh-system-prompt'
 import { bash } from './bash.ts'
-import { BASH_PROMPT, BASH_PROMPT_ID, BASH_PROMPT_ORDER, BashParameters, bashDescription, DEFAULT_BACKGROUND_AFTER_MS, DEFAULT_MAX_RESULT_BYTES, type BashArgs } from './bash-text.ts'
+import { BASH_ALIASES, BASH_PROMPT, BASH_PROMPT_ID, BASH_PROMPT_ORDER, BashParameters, bashDescription, DEFAULT_BACKGROUND_AFTER_MS, DEFAULT_MAX_RESULT_BYTES, type BashArgs } from './bash-text.ts'
 import { bashKill } from './bash-kill.ts'
 import { BASH_KILL_DESCRIPTION } from './bash-kill-text.ts'
 import { bashOutput } from './bash-output.ts'
-import { BASH_OUTPUT_DESCRIPTION, BashOutputParameters, TaskIdParameters, type BashOutputArgs, type TaskIdArgs } from './bash-output-text.ts'
+import { BASH_OUTPUT_DESCRIPTION, BashOutputParameters, TASK_ID_ALIASES, TaskIdParameters, type BashOutputArgs, type TaskIdArgs } from './bash-output-text.ts'
 import { bashInput } from './bash-input.ts'
 import { BASH_INPUT_DESCRIPTION, BashInputParameters, type BashInputArgs } from './bash-input-text.ts'
 import { spillKeeper } from './keep.ts'
@@ -53,6 +53,7 @@ export function apply(ctx: Context, config: Config): void {
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
     description: bashDescription({ ...bounds, backgroundAfterMs: config.backgroundAfterMs }),
     parameters: BashParameters,
+    aliases: BASH_ALIASES,
     maxResultBytes: config.maxResultBytes,
     execute: (args, exec) => bash(services, args, exec, limits),
   })
@@ -63,6 +64,7 @@ export function apply(ctx: Context, config: Config): void {
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     description: BASH_OUTPUT_DESCRIPTION,
     parameters: BashOutputParameters,
+    aliases: TASK_ID_ALIASES,
     maxResultBytes: config.maxResultBytes,
     execute: (args, exec) => bashOutput(services.tasks, args, exec, limits),
   })
@@ -73,6 +75,7 @@ export function apply(ctx: Context, config: Config): void {
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
     description: BASH_INPUT_DESCRIPTION,
     parameters: BashInputParameters,
+    aliases: TASK_ID_ALIASES,
     maxResultBytes: config.maxResultBytes,
     execute: (args, exec) => bashInput(services.tasks, args, exec, limits),
   })
@@ -83,6 +86,7 @@ export function apply(ctx: Context, config: Config): void {
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     description: BASH_KILL_DESCRIPTION,
     parameters: TaskIdParameters,
+    aliases: TASK_ID_ALIASES,
     maxResultBytes: config.maxResultBytes,
     execute: (args, exec) => bashKill(services.tasks, args, exec),
   })

@@ -81,6 +81,11 @@ test('bash_output and bash_kill reject bad arguments as INVALID_ARGS', async () 
   for (const tool of ['bash_output', 'bash_kill'] as const) {
     expect((await h.call(tool, { task_id: 1 })).error?.code).toBe('INVALID_ARGS')
     expect((await h.call(tool, { task_id: 'bash-1', extra: true })).content[0].text).toBe('Error: invalid arguments: unexpected property "extra"')
+    // Other clients' names for the task id (DESIGN §20).
+    for (const alias of ['bash_id', 'shell_id']) {
+      expect((await h.call(tool, { [alias]: 'bash-1' })).content[0].text)
+        .toBe(`Error: invalid arguments: ${tool === 'bash_kill' ? 'missing required property "task_id"; ' : ''}unexpected property "${alias}": pass "task_id" instead`)
+    }
   }
 })
 

@@ -138,6 +138,7 @@ test('bad arguments are INVALID_ARGS', async () => {
     [{ command: 'true' }, 'Error: invalid arguments: missing required property "description"'],
     [{ description: 'x' }, 'Error: invalid arguments: missing required property "command"'],
     [run('true', { cwd: '/' }), 'Error: invalid arguments: unexpected property "cwd"'],
+    [run('true', { timeout: 5000 }), 'Error: invalid arguments: unexpected property "timeout": pass "timeoutMs" instead (milliseconds)'],
     [run('true', { timeoutMs: 0 }), 'Error: invalid arguments: property "timeoutMs" must be >= 1'],
     [run('true', { timeoutMs: 1.5 }), 'Error: invalid arguments: property "timeoutMs" must be an integer'],
     [run('true', { run_in_background: 'yes' }), 'Error: invalid arguments: property "run_in_background" must be a boolean'],

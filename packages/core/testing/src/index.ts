@@ -1,6 +1,5 @@
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process'
 import { mkdirSync, readdirSync, readFileSync, rmdirSync, statSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Context, type Fiber, type Message } from 'cordis'
 import { ToolsService } from '@deepseek-ai/dsh-tools'
@@ -137,11 +136,11 @@ export function straySleeps(): { sleeper(): { command: string; marker: string };
 }
 
 /**
- * Runs `build` under a lock directory shared by every test file of this user: test files run in parallel, and two
- * builds writing the same dist files would race. A lock older than two minutes belongs to a run that died.
+ * Runs `work` under the lock directory `lock` (made and removed here): test files run in parallel, in several
+ * processes, and two of them doing the same one-time work (installing the packed dsh, say) would race. A lock older
+ * than two minutes belongs to a run that died.
  */
-export function withBuildLock(build: () => void): void {
-  const lock = join(tmpdir(), `dsh-host-tests-build-${process.getuid?.() ?? 'user'}.lock`)
+export function withLock(lock: string, work: () => void): void {
   const wait = new Int32Array(new SharedArrayBuffer(4))
   for (let attempt = 0; ; attempt++) {
     try {
@@ -152,12 +151,12 @@ export function withBuildLock(build: () => void): void {
       try {
         if (Date.now() - statSync(lock).mtimeMs > 120_000) rmdirSync(lock)
       } catch {}
-      if (attempt > 1200) throw new Error(`another build holds ${lock} for too long`)
+      if (attempt > 1200) throw new Error(`another test file holds ${lock} for too long`)
       Atomics.wait(wait, 0, 0, 100)
     }
   }
   try {
-    build()
+    work()
   } finally {
     rmdirSync(lock)
   }

@@ -1,4 +1,4 @@
-import { charBoundary, cutPrefixLength } from './index.ts'
+import { charBoundary, cutPrefixLength } from './boundaries.ts'
 
 /*
  * Where a head or a tail of a long text ends or starts when it must fit a byte room: on a line boundary whenever a

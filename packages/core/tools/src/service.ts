@@ -3,7 +3,7 @@ import { CoreErrorCode, HarnessError } from './errors.ts'
 import { errorResult, outputToResult } from './results.ts'
 import type { ExecuteOptions, SessionNotice, ToolCall, ToolDefinition, ToolDenial, ToolResult, ToolSchema } from './types.ts'
 import { cut, listProblems, quote } from './text.ts'
-import { argumentProblems } from './validation.ts'
+import { aliasProblem, argumentProblems } from './validation.ts'
 
 declare module 'cordis' {
   interface Context {
@@ -102,7 +102,7 @@ class Pipeline {
     }
     let problems: string[]
     try {
-      problems = await argumentProblems(definition.parameters, args)
+      problems = await argumentProblems(definition.parameters, args, definition.aliases)
     } catch (error) {
       return errorResult(new HarnessError(`tool "${name}" has an unusable parameter schema: ${cut(String((error as Error)?.message ?? error), 1000)}`, { code: CoreErrorCode.TOOL_FAILED, cause: error }))
     }
@@ -204,6 +204,10 @@ export class ToolsService extends Service {
   register<A>(definition: ToolDefinition<A>): () => Promise<void> {
     if (!NAME.test(definition.name)) {
       throw new HarnessError(`invalid tool name ${quote(String(definition.name))}: use 1-64 letters, digits, "_" or "-"`, { code: 'INVALID_TOOL_DEFINITION' })
+    }
+    const aliases = definition.aliases === undefined ? undefined : aliasProblem(definition.parameters, definition.aliases)
+    if (aliases !== undefined) {
+      throw new HarnessError(`tool ${quote(definition.name)}: ${aliases}`, { code: 'INVALID_TOOL_DEFINITION' })
     }
     const { definitions } = this[PIPELINE]
     if (definitions.has(definition.name)) {

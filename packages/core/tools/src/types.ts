@@ -52,8 +52,20 @@ export interface ToolDefinition<A = Record<string, unknown>> {
    * notices join its result only as far as they fit, the rest wait for the next result. Never sent to the model.
    */
   readonly maxResultBytes?: number
+  /**
+   * Other agent clients' names for this tool's arguments (DESIGN §20): an unknown argument by one of these names gets
+   * an INVALID_ARGS text saying what to pass instead. Never sent to the model.
+   */
+  readonly aliases?: ArgumentAliases
   execute(args: A, exec: ToolExecution): Promise<string | ToolOutput> | string | ToolOutput
 }
+
+/**
+ * Another client's argument name → the name of ours to pass instead (`{ file_path: 'path' }`: `unexpected property
+ * "file_path": pass "path" instead`), or `{ hint }`, the words to say when there is no one argument for it
+ * (`{ case_insensitive: { hint: 'start the pattern with (?i) …' } }`: `unexpected property "case_insensitive": start …`).
+ */
+export type ArgumentAliases = Readonly<Record<string, string | { readonly hint: string }>>
 
 export interface ToolErrorInfo {
   readonly message: string

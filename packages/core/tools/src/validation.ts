@@ -1,7 +1,7 @@
 import type { ErrorObject, Options, ValidateFunction } from 'ajv'
 import { precompiledValidators } from './precompiled.ts'
 import { quote } from './text.ts'
-import type { JsonSchema } from './types.ts'
+import type { ArgumentAliases, JsonSchema } from './types.ts'
 
 /**
  * The one set of ajv options, shared by run-time compilation and the ahead-of-time validators (`precompile.ts`), so
@@ -39,19 +39,39 @@ export async function compileSchema(schema: JsonSchema): Promise<ValidateFunctio
  * JSON (NaN, functions, undefined, class instances, cycles) are problems too, so a library caller can never hand a
  * tool something the MCP wire could not have carried. Names and paths are quoted bounded (`quote`).
  */
-export async function argumentProblems(schema: JsonSchema, args: unknown): Promise<string[]> {
+export async function argumentProblems(schema: JsonSchema, args: unknown, aliases?: ArgumentAliases): Promise<string[]> {
   const problems = jsonProblems(args, '', new Set())
   if (problems.length) return problems
   const validate = await compileSchema(schema)
   if (validate(args)) return []
-  return dedupe((validate.errors ?? []).map(describe))
+  return dedupe((validate.errors ?? []).map((error) => describe(error, aliases)))
+}
+
+/** What an unknown top-level argument that is another client's name for one of ours should have been. */
+function aliasHint(name: string, aliases: ArgumentAliases | undefined): string {
+  const alias = aliases !== undefined && Object.hasOwn(aliases, name) ? aliases[name] : undefined
+  if (alias === undefined) return ''
+  return typeof alias === 'string' ? `: pass ${quote(alias)} instead` : `: ${alias.hint}`
+}
+
+/**
+ * Refuses aliases that could never apply or that point nowhere: a name the schema itself declares, or a name of ours
+ * the schema lacks. Undefined when they are sound.
+ */
+export function aliasProblem(schema: JsonSchema, aliases: ArgumentAliases): string | undefined {
+  const properties = (schema.properties ?? {}) as Record<string, unknown>
+  for (const [name, alias] of Object.entries(aliases)) {
+    if (Object.hasOwn(properties, name)) return `alias ${quote(name)} is one of the tool's own properties`
+    if (typeof alias === 'string' && !Object.hasOwn(properties, alias)) return `alias ${quote(name)} names ${quote(alias)}, which is not a property of the tool`
+  }
+  return undefined
 }
 
 function where(pointer: string): string {
   return pointer === '' ? 'arguments' : `property ${quote(pointer.slice(1).replaceAll('/', '.'))}`
 }
 
-function describe(error: ErrorObject): string {
+function describe(error: ErrorObject, aliases: ArgumentAliases | undefined): string {
   const at = where(error.instancePath)
   const params = error.params as Record<string, unknown>
   switch (error.keyword) {
@@ -61,7 +81,8 @@ function describe(error: ErrorObject): string {
     }
     case 'additionalProperties': {
       const prefix = error.instancePath === '' ? '' : `${at}: `
-      return `${prefix}unexpected property ${quote(String(params.additionalProperty))}`
+      const name = String(params.additionalProperty)
+      return `${prefix}unexpected property ${quote(name)}${error.instancePath === '' ? aliasHint(name, aliases) : ''}`
     }
     case 'type':
       return `${at} must be ${article(String(params.type))}`

@@ -12,11 +12,12 @@ import { VCS_DIRS } from './paths.ts'
  * directories excluded, NUL-separated so that any name survives. No `--sort`: ripgrep walks on `threads` threads
  * and the tool orders by modification time itself (docs/decisions/2026-11-30-glob-ordering.md).
  */
-export function globArgv(pattern: string, root: string, threads: number): string[] {
+export function globArgv(pattern: string, root: string, threads: number, exclude: readonly string[] = []): string[] {
   return [
     '--no-config', '--files', '--null', `--threads=${threads}`, `--glob=${pattern}`, '--no-ignore', '--hidden',
-    // After the model's glob, so that they win over it; the trailing slash matches directories only.
-    ...VCS_DIRS.map((dir) => `--glob=!${dir}/`),
+    // After the model's glob, so that they win over it; the trailing slash matches directories only. `exclude`:
+    // the workspace's hidden paths below the root (`--glob=!/<rel>`), last so that nothing wins over them.
+    ...VCS_DIRS.map((dir) => `--glob=!${dir}/`), ...exclude,
     '--', root,
   ]
 }
@@ -35,8 +36,20 @@ export function globThreads(cpus: number): number {
  * Matching lines as JSON records; ripgrep's default visibility (ignore files, hidden, binary), with
  * `--no-require-git` so that `.gitignore` applies the same way outside a git repository as inside one.
  */
-export function grepArgv(pattern: string, root: string, include: string | undefined): string[] {
-  return ['--no-config', '--json', '--no-require-git', `--regexp=${pattern}`, ...(include === undefined ? [] : [`--glob=${include}`]), '--', root]
+export function grepArgv(pattern: string, root: string, include: string | undefined, options: { readonly noIgnoreDot?: boolean; readonly exclude?: readonly string[] } = {}): string[] {
+  return [
+    '--no-config', '--json', '--no-require-git', ...(options.noIgnoreDot === true ? ['--no-ignore-dot'] : []),
+    // `exclude`: the workspace's hidden paths below the root (`--glob=!/<rel>`), after the model's include so they win.
+    `--regexp=${pattern}`, ...(include === undefined ? [] : [`--glob=${include}`]), ...(options.exclude ?? []), '--', root,
+  ]
+}
+
+/**
+ * Whether `pattern`'s text occurs literally where grep searched (exit 0 at the first occurrence, 1 for none): the
+ * same visibility and exclusions, `--fixed-strings`, nothing printed.
+ */
+export function literalArgv(pattern: string, root: string, include: string | undefined, exclude: readonly string[] = []): string[] {
+  return ['--no-config', '--quiet', '--fixed-strings', '--no-require-git', `--regexp=${pattern}`, ...(include === undefined ? [] : [`--glob=${include}`]), ...exclude, '--', root]
 }
 
 /**

@@ -1,16 +1,10 @@
-import type { SavedText } from '@deepseek-ai/dsh-spill'
+import type { SpillOutcome, ToolName } from './values.ts'
 import { clip, cutUtf8, escapeControl, QUOTE_MAX_BYTES, systemErrorReason, tildeHint } from '@deepseek-ai/dsh-text'
 
 /*
  * Every text both tools share. Pure functions of their arguments: each exact text is a unit test.
  */
 
-export type ToolName = 'glob' | 'grep'
-
-/** What became of the complete result when the inline page was cut. */
-export type SpillOutcome =
-  | { readonly saved: Pick<SavedText, 'locator' | 'retrievalHint'> }
-  | { readonly unsaved: string }
 
 const NARROW: Record<ToolName, string> = {
   glob: 'use a more specific pattern or a deeper path',
@@ -75,14 +69,10 @@ export function abortedMessage(tool: ToolName): string {
   return `${tool} search aborted: the call was cancelled or ran out of time, and ripgrep was stopped`
 }
 
-/** glob's listing passed the bound on what a search may hold (rawOutputMaxBytes). */
-export function globOverflowMessage(maxBytes: number): string {
-  return `glob search stopped: ripgrep listed more than ${maxBytes} bytes of paths, the most a search may hold (rawOutputMaxBytes). To list less, ${NARROW.glob}.`
-}
-
-/** grep's formatted matches passed the bound on what a search may hold (rawOutputMaxBytes). */
-export function grepOverflowMessage(maxBytes: number, matches: number): string {
-  return `grep search stopped: after ${matches} matching lines its formatted matches passed ${maxBytes} bytes, the most a search may hold (rawOutputMaxBytes). To search less, ${NARROW.grep}.`
+/** The complete result passed the bound on what a saved result may hold on disk (savedResultMaxBytes). */
+export function savedOverflowMessage(tool: ToolName, maxBytes: number, found: number): string {
+  const what = tool === 'grep' ? `after ${found} matching lines its complete result` : `after ${found} files its complete list`
+  return `${tool} search stopped: ${what} passed ${maxBytes} bytes, the most a saved result may hold (savedResultMaxBytes). To ${tool === 'grep' ? 'search' : 'list'} less, ${NARROW[tool]}.`
 }
 
 /** One record of ripgrep's output (one matching line with its JSON) passed the bound on its own. */
@@ -92,6 +82,11 @@ export function recordOverflowMessage(tool: ToolName, maxBytes: number): string 
 
 export function outOfMemoryMessage(tool: ToolName, limitBytes: number): string {
   return `${tool} search failed: ripgrep used more than its memory limit (${limitBytes} bytes, rgMaxMemoryBytes) and was stopped. A huge or endless ignore file (.gitignore, .ignore, .rgignore — a link to a device, say) or an enormous line is the usual cause; search a narrower path, or a single file.`
+}
+
+/** ripgrep aborted because an allocation failed (a memory limit of the machine or the process, not the tool's). */
+export function abortedOutOfMemoryMessage(tool: ToolName, allocationBytes: number): string {
+  return `${tool} search failed: ripgrep ran out of memory and aborted (an allocation of ${allocationBytes} bytes failed). A huge or endless ignore file (.gitignore, .ignore, .rgignore — a link to a device, say) or an enormous line is the usual cause; search a narrower path, or a single file.`
 }
 
 /** ripgrep was stopped at the tool's own time budget; what it had found stands. */
@@ -117,7 +112,31 @@ export function exitMessage(tool: ToolName, exitCode: number | null, stderr: str
  * message quotes the model's pattern instead (bounded) and keeps ripgrep's reason (`error: unclosed group`).
  */
 export function invalidPatternMessage(tool: ToolName, pattern: string, stderr: string): string {
-  return `invalid ${tool} pattern "${quoteArg(pattern)}": ${patternReason(stderr)}`
+  const reason = patternReason(stderr)
+  return `invalid ${tool} pattern "${quoteArg(pattern)}": ${reason}${tool === 'grep' ? escapeHint(pattern, reason) : ''}`
+}
+
+// The metacharacter each of ripgrep's parse errors is about, when it was likely meant literally.
+const UNESCAPED: readonly (readonly [RegExp, (pattern: string) => string | undefined])[] = [
+  [/: unclosed group$/, () => '('],
+  [/: unopened group$/, () => ')'],
+  [/: unclosed character class$/, () => '['],
+  [/: repetition operator missing expression$/, (pattern) => /[*+?]/.exec(pattern)?.[0]],
+  [/: (?:unclosed counted repetition|repetition quantifier expects a valid decimal|decimal literal empty)$/, () => '{'],
+]
+const METACHARACTERS = /[()[\]{}+*?|^$.]/g
+
+/**
+ * How to escape the metacharacter a regex parse error is about (`foo(` → `foo\(`), for a pattern that was likely
+ * meant as text; '' when the error is of another kind. A trailing lone backslash gets its own hint.
+ */
+function escapeHint(pattern: string, reason: string): string {
+  if (!reason.startsWith('regex parse error')) return ''
+  if (/(?:^|[^\\])(?:\\\\)*\\$/.test(pattern)) return '. The pattern ends with a lone backslash, which escapes nothing: write \\\\ to match a backslash'
+  const char = UNESCAPED.find(([kind]) => kind.test(reason))?.[1](pattern)
+  if (char === undefined) return ''
+  if (pattern.includes('\\')) return `. To match ${char} literally, escape it with a backslash: \\${char}`
+  return `. To match ${char} literally, escape it with a backslash; the whole pattern as literal text is ${quoteArg(pattern.replace(METACHARACTERS, '\\$&'))}`
 }
 
 function patternReason(stderr: string): string {

@@ -6,6 +6,7 @@ export interface Config {
   grepMaxLineBytes: number
   maxResultBytes: number
   rawOutputMaxBytes: number
+  savedResultMaxBytes: number
   rgMaxMemoryBytes: number
   timeoutMs: number
   graceMs: number
@@ -20,7 +21,8 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
   grepMaxMatches: positive(250, 'Matching lines shown inline by grep; the complete result goes to the spill store.'),
   grepMaxLineBytes: positive(2000, 'Longest preview of a matching line, in UTF-8 bytes; longer lines are cut and marked.'),
   maxResultBytes: positive(30_000, 'Most UTF-8 bytes of one glob or grep result text; the page stops there, and the complete result goes to the spill store.'),
-  rawOutputMaxBytes: positive(20_000_000, 'Most bytes a search holds in memory: the paths glob lists, the formatted matches grep keeps (what its complete result is made of), any one record of ripgrep\'s output. Past it ripgrep is stopped (SEARCH_RAW_OUTPUT_OVERFLOW).'),
+  rawOutputMaxBytes: positive(20_000_000, 'Most bytes of output a search holds in memory at once: any one record of ripgrep\'s output (past it ripgrep is stopped: SEARCH_RAW_OUTPUT_OVERFLOW), and grep\'s saved rows gathered before they go to a temporary file (at most 4 MiB of them).'),
+  savedResultMaxBytes: positive(1_073_741_824, 'Most bytes of the complete result a search saves (grep\'s rows, glob\'s paths): past it ripgrep is stopped (SEARCH_RAW_OUTPUT_OVERFLOW). Memory does not grow with it: grep keeps its rows on disk, glob a small constant per file besides its paths.'),
   rgMaxMemoryBytes: Schema.natural().default(1_073_741_824).description('Most resident memory ripgrep may use, read from /proc every 20 ms: past it ripgrep is stopped (SEARCH_FAILED), so a hostile ignore file cannot exhaust memory. 0 turns the check off.'),
   timeoutMs: positive(30_000, 'Time budget of one call, enforced by the timeout policy (TOOL_TIMEOUT); the tool stops ripgrep somewhat earlier and returns what it found.'),
   graceMs: positive(3000, 'Time between SIGTERM and SIGKILL when ripgrep is stopped.'),

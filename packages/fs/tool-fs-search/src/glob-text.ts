@@ -1,8 +1,8 @@
 import type { Static } from '@sinclair/typebox'
 // The builders one by one, not the `Type` object: the bundle then keeps only these (docs/decisions/2026-12-01-start-up-schemas.md).
 import * as Type from '@sinclair/typebox'
-import { capFooter, partialNote, showPath, type SpillOutcome, stoppedNote, trailerBytes, utf8Bytes, withinBudget } from './common-text.ts'
-import type { Page } from './search.ts'
+import { capFooter, partialNote, showPath, stoppedNote, trailerBytes, utf8Bytes, withinBudget } from './common-text.ts'
+import type { GlobValue, Page } from './values.ts'
 
 export const GLOB_PROMPT_ID = 'tool:glob'
 export const GLOB_PROMPT_ORDER = 103
@@ -28,20 +28,6 @@ export const GlobParameters = Type.Object({
 }, { additionalProperties: false })
 export type GlobArgs = Static<typeof GlobParameters>
 
-/** What a glob call found, before it becomes text. */
-export interface GlobValue {
-  /** Most recently modified first; as shown (relative to the cwd or absolute), not yet escaped. */
-  readonly paths: readonly string[]
-  /** ripgrep's stderr when it exited 2 but listed files (some directories could not be read). */
-  readonly warning?: string
-  /** Set when the search root is itself inside a version-control directory, whose contents glob never lists. */
-  readonly insideVcs?: { readonly root: string; readonly dir: string }
-  /** Set when ripgrep was stopped at the tool's time budget (that many ms): the paths are those listed until then. */
-  readonly stoppedAfterMs?: number
-  /** Set when `paths` is longer than the page. */
-  readonly spill?: SpillOutcome
-}
-
 export interface GlobCaps {
   readonly maxResults: number
   /** No text of the result exceeds this many UTF-8 bytes. */
@@ -61,8 +47,8 @@ function notes(value: GlobValue): string[] {
 /** The whole list as its page shows it, when every path fits the page (count and bytes); else undefined. */
 export function wholeGlob(value: GlobValue, caps: GlobCaps): string | undefined {
   const { paths } = value
-  if (paths.length === 0) return withinBudget([NO_FILES, ...notes(value)].join('\n\n'), caps.maxBytes)
-  if (paths.length > caps.maxResults) return undefined
+  if (value.total === 0) return withinBudget([NO_FILES, ...notes(value)].join('\n\n'), caps.maxBytes)
+  if (value.total > caps.maxResults || paths.length < value.total) return undefined
   const whole = [paths.map(showPath).join('\n'), ...notes(value)].join('\n\n')
   return utf8Bytes(whole) <= caps.maxBytes ? whole : undefined
 }
@@ -74,8 +60,8 @@ export function pageGlob(value: GlobValue, caps: GlobCaps): Page {
   const after = notes(value)
   const { paths } = value
   const spill = value.spill ?? { unsaved: 'it was not offered to a store' }
-  const footer = (shown: number) => capFooter('glob', shown, paths.length, 'files', spill)
-  let room = caps.maxBytes - trailerBytes([footer(paths.length), ...after])
+  const footer = (shown: number) => capFooter('glob', shown, value.total, 'files', spill)
+  let room = caps.maxBytes - trailerBytes([footer(value.total), ...after])
   const rows: string[] = []
   for (const path of paths) {
     if (rows.length >= caps.maxResults) break
@@ -90,10 +76,7 @@ export function pageGlob(value: GlobValue, caps: GlobCaps): Page {
   return { text: withinBudget(blocks.join('\n\n'), caps.maxBytes), complete: false }
 }
 
-/** The complete list as saved: one path per line, in the order shown. */
-export function savedGlob(value: GlobValue): string {
-  // The final newline joined in, not appended: one flat string (see savedGrep).
-  const rows = value.paths.map(showPath)
-  rows.push('')
-  return rows.join('\n')
+/** One row of the complete list as saved (one path per line, in the order shown), with its newline. */
+export function savedGlobRow(path: string): string {
+  return `${showPath(path)}\n`
 }

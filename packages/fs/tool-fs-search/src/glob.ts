@@ -4,22 +4,17 @@ import { availableParallelism } from 'node:os'
 import type { ToolExecution, ToolOutput } from '@deepseek-ai/dsh-tools'
 import { invalidArgs } from '@deepseek-ai/dsh-tools'
 import { argRoom, globArgv, globThreads, normalizeGlob } from './argv.ts'
-import { errorPath, globOverflowMessage, nulInPathMessage, quoteArg } from './common-text.ts'
+import { errorPath, nulInPathMessage, quoteArg, recordOverflowMessage, savedOverflowMessage } from './common-text.ts'
 import { SearchError, SearchErrorCode } from './errors.ts'
-import { type GlobArgs, type GlobValue, pageGlob, savedGlob, wholeGlob } from './glob-text.ts'
-import { decodeKey, enclosingVcsDir, fsPath, joinDisplay, pathKey, relativeKey, resolveRoot, sortInPathOrder } from './paths.ts'
+import { type GlobArgs, pageGlob, savedGlobRow, wholeGlob } from './glob-text.ts'
+import { identity, NumberColumn, PathTable } from './path-table.ts'
+import { decodeKey, enclosingVcsDir, joinDisplay, pathKey, resolveRoot, type SearchRoot } from './paths.ts'
 import { MalformedOutput, RecordSplitter } from './records.ts'
 import { endRecords, judgeExit, runRipgrep, searchDeadline } from './ripgrep.ts'
-import { confineRoot, deliver, isDirectory, type SearchServices, sessionCwd } from './search.ts'
+import { cannotSave, deliver, openRoot, type OpenedRoot, type SearchServices, sessionCwd } from './search.ts'
+import type { GlobValue } from './values.ts'
 
 const WALKERS = globThreads(availableParallelism())
-
-interface Entry {
-  /** The path below the root (see pathKey). */
-  readonly rel: string
-  /** Modification time in ms (Infinity when the file could not be stat'ed). */
-  readonly mtime: number
-}
 
 /** `glob`: every file below `path` whose path matches `pattern`, newest modification first, ties in path order. */
 export async function glob(services: SearchServices, args: GlobArgs, exec: ToolExecution): Promise<ToolOutput<GlobValue>> {
@@ -29,8 +24,19 @@ export async function glob(services: SearchServices, args: GlobArgs, exec: ToolE
     throw new SearchError('invalid glob pattern: a file name cannot contain a NUL byte', { code: SearchErrorCode.SEARCH_INVALID_PATTERN })
   }
   const root = resolveRoot(sessionCwd(exec), args.path)
-  await confineRoot(services, 'glob', root, exec)
-  if (!(await isDirectory('glob', root))) {
+  const binary = await services.locator.path('glob')
+  // Opened and checked (DESIGN §17); ripgrep lists what was opened, and the descriptor is closed once it is done.
+  const opened = await openRoot(services, 'glob', root, exec)
+  try {
+    return await globOpened(services, args, exec, root, opened, binary)
+  } finally {
+    await opened.close()
+  }
+}
+
+async function globOpened(services: SearchServices, args: GlobArgs, exec: ToolExecution, root: SearchRoot, opened: OpenedRoot, binary: string): Promise<ToolOutput<GlobValue>> {
+  const { config } = services
+  if (!opened.directory) {
     throw invalidArgs(`glob path must be a directory, but ${errorPath(root.display)} is not one: pass the directory that holds it, or read the file with read`)
   }
   const normal = normalizeGlob(args.pattern, root.absolute)
@@ -40,55 +46,158 @@ export async function glob(services: SearchServices, args: GlobArgs, exec: ToolE
     throw new SearchError(`invalid glob pattern: it is ${passed.bytes} bytes long, but ripgrep takes at most ${passed.room} bytes of glob (one program argument); use a shorter pattern`, { code: SearchErrorCode.SEARCH_INVALID_PATTERN })
   }
   const vcs = enclosingVcsDir(root.absolute)
-  if (vcs) return finish(services, exec, { paths: [], insideVcs: { root: root.display, dir: vcs } })
+  if (vcs) return finish(services, exec, { paths: [], total: 0, insideVcs: { root: root.display, dir: vcs } }, undefined)
 
-  // Each file is stat'ed as soon as ripgrep lists it, while ripgrep walks on (see modificationTime).
-  const rootKey = pathKey(root.bytes)
-  const entries: Entry[] = []
+  // Each file is stat'ed as soon as ripgrep lists it, while ripgrep walks on (see modificationTime). What is kept per
+  // file is its path below the root, in one buffer, and its time, in a typed column: no object per file.
+  // ripgrep lists `./rel` below the opened directory; each is stat'ed through its /proc path (the directory listed).
+  const listing = new Listing()
+  const searched = opened.searched.bytes
+  const prefix = searched.length + 1
+  const rootKey = pathKey(searched)
+  const statBase = Buffer.from(opened.statBase)
   // Until a chunk holds a byte over 0x7f, every name is ASCII and needs no conversion (the common case).
   let ascii = isAscii(root.bytes)
-  let listed = 0
   const splitter = new RecordSplitter(0x00, (bytes, start, end) => {
-    const printed = bytes.toString('latin1', start, end)
-    const rel = relativeKey(rootKey, printed)
-    if (!rel) throw new MalformedOutput(`a path outside the search root: ${decodeKey(printed)}`)
-    entries.push({ rel, mtime: modificationTime(ascii ? printed : fsPath(printed)) })
+    if (end - start < prefix || bytes.toString('latin1', start, start + rootKey.length) !== rootKey || (prefix > rootKey.length && bytes[start + rootKey.length] !== 0x2f)) {
+      throw new MalformedOutput(`a path outside the search root: ${decodeKey(bytes.toString('latin1', start, end))}`)
+    }
+    const below = start + searched.length
+    listing.add(bytes, start + prefix, end, modificationTime(ascii ? opened.statBase + bytes.toString('latin1', below, end) : Buffer.concat([statBase, bytes.subarray(below, end)])))
   })
   // Within the budget the call really has: a timeout policy may give a shorter one than the tool's own.
   const deadlineMs = searchDeadline(exec.budgetMs ?? config.timeoutMs)
   const run = await runRipgrep(services.subprocess, {
     tool: 'glob',
-    binary: await services.locator.path('glob'),
-    args: globArgv(normal.pattern, root.absolute, WALKERS),
+    binary,
+    args: globArgv(normal.pattern, opened.searched.absolute, WALKERS, opened.exclude),
     // ripgrep matches globs that contain "/" relative to its working directory: the root, as the model expects.
-    cwd: root.absolute,
+    cwd: opened.cwd,
     signal: exec.signal,
     graceMs: config.graceMs,
     stderrMaxBytes: config.stderrMaxBytes,
     deadlineMs,
     memoryLimitBytes: config.rgMaxMemoryBytes > 0 ? config.rgMaxMemoryBytes : undefined,
     onOutput: (chunk) => {
-      // The listing is what glob holds: its bytes are bounded as they come.
-      listed += chunk.length
-      if (listed > config.rawOutputMaxBytes) throw new SearchError(globOverflowMessage(config.rawOutputMaxBytes), { code: SearchErrorCode.SEARCH_RAW_OUTPUT_OVERFLOW })
       if (ascii && !isAscii(chunk)) ascii = false
       splitter.push(chunk)
+      if (splitter.pendingLength > config.rawOutputMaxBytes) throw new SearchError(recordOverflowMessage('glob', config.rawOutputMaxBytes), { code: SearchErrorCode.SEARCH_RAW_OUTPUT_OVERFLOW })
+      // What the saved list would hold: the paths, each with the root's display and a newline.
+      const saved = listing.bytes + listing.length * (Buffer.byteLength(root.display) + 2)
+      if (saved > config.savedResultMaxBytes) throw new SearchError(savedOverflowMessage('glob', config.savedResultMaxBytes, listing.length), { code: SearchErrorCode.SEARCH_RAW_OUTPUT_OVERFLOW })
     },
   })
   if (!run.stoppedAtDeadline) endRecords('glob', splitter)
-  const outcome = judgeExit('glob', run, entries.length, { pattern: args.pattern, walked: root.absolute })
-  sortByModificationThenPath(entries)
-  const paths = entries.map((entry) => joinDisplay(root.display, ascii ? entry.rel : decodeKey(entry.rel)))
+  const outcome = judgeExit('glob', { ...run, stderr: opened.stderr(run.stderr) }, listing.length, { pattern: args.pattern, walked: root.absolute })
+  const order = listing.newestFirst()
+  const shown = (index: number): string => joinDisplay(root.display, listing.display(index, ascii))
   return finish(services, exec, {
-    paths,
+    paths: Array.from(order.subarray(0, config.globMaxResults), shown),
+    total: order.length,
     ...(outcome.warning === undefined ? {} : { warning: outcome.warning }),
     ...(outcome.stopped ? { stoppedAfterMs: deadlineMs } : {}),
+  }, { order, shown })
+}
+
+function finish(services: SearchServices, exec: ToolExecution, value: GlobValue, all: { order: Uint32Array; shown: (index: number) => string } | undefined): Promise<ToolOutput<GlobValue>> {
+  const caps = { maxResults: services.config.globMaxResults, maxBytes: services.config.maxResultBytes }
+  return deliver(services, exec, value, {
+    fileName: 'glob-results.txt',
+    whole: (v) => wholeGlob(v, caps),
+    page: (v) => pageGlob(v, caps),
+    saved: () => {
+      const unsaved = cannotSave(services, exec)
+      return unsaved !== undefined ? { unsaved } : { parts: () => savedList(all) }
+    },
   })
 }
 
-function finish(services: SearchServices, exec: ToolExecution, value: GlobValue): Promise<ToolOutput<GlobValue>> {
-  const caps = { maxResults: services.config.globMaxResults, maxBytes: services.config.maxResultBytes }
-  return deliver(services, exec, value, { fileName: 'glob-results.txt', whole: (v) => wholeGlob(v, caps), page: (v) => pageGlob(v, caps), saved: savedGlob })
+/** The complete list as saved, in parts of about 64 KiB: one path per line, in the order shown. */
+function* savedList(all: { order: Uint32Array; shown: (index: number) => string } | undefined): Generator<string> {
+  if (all === undefined) return
+  let part = ''
+  for (const index of all.order) {
+    part += savedGlobRow(all.shown(index))
+    if (part.length >= 1 << 16) {
+      yield part
+      part = ''
+    }
+  }
+  if (part !== '') yield part
+}
+
+/** The listed files: their paths below the root (one buffer) and modification times (a typed column). */
+class Listing {
+  private readonly paths = new PathTable()
+  private readonly times = new NumberColumn()
+
+  get length(): number {
+    return this.paths.length
+  }
+
+  get bytes(): number {
+    return this.paths.bytes
+  }
+
+  add(bytes: Buffer, start: number, end: number, mtime: number): void {
+    this.paths.push(bytes, start, end)
+    this.times.push(mtime)
+  }
+
+  /** Entry `index` as shown below the root (lossy UTF-8 unless every name was ASCII). */
+  display(index: number, ascii: boolean): string {
+    const key = this.paths.key(index)
+    return ascii ? key : decodeKey(key)
+  }
+
+  /**
+   * The entries newest first; equal times in path order; files that could not be stat'ed last. The distinct times
+   * are sorted natively (a Float64Array), each entry finds its time's rank by binary search, a counting pass places
+   * the entries, and only groups of equal times go through the path sort.
+   */
+  newestFirst(): Uint32Array {
+    const n = this.times.length
+    const times = this.times.values()
+    const distinct = uniqueSorted(times.slice().sort())
+    // Rank 0 is the newest time; Infinity (no time) sorts last ascending and stays last.
+    const finite = distinct.length > 0 && distinct[distinct.length - 1] === Infinity ? distinct.length - 1 : distinct.length
+    const rankOf = (time: number): number => {
+      if (time === Infinity) return finite
+      let lo = 0
+      let hi = finite - 1
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1
+        if ((distinct[mid] as number) < time) lo = mid + 1
+        else hi = mid
+      }
+      return finite - 1 - lo
+    }
+    const ranks = new Uint32Array(n)
+    const starts = new Uint32Array(distinct.length + 1)
+    for (let i = 0; i < n; i++) {
+      const rank = rankOf(times[i] as number)
+      ranks[i] = rank
+      starts[rank + 1] = (starts[rank + 1] as number) + 1
+    }
+    for (let r = 0; r < distinct.length; r++) starts[r + 1] = (starts[r + 1] as number) + (starts[r] as number)
+    const order = new Uint32Array(n)
+    const next = starts.slice(0, distinct.length)
+    for (let i = 0; i < n; i++) order[(next[ranks[i] as number] as number)++] = i
+    const inPathOrder = this.paths.sorter()
+    for (let r = 0; r < distinct.length; r++) {
+      const lo = starts[r] as number
+      const hi = starts[r + 1] as number
+      if (hi - lo > 1) inPathOrder(order, lo, hi)
+    }
+    return order
+  }
+}
+
+/** The distinct values of an ascending array. */
+function uniqueSorted(sorted: Float64Array): Float64Array {
+  let kept = 0
+  for (let i = 0; i < sorted.length; i++) if (i === 0 || sorted[i] !== sorted[kept - 1]) sorted[kept++] = sorted[i] as number
+  return sorted.subarray(0, kept)
 }
 
 /**
@@ -103,29 +212,5 @@ function modificationTime(path: string | Buffer): number {
     return statSync(path, { throwIfNoEntry: false })?.mtimeMs ?? Infinity
   } catch {
     return Infinity
-  }
-}
-
-/**
- * Newest first; files with equal times in path order; files that could not be stat'ed last. Grouping by time and
- * sorting the distinct times natively (a Float64Array, then read backwards) costs a fraction of a comparison sort
- * over every entry.
- */
-function sortByModificationThenPath(entries: Entry[]): void {
-  const groups = new Map<number, Entry[]>()
-  for (const entry of entries) {
-    const group = groups.get(entry.mtime)
-    if (group) group.push(entry)
-    else groups.set(entry.mtime, [entry])
-  }
-  const times = Float64Array.from(groups.keys()).sort()
-  let at = 0
-  // Infinity (no time) sorts last ascending: it is read last here too.
-  const last = times.length > 0 && times[times.length - 1] === Infinity ? times.length - 1 : times.length
-  const order = [...times.subarray(0, last).reverse(), ...times.subarray(last)]
-  for (const time of order) {
-    const group = groups.get(time) as Entry[]
-    if (group.length > 1) sortInPathOrder(group, (entry) => entry.rel)
-    for (const entry of group) entries[at++] = entry
   }
 }

@@ -1,9 +1,10 @@
 import type { Static } from '@sinclair/typebox'
+import type { ArgumentAliases } from '@deepseek-ai/dsh-tools'
 // The builders one by one, not the `Type` object: the bundle then keeps only these (docs/decisions/2026-12-01-start-up-schemas.md).
 import * as Type from '@sinclair/typebox'
 import { cutUtf8, escapeControl, TRUNCATED_MARK } from '@deepseek-ai/dsh-text'
-import { capFooter, partialNote, quoteArg, showPath, type SpillOutcome, stoppedNote, trailerBytes, utf8Bytes, withinBudget } from './common-text.ts'
-import type { Page } from './search.ts'
+import { capFooter, partialNote, quoteArg, showPath, stoppedNote, trailerBytes, utf8Bytes, withinBudget } from './common-text.ts'
+import type { GrepLineValue, GrepValue, Page } from './values.ts'
 
 export const GREP_PROMPT_ID = 'tool:grep'
 export const GREP_PROMPT_ORDER = 104
@@ -29,35 +30,16 @@ export const GrepParameters = Type.Object({
 }, { additionalProperties: false })
 export type GrepArgs = Static<typeof GrepParameters>
 
-export interface GrepLineValue {
-  readonly line: number
-  /** Without the line terminator, already cut to the byte cap; null when the line is not UTF-8. */
-  readonly preview: string | null
-  readonly truncated: boolean
-}
+const CASE_HINT = 'there is no case-insensitive flag: start the pattern with (?i) instead, e.g. "(?i)todo"'
 
-export interface GrepFileValue {
-  /** As shown (relative to the cwd or absolute), not yet escaped. */
-  readonly path: string
-  /** Ascending. */
-  readonly lines: readonly GrepLineValue[]
-}
-
-/** What a grep call found, before it becomes text. */
-export interface GrepValue {
-  /** What was asked: the saved result's header repeats it. `path` as shown ('' for the working directory). */
-  readonly query: { readonly pattern: string; readonly path: string; readonly include?: string }
-  /** In path order. */
-  readonly files: readonly GrepFileValue[]
-  /** Matching lines in all files. */
-  readonly total: number
-  /** ripgrep's stderr when it exited 2 but found matches (some paths could not be read). */
-  readonly warning?: string
-  /** Set when ripgrep was stopped at the tool's time budget (that many ms): the matches are those found until then. */
-  readonly stoppedAfterMs?: number
-  /** Set when `total` is over the page. */
-  readonly spill?: SpillOutcome
-}
+/** Other clients' grep arguments (Claude Code's -i, output_mode, head_limit, glob; gemini-cli's case_insensitive). */
+export const GREP_ALIASES = {
+  '-i': { hint: CASE_HINT },
+  case_insensitive: { hint: CASE_HINT },
+  glob: 'include',
+  output_mode: { hint: 'grep always prints each matching line under its file ("Line N: text"); for the names of the files alone, use the paths it prints, or glob' },
+  head_limit: { hint: 'there is no result limit to pass: the first page is shown and the complete result is saved, to page through with read' },
+} as const satisfies ArgumentAliases
 
 export interface GrepCaps {
   readonly maxMatches: number
@@ -67,6 +49,12 @@ export interface GrepCaps {
 
 export const NO_MATCHES = 'No matches found'
 export const NOT_UTF8 = '(line is not valid UTF-8)'
+
+/** Ignore files ripgrep was told to skip because it could not use them (see skippedIgnoreFiles). */
+export function skippedIgnoreNote(files: readonly string[]): string {
+  const list = files.map((file) => quoteArg(file)).join('; ')
+  return `[Skipped ${files.length === 1 ? 'an ignore file' : 'ignore files'} that ripgrep cannot use: ${list}. No .ignore or .rgignore rules were applied in this search (files they would hide were searched); fix or remove ${files.length === 1 ? 'it' : 'them'} to have them apply.]`
+}
 
 export function foundHeader(shown: number, total: number): string {
   if (shown < total) return `Found ${shown} of ${total} matches`
@@ -87,7 +75,8 @@ const ESCAPABLE = /[()[\]{}+*?|^$.]/g
 
 /**
  * For a pattern that found nothing: when it holds regex metacharacters and no escape at all (so it reads as text
- * meant literally, such as `isEspree(parser)`), one line saying so and the escaped form. Otherwise undefined.
+ * meant literally, such as `isEspree(parser)`), one line saying so and the escaped form. Otherwise undefined. The
+ * tool shows it only when a literal search of the same text does match (GrepValue.literalMatches).
  */
 export function literalHint(pattern: string): string | undefined {
   if (pattern.includes('\\') || !SPECIAL.test(pattern)) return undefined
@@ -98,10 +87,11 @@ export function literalHint(pattern: string): string | undefined {
 
 function notes(value: GrepValue): string[] {
   const out: string[] = []
-  if (value.total === 0) {
+  if (value.total === 0 && value.literalMatches === true) {
     const hint = literalHint(value.query.pattern)
     if (hint !== undefined) out.push(hint)
   }
+  if (value.skippedIgnoreFiles !== undefined) out.push(skippedIgnoreNote(value.skippedIgnoreFiles))
   if (value.stoppedAfterMs !== undefined) out.push(stoppedNote('grep', value.stoppedAfterMs))
   if (value.warning !== undefined) out.push(partialNote(value.warning))
   return out
@@ -173,17 +163,15 @@ export function savedHeader(value: GrepValue): string {
   return `[grep "${quoteArg(pattern)}"${where}: ${lines}${incomplete}, one per line as <path>:<line>: <text>]`
 }
 
+/** The start of a saved row for a file: its shown path and a colon. */
+export function savedRowPrefix(path: string): string {
+  return `${showPath(path)}:`
+}
+
 /**
- * The complete result as saved: the header line, then one match per line, `<path>:<line>: <preview>`, files in
- * path order — any page of it, read with offset and limit, or any grep of it, explains itself.
+ * One row of the complete result as saved, with its newline: `<path>:<line>: <preview>` — after the header, files in
+ * path order, so any page of it, read with offset and limit, or any grep of it, explains itself.
  */
-export function savedGrep(value: GrepValue): string {
-  const rows = [savedHeader(value)]
-  for (const file of value.files) {
-    const path = `${showPath(file.path)}:`
-    for (const line of file.lines) rows.push(`${path}${line.line}: ${previewText(line)}`)
-  }
-  // The final newline joined in, not appended: one flat string, which the store encodes without flattening a rope.
-  rows.push('')
-  return rows.join('\n')
+export function savedRow(prefix: string, line: GrepLineValue): string {
+  return `${prefix}${line.line}: ${previewText(line)}\n`
 }

@@ -5,7 +5,7 @@ import { Config } from './config.ts'
 import { glob } from './glob.ts'
 import { GLOB_PROMPT, GLOB_PROMPT_ID, GLOB_PROMPT_ORDER, type GlobArgs, GlobParameters, globDescription } from './glob-text.ts'
 import { grep } from './grep.ts'
-import { GREP_PROMPT, GREP_PROMPT_ID, GREP_PROMPT_ORDER, type GrepArgs, GrepParameters, grepDescription } from './grep-text.ts'
+import { GREP_ALIASES, GREP_PROMPT, GREP_PROMPT_ID, GREP_PROMPT_ORDER, type GrepArgs, GrepParameters, grepDescription } from './grep-text.ts'
 import { RipgrepLocator } from './ripgrep.ts'
 import type { SearchServices } from './search.ts'
 import type {} from '@deepseek-ai/dsh-spill'
@@ -14,9 +14,9 @@ export const name = 'tool-fs-search'
 export const inject = ['tools', 'systemPrompt', 'subprocess']
 export { Config }
 export { SearchError, SearchErrorCode } from './errors.ts'
-export type { GlobArgs, GlobValue } from './glob-text.ts'
-export type { GrepArgs, GrepFileValue, GrepLineValue, GrepValue } from './grep-text.ts'
-export type { SpillOutcome } from './common-text.ts'
+export type { GlobArgs } from './glob-text.ts'
+export type { GrepArgs } from './grep-text.ts'
+export type { GlobValue, GrepFileValue, GrepLineValue, GrepValue, SpillOutcome } from './values.ts'
 
 /**
  * Registers `glob` and `grep` and their prompt sections. Nothing is spawned or resolved here: the ripgrep
@@ -46,6 +46,7 @@ export function apply(ctx: Context, config: Config): void {
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     description: grepDescription({ maxMatches: config.grepMaxMatches, maxLineBytes: config.grepMaxLineBytes, maxResultBytes: config.maxResultBytes }),
     parameters: GrepParameters,
+    aliases: GREP_ALIASES,
     timeoutMs: config.timeoutMs,
     maxResultBytes: config.maxResultBytes,
     execute: (args, exec) => grep(services, args, exec),

@@ -57,7 +57,7 @@ export function pathKey(bytes: Buffer): string {
 
 /**
  * "Path order" of two byte strings (see pathKey): component by component, each component bytewise — the order of
- * `rg --sort=path`. Equivalently: bytewise, with `/` below every other byte.
+ * `rg --sort=path`. Equivalently: bytewise, with `/` below every other byte. (PathTable sorts many paths the same way.)
  */
 export function comparePaths(a: string, b: string, from = 0): number {
   const n = Math.min(a.length, b.length)
@@ -69,81 +69,6 @@ export function comparePaths(a: string, b: string, from = 0): number {
   return (x === 0x2f ? -1 : x) - (y === 0x2f ? -1 : y)
 }
 
-/**
- * Sorts `items[lo..hi)` into path order of `key(item)` (see pathKey). A multikey (three-way radix) quicksort: a
- * long common prefix such as `node_modules/@scope/package/` is read once per partition rather than once per
- * comparison, several times faster than a comparison sort on real trees.
- */
-export function sortInPathOrder<T>(items: T[], key: (item: T) => string, lo = 0, hi = items.length): void {
-  if (hi - lo < 2) return
-  const keys = new Array<string>(hi - lo)
-  const slice = items.slice(lo, hi)
-  for (let i = 0; i < slice.length; i++) keys[i] = key(slice[i] as T)
-  multikey(keys, slice, 0, keys.length, commonPrefixLength(keys))
-  for (let i = 0; i < slice.length; i++) items[lo + i] = slice[i] as T
-}
-
-/** Ranges this small are insertion-sorted. */
-const SMALL = 12
-
-/** How many leading characters all keys share (such as `node_modules/@scope/package/`): skipped at once. */
-function commonPrefixLength(keys: string[]): number {
-  const first = keys[0] as string
-  let length = first.length
-  for (let k = 1; k < keys.length && length > 0; k++) {
-    const key = keys[k] as string
-    const n = Math.min(length, key.length)
-    let i = 0
-    while (i < n && key.charCodeAt(i) === first.charCodeAt(i)) i++
-    length = i
-  }
-  return length
-}
-
-/** Character `d` of a key in path order: the end of the key lowest, then `/`, then every byte. */
-function rank(key: string, d: number): number {
-  if (d >= key.length) return -2
-  const c = key.charCodeAt(d)
-  return c === 0x2f ? -1 : c
-}
-
-function multikey<T>(keys: string[], items: T[], lo: number, hi: number, d: number): void {
-  while (hi - lo > 1) {
-    if (hi - lo <= SMALL) {
-      // Every key of the range shares its first `d` characters: comparisons start there.
-      for (let i = lo + 1; i < hi; i++) {
-        for (let j = i; j > lo && comparePaths(keys[j - 1] as string, keys[j] as string, d) > 0; j--) swap(keys, items, j, j - 1)
-      }
-      return
-    }
-    const pivot = rank(keys[(lo + hi) >> 1] as string, d)
-    let lt = lo
-    let gt = hi - 1
-    let i = lo
-    while (i <= gt) {
-      const c = rank(keys[i] as string, d)
-      if (c < pivot) swap(keys, items, lt++, i++)
-      else if (c > pivot) swap(keys, items, i, gt--)
-      else i++
-    }
-    multikey(keys, items, lo, lt, d)
-    multikey(keys, items, gt + 1, hi, d)
-    if (pivot === -2) return // the middle part holds equal keys
-    lo = lt
-    hi = gt + 1
-    d++
-  }
-}
-
-function swap<T>(keys: string[], items: T[], i: number, j: number): void {
-  const k = keys[i] as string
-  keys[i] = keys[j] as string
-  keys[j] = k
-  const item = items[i] as T
-  items[i] = items[j] as T
-  items[j] = item
-}
-
 /** Like relativeBytes, for a path and root as latin1 strings (see pathKey). */
 export function relativeKey(rootKey: string, printed: string): string | undefined {
   if (!printed.startsWith(rootKey)) return undefined
@@ -153,11 +78,6 @@ export function relativeKey(rootKey: string, printed: string): string | undefine
 }
 
 const NON_ASCII = /[^\x00-\x7f]/
-
-/** The name a latin1 key stands for, as Node's fs wants it: the string itself when ASCII, else its bytes. */
-export function fsPath(key: string): string | Buffer {
-  return NON_ASCII.test(key) ? Buffer.from(key, 'latin1') : key
-}
 
 /** The shown (lossy UTF-8) form of a latin1 key. */
 export function decodeKey(key: string): string {

@@ -1,7 +1,7 @@
-import type { GrepFileValue, GrepLineValue } from './grep-text.ts'
-import type { SearchRoot } from './paths.ts'
 import { charBoundary, cutUtf8, decodeLossy } from '@deepseek-ai/dsh-text'
-import { joinDisplay, pathKey, relativeBytes, relativeKey, sortInPathOrder } from './paths.ts'
+import type { SearchRoot } from './paths.ts'
+import { joinDisplay, pathKey, relativeBytes, relativeKey } from './paths.ts'
+import type { GrepLineValue } from './values.ts'
 
 /** Receives one record: `bytes[start..end)`, without its separator. The bytes are only valid during the call. */
 export type RecordHandler = (bytes: Buffer, start: number, end: number) => void
@@ -65,11 +65,14 @@ export class MalformedOutput extends Error {
   override name = 'MalformedOutput'
 }
 
-/** A file of grep's value, with what path order needs. */
-export interface GrepFile extends GrepFileValue {
-  /** The path below the root, for path order (see pathKey). */
-  readonly key: string
-  readonly lines: GrepLineValue[]
+/**
+ * Where the collector hands each match, in ripgrep's order: a file's matches one after another, files in whatever
+ * order ripgrep's threads finished them.
+ */
+export interface MatchSink {
+  /** The matches that follow are of this file: its path below the root (a latin1 key, see pathKey) and as shown. */
+  file(key: string, path: string): void
+  line(line: GrepLineValue): void
 }
 
 /** ripgrep's JSON form of a path or a line: `text` when it is UTF-8, else base64 `bytes`. */
@@ -89,6 +92,9 @@ const BYTES_OPEN = Buffer.from('{"bytes":"')
 const BEGIN = Buffer.from('begin"')
 const END = Buffer.from('end"')
 const CONTEXT = Buffer.from('context"')
+const SUBMATCHES = Buffer.from(',"submatches":[{"match":')
+const START = Buffer.from(',"start":')
+const END_AT = Buffer.from(',"end":')
 const KNOWN_TYPES = new Set(['begin', 'end', 'context', 'summary'])
 const BACKSLASH = 0x5c
 const QUOTE = 0x22
@@ -112,29 +118,20 @@ function textBody(bytes: Buffer, start: number, end: number): number {
 }
 
 /**
- * Keeps the matching lines of an `rg --json` stream, grouped by file; `total` counts matching lines. It works on
- * the bytes: only a new path, a line number and the shown part of each line are decoded — never the submatches, a
- * begin or end record, or the rest of a long line.
+ * Reads the matching lines of an `rg --json` stream and hands them to a sink, file by file; `total` counts matching
+ * lines. It works on the bytes: only a new path, a line number and the shown part of each line are decoded — never a
+ * begin or end record, or the rest of a long line; of the submatches only the first one's offsets, and only for a
+ * line too long to show whole.
  */
 export class GrepCollector {
-  /**
-   * One entry per run of a file's matches, in arrival order: ripgrep prints a file's matches one after another, so
-   * that is one entry per file, without a map lookup per file; files() merges the entries of a file whose matches
-   * did come apart.
-   */
-  private found: GrepFile[] = []
-  /** The raw path JSON of the last match, and its file: a file's matches come one after another. */
+  /** The raw path JSON of the last match: a file's matches come one after another. */
   private lastPath: Buffer | undefined
-  private lastFile: GrepFile | undefined
+  /** The key of the file the sink was last told of. */
+  private lastKey: string | undefined
   private readonly rootKey: string
   total = 0
-  /**
-   * About what the kept matches cost, counted as their saved rows (`<path>:<line>: <preview>`, in UTF-16 units):
-   * the measure of what a grep holds, which the tool bounds instead of the raw JSON it reads.
-   */
-  heldBytes = 0
 
-  constructor(private readonly root: SearchRoot, private readonly maxLineBytes: number) {
+  constructor(private readonly root: SearchRoot, private readonly maxLineBytes: number, private readonly sink: MatchSink) {
     this.rootKey = pathKey(root.bytes)
   }
 
@@ -154,23 +151,6 @@ export class GrepCollector {
     const type = (value as { type?: unknown } | null)?.type
     if (type === 'match') return this.matchValue(value)
     if (typeof type !== 'string' || !KNOWN_TYPES.has(type)) throw new MalformedOutput(`unexpected record ${JSON.stringify(text.slice(0, 80))}`)
-  }
-
-  /** Files in path order, lines ascending: the same on every run whatever order ripgrep's threads finished in. */
-  files(): GrepFile[] {
-    const files = this.found
-    sortInPathOrder(files, (file) => file.key)
-    // Entries of one file are neighbours now: merged into the first.
-    let kept = 0
-    for (const file of files) {
-      const previous = kept > 0 ? files[kept - 1] as GrepFile : undefined
-      if (previous?.key === file.key) for (const line of file.lines) previous.lines.push(line)
-      else files[kept++] = file
-    }
-    files.length = kept
-    // rg searches a file from its start: lines come ascending, and only a check is paid for.
-    for (const file of files) if (!ascending(file.lines)) file.lines.sort((a, b) => a.line - b.line)
-    return [...files]
   }
 
   /**
@@ -208,12 +188,14 @@ export class GrepCollector {
     if (numberAt < linesStart || digit === numberAt + LINE_NUMBER.length || bytes[digit] !== 0x2c) {
       return this.matchValue(parse(bytes.toString('utf8', start, end)))
     }
-    if (!same || !this.lastFile) this.newFile(bytes, pathStart, pathEnd)
+    if (!same) this.newFile(bytes, pathStart, pathEnd)
     const body = linesStart + TEXT_OPEN.length
     // A line whose only escape is its terminator: the JSON bytes are the line's own UTF-8, and only the shown part
     // is decoded.
-    const preview = bodyEnd !== -1 ? this.plain(line, bytes, body, bodyEnd) : this.line(line, bytes, linesStart, numberAt, escape)
-    this.keep(this.lastFile as GrepFile, preview)
+    const preview = bodyEnd !== -1
+      ? this.plain(line, bytes, body, bodyEnd, digit, end)
+      : this.line(line, bytes, linesStart, numberAt, escape, digit, end)
+    this.keep(preview)
   }
 
   /** The file of the path JSON in `bytes[start..end)`, which differs from the last match's: it becomes the last. */
@@ -223,7 +205,7 @@ export class GrepCollector {
     bytes.copy(path, 0, start, end)
     const body = textBody(path, 0, path.length)
     const plain = body !== -1 && path.indexOf(BACKSLASH, body) === -1
-    this.lastFile = this.file(plain ? { text: path.toString('utf8', body, path.length - 2) } : parse(path.toString('utf8')) as Data | null)
+    this.file(plain ? { text: path.toString('utf8', body, path.length - 2) } : parse(path.toString('utf8')) as Data | null)
     this.lastPath = path
   }
 
@@ -238,38 +220,48 @@ export class GrepCollector {
 
   /** Any match record, parsed in full (a shape the fast path does not know). */
   private matchValue(value: unknown): void {
-    const data = (value as { data?: { path?: Data; lines?: Data; line_number?: unknown } } | null)?.data
+    const data = (value as { data?: { path?: Data; lines?: Data; line_number?: unknown; submatches?: unknown } } | null)?.data
     if (!data?.path || !data.lines) throw new MalformedOutput('a match record without path or lines')
     const line = data.line_number
     if (typeof line !== 'number' || !Number.isSafeInteger(line) || line < 1) throw new MalformedOutput('a match record without a line number')
-    this.keep(this.file(data.path), preview(line, textOf(data.lines), this.maxLineBytes))
+    this.lastPath = undefined
+    this.file(data.path)
+    const first = (Array.isArray(data.submatches) ? data.submatches[0] : undefined) as { start?: unknown; end?: unknown } | undefined
+    const matched = typeof first?.start === 'number' && typeof first.end === 'number' ? { start: first.start, end: first.end } : undefined
+    this.keep(preview(line, textOf(data.lines), this.maxLineBytes, matched))
   }
 
-  private keep(file: GrepFile, line: GrepLineValue): void {
-    file.lines.push(line)
+  private keep(line: GrepLineValue): void {
     this.total++
-    this.heldBytes += file.path.length + ROW_OVERHEAD + (line.preview?.length ?? 0)
+    this.sink.line(line)
   }
 
-  /** The preview of a line without escapes, `bytes[body..bodyEnd)` (its terminator left out already). */
-  private plain(line: number, bytes: Buffer, body: number, bodyEnd: number): GrepLineValue {
+  /**
+   * The preview of a line without escapes, `bytes[body..bodyEnd)` (its terminator left out already); the record's
+   * submatches follow at `bytes[after..end)`.
+   */
+  private plain(line: number, bytes: Buffer, body: number, bodyEnd: number, after: number, end: number): GrepLineValue {
     if (bodyEnd - body <= this.maxLineBytes) return { line, preview: bytes.toString('utf8', body, bodyEnd), truncated: false }
-    const cut = charBoundary(bytes, body + this.maxLineBytes, body)
-    return { line, preview: bytes.toString('utf8', body, cut), truncated: true }
+    const matched = firstMatch(bytes, after, end)
+    if (matched === undefined || matched.end <= this.maxLineBytes) {
+      const cut = charBoundary(bytes, body + this.maxLineBytes, body)
+      return { line, preview: bytes.toString('utf8', body, cut), truncated: true }
+    }
+    return { line, preview: around(bytes, body, bodyEnd, matched, this.maxLineBytes), truncated: true }
   }
 
   /**
    * The preview of the `lines` JSON in `bytes[start..end)`; `firstEscape` is the first backslash at or after its
-   * text's body when already known (-1 when not).
+   * text's body when already known (-1 when not); the record's submatches follow at `bytes[after..recordEnd)`.
    */
-  private line(line: number, bytes: Buffer, start: number, end: number, firstEscape: number): GrepLineValue {
+  private line(line: number, bytes: Buffer, start: number, end: number, firstEscape: number, after: number, recordEnd: number): GrepLineValue {
     const body = textBody(bytes, start, end)
     if (body === -1) {
       // Not UTF-8: base64 bytes, never decoded (a minified line may be megabytes of it).
       if (bytesAt(bytes, start, end, BYTES_OPEN) && bytes[end - 2] === QUOTE && bytes[end - 1] === BRACE_CLOSE && bytes.indexOf(QUOTE, start + BYTES_OPEN.length) === end - 2) {
         return { line, preview: null, truncated: false }
       }
-      return preview(line, textOf(parse(bytes.toString('utf8', start, end)) as Data | null), this.maxLineBytes)
+      return preview(line, textOf(parse(bytes.toString('utf8', start, end)) as Data | null), this.maxLineBytes, firstMatch(bytes, after, recordEnd))
     }
     // The terminator: `\n`, or `\r\n` for a CRLF line; none on a last line without one.
     let bodyEnd = end - 2
@@ -277,8 +269,8 @@ export class GrepCollector {
     else if (bodyEnd - body >= 2 && bytes[bodyEnd - 2] === BACKSLASH && bytes[bodyEnd - 1] === LETTER_N) bodyEnd -= 2
     const escape = firstEscape === -1 ? bytes.indexOf(BACKSLASH, body) : firstEscape
     // No escape (so the terminator above was a real one).
-    if (escape === -1 || escape >= bodyEnd) return this.plain(line, bytes, body, bodyEnd)
-    return this.escaped(line, bytes, body, end - 2)
+    if (escape === -1 || escape >= bodyEnd) return this.plain(line, bytes, body, bodyEnd, after, recordEnd)
+    return this.escaped(line, bytes, body, end - 2, firstMatch(bytes, after, recordEnd))
   }
 
   /**
@@ -286,14 +278,15 @@ export class GrepCollector {
    * prefix long enough for the preview is decoded: each escape stands for at most as many UTF-8 bytes as it has
    * (`\n` for one, `\u00e9` for two), so `6 × (maxLineBytes + 3)` bytes of JSON, cut between escapes and
    * characters, decode to more than `maxLineBytes + 2` bytes: cut, and still longer than the cap once a `\r\n`
-   * terminator is taken off. A minified line of megabytes is not decoded whole for a 2000-byte preview.
+   * terminator is taken off. A minified line of megabytes is not decoded whole for a 2000-byte preview — unless its
+   * first match lies past the cap: then the line is decoded to show the text around it.
    */
-  private escaped(line: number, bytes: Buffer, body: number, close: number): GrepLineValue {
+  private escaped(line: number, bytes: Buffer, body: number, close: number, matched: ByteRange | undefined): GrepLineValue {
     const enough = 6 * (this.maxLineBytes + 3)
-    if (close - body <= enough) {
+    if (close - body <= enough || (matched !== undefined && matched.end > this.maxLineBytes)) {
       const text = parse(bytes.toString('utf8', body - 1, close + 1))
       if (typeof text !== 'string') throw new MalformedOutput('a line that is not a JSON string')
-      return preview(line, stripTerminator(text), this.maxLineBytes)
+      return preview(line, stripTerminator(text), this.maxLineBytes, matched)
     }
     const cut = escapeBoundary(bytes, body, body + enough)
     const text = parse(`${bytes.toString('utf8', body - 1, cut)}"`)
@@ -301,40 +294,80 @@ export class GrepCollector {
     return { line, preview: cutUtf8(text, this.maxLineBytes).text, truncated: true }
   }
 
-  /** A new entry for the file of a path JSON value (see `found`), or the last one when it is the same file. */
-  private file(path: Data | null): GrepFile {
+  /** Tells the sink of the file of a path JSON value, unless it is the file it was last told of. */
+  private file(path: Data | null): void {
     if (typeof path?.text !== 'string' && typeof path?.bytes !== 'string') throw new MalformedOutput('a path that is neither text nor bytes')
-    const file = typeof path.text === 'string' && ASCII.test(path.text) ? this.asciiFile(path.text) : this.bytesFile(path)
-    const last = this.found[this.found.length - 1]
-    if (last?.key === file.key) return last
-    this.found.push(file)
-    return file
+    const { key, display } = typeof path.text === 'string' && ASCII.test(path.text) ? this.asciiFile(path.text) : this.bytesFile(path)
+    if (key === this.lastKey) return
+    this.lastKey = key
+    this.sink.file(key, display)
   }
 
   /** The common case: an ASCII path is its own bytes, its own key and its own display. */
-  private asciiFile(text: string): GrepFile {
+  private asciiFile(text: string): { key: string; display: string } {
     const rel = relativeKey(this.rootKey, text)
     if (rel === undefined) throw new MalformedOutput(`a path outside the search root: ${text}`)
-    return { path: joinDisplay(this.root.display, rel), key: rel, lines: [] }
+    return { key: rel, display: joinDisplay(this.root.display, rel) }
   }
 
-  private bytesFile(path: Data | null): GrepFile {
+  private bytesFile(path: Data | null): { key: string; display: string } {
     const printed = typeof path?.text === 'string' ? Buffer.from(path.text, 'utf8') : Buffer.from(path?.bytes as string, 'base64')
     const rel = relativeBytes(this.root, printed)
     if (!rel) throw new MalformedOutput(`a path outside the search root: ${decodeLossy(printed)}`)
-    return { path: joinDisplay(this.root.display, decodeLossy(rel)), key: pathKey(rel), lines: [] }
+    return { key: pathKey(rel), display: joinDisplay(this.root.display, decodeLossy(rel)) }
   }
 }
 
-const ASCII = /^[\x00-\x7f]*$/
-/** `:<line>: `, the row's newline, and the line's own record. */
-const ROW_OVERHEAD = 48
-
-function ascending(lines: readonly GrepLineValue[]): boolean {
-  for (let i = 1; i < lines.length; i++) if ((lines[i - 1] as GrepLineValue).line > (lines[i] as GrepLineValue).line) return false
-  return true
+/** A byte range of a line: where its first match is. */
+interface ByteRange {
+  readonly start: number
+  readonly end: number
 }
 
+/**
+ * The first submatch's byte range, from the record's tail `bytes[from..end)` (after the line number): ripgrep
+ * prints `,"submatches":[{"match":{…},"start":N,"end":M}`, and no string holds `,"start":` unescaped. Undefined
+ * when it cannot be read (the preview then shows the head of the line, as without a match).
+ */
+function firstMatch(bytes: Buffer, from: number, end: number): ByteRange | undefined {
+  const list = bytes.indexOf(SUBMATCHES, from)
+  if (list === -1 || list >= end) return undefined
+  const startAt = bytes.indexOf(START, list + SUBMATCHES.length)
+  if (startAt === -1 || startAt >= end) return undefined
+  const start = digitsAt(bytes, startAt + START.length, end)
+  if (start === undefined || !bytesAt(bytes, start.next, end, END_AT)) return undefined
+  const stop = digitsAt(bytes, start.next + END_AT.length, end)
+  return stop === undefined ? undefined : { start: start.value, end: stop.value }
+}
+
+function digitsAt(bytes: Buffer, at: number, end: number): { value: number; next: number } | undefined {
+  let value = 0
+  let i = at
+  for (; i < end && (bytes[i] as number) >= 0x30 && (bytes[i] as number) <= 0x39; i++) value = value * 10 + (bytes[i] as number) - 0x30
+  return i === at ? undefined : { value, next: i }
+}
+
+/**
+ * The text of the UTF-8 line `bytes[body..bodyEnd)` around its first match, which ends past the first `max` bytes:
+ * `max` bytes from a quarter of them before the match (from the match itself when it is longer than the rest),
+ * moved back when the line ends sooner; `…` where the line was cut, before and after. Cut on character boundaries.
+ */
+function around(bytes: Buffer, body: number, bodyEnd: number, matched: ByteRange, max: number): string {
+  const length = bodyEnd - body
+  const matchStart = Math.min(matched.start, length)
+  let from = Math.max(0, matchStart - Math.floor(max / 4))
+  if (Math.min(matched.end, length) - from > max) from = matchStart
+  let to = Math.min(length, from + max)
+  if (to === length) from = Math.max(0, length - max)
+  // Forward to a character's first byte, back from the middle of one at the end.
+  while (from < to && ((bytes[body + from] as number) & 0xc0) === 0x80) from++
+  to = charBoundary(bytes, body + to, body + from) - body
+  return `${from > 0 ? ELLIPSIS : ''}${bytes.toString('utf8', body + from, body + to)}${to < length ? ELLIPSIS : ''}`
+}
+
+const ELLIPSIS = '…'
+
+const ASCII = /^[\x00-\x7f]*$/
 /** A line's text from its JSON form; null when it is not UTF-8 (base64 `bytes`). */
 function textOf(lines: Data | null): string | null {
   if (typeof lines?.text === 'string') return stripTerminator(lines.text)
@@ -346,8 +379,12 @@ function stripTerminator(text: string): string {
   return text.endsWith('\n') ? text.slice(0, text.endsWith('\r\n') ? -2 : -1) : text
 }
 
-function preview(line: number, text: string | null, maxLineBytes: number): GrepLineValue {
+function preview(line: number, text: string | null, maxLineBytes: number, matched?: ByteRange): GrepLineValue {
   if (text === null) return { line, preview: null, truncated: false }
+  if (matched !== undefined && matched.end > maxLineBytes) {
+    const bytes = Buffer.from(text, 'utf8')
+    if (bytes.length > maxLineBytes) return { line, preview: around(bytes, 0, bytes.length, matched, maxLineBytes), truncated: true }
+  }
   const cut = cutUtf8(text, maxLineBytes)
   return { line, preview: cut.text, truncated: cut.truncated }
 }

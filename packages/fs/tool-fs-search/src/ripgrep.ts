@@ -8,7 +8,8 @@ import { SubprocessErrorCode } from '@deepseek-ai/dsh-subprocess'
 import { SearchError, SearchErrorCode } from './errors.ts'
 import { MalformedOutput, type RecordSplitter } from './records.ts'
 import { completeLength, cutPrefixLength, decodeLossy } from '@deepseek-ai/dsh-text'
-import { type ToolName, abortedMessage, exitMessage, invalidPatternMessage, killedMessage, launchFailedMessage, malformedMessage, outOfMemoryMessage } from './common-text.ts'
+import { abortedMessage, abortedOutOfMemoryMessage, exitMessage, invalidPatternMessage, killedMessage, launchFailedMessage, malformedMessage, outOfMemoryMessage } from './common-text.ts'
+import type { ToolName } from './values.ts'
 
 /** Loads `@vscode/ripgrep` (whose module throws at import time when its platform package is missing). */
 export type RipgrepLoader = (attempt: number) => Promise<{ rgPath?: unknown }>
@@ -103,6 +104,19 @@ export interface RipgrepRun {
   readonly stoppedAtDeadline: boolean
 }
 
+/**
+ * ripgrep ran out of memory: stopped past `rgMaxMemoryBytes`, or it aborted when an allocation failed. A hostile
+ * ignore file is the usual cause, which the tool then looks for (ignore-trap.ts).
+ */
+export class RipgrepOutOfMemory extends SearchError {
+  constructor(message: string) {
+    super(message, { code: SearchErrorCode.SEARCH_FAILED })
+  }
+}
+
+// How a Rust program words a failed allocation before it aborts.
+const ALLOCATION_FAILED = /memory allocation of (\d+) bytes failed/
+
 /** How often ripgrep's resident memory is read while it runs. */
 export const MEMORY_CHECK_MS = 20
 
@@ -162,7 +176,7 @@ export async function runRipgrep(subprocess: SubprocessService, request: Ripgrep
   const exit = await handle.done
   const stderrText = await stderr
   if (signal.aborted) throw aborted(tool)
-  if (overMemory) throw new SearchError(outOfMemoryMessage(tool, memoryLimitBytes as number), { code: SearchErrorCode.SEARCH_FAILED })
+  if (overMemory) throw new RipgrepOutOfMemory(outOfMemoryMessage(tool, memoryLimitBytes as number))
   if (failure instanceof SearchError) throw failure
   if (failure instanceof MalformedOutput) throw new SearchError(malformedMessage(tool, failure.message), { code: SearchErrorCode.SEARCH_FAILED, cause: failure })
   if (failure !== undefined) throw new SearchError(malformedMessage(tool, (failure as Error)?.message ?? String(failure)), { code: SearchErrorCode.SEARCH_FAILED, cause: failure })
@@ -334,6 +348,10 @@ export interface Outcome {
 export function judgeExit(tool: ToolName, run: RipgrepRun, found: number, context: { pattern: string; walked?: string }): Outcome {
   const { exitCode, signal } = run.exit
   if (run.stoppedAtDeadline) return { stopped: true }
+  if (signal === 'SIGABRT') {
+    const allocation = ALLOCATION_FAILED.exec(run.stderr)
+    if (allocation) throw new RipgrepOutOfMemory(abortedOutOfMemoryMessage(tool, Number(allocation[1])))
+  }
   if (signal !== null) throw new SearchError(killedMessage(tool, signal), { code: SearchErrorCode.SEARCH_FAILED })
   if (exitCode === 0 || exitCode === 1) return {}
   if (exitCode === 2 && found > 0) return { warning: run.stderr }

@@ -1,14 +1,16 @@
 import { stat } from 'node:fs/promises'
+import { sep } from 'node:path'
 import type { SpillStore } from '@deepseek-ai/dsh-spill'
 import type { SubprocessService } from '@deepseek-ai/dsh-subprocess'
-import type { Workspace } from '@deepseek-ai/dsh-workspace'
+import { checkPath, openDirectory, openFile, WorkspaceError, within, type OpenOptions, type PathPolicy, type Workspace } from '@deepseek-ai/dsh-workspace'
 import type { ToolExecution } from '@deepseek-ai/dsh-tools'
 import { invalidArgs } from '@deepseek-ai/dsh-tools'
 import type { SearchRoot } from './paths.ts'
-import { missingPathMessage, quoteArg, type SpillOutcome, specialPathMessage, type ToolName, UNSAVED, unusablePathMessage } from './common-text.ts'
+import { missingPathMessage, quoteArg, specialPathMessage, UNSAVED, unusablePathMessage } from './common-text.ts'
 import { SearchError, SearchErrorCode } from './errors.ts'
 import type { Config } from './config.ts'
 import type { RipgrepLocator } from './ripgrep.ts'
+import type { Page, SpillOutcome, ToolName } from './values.ts'
 
 /**
  * What both tools use, for the lifetime of the plugin: their services, not the Cordis context, so the behaviour
@@ -28,17 +30,66 @@ export function sessionCwd(exec: ToolExecution): string {
   return exec.session?.cwd ?? process.cwd()
 }
 
-/** Workspace roots (optional service): a search root that resolves outside every root is refused before rg runs. */
-export async function confineRoot(services: SearchServices, tool: ToolName, root: SearchRoot, exec: ToolExecution): Promise<void> {
-  await services.workspace()?.confine(root.absolute, { cwd: sessionCwd(exec), tool })
+/**
+ * A search root, opened and checked against the workspace policy (DESIGN §17) before ripgrep starts, and what
+ * ripgrep is given so that it searches exactly what was checked: a directory is searched as `.` from a working
+ * directory that is the opened descriptor's `/proc/<pid>/fd/<n>` (a symbolic link swapped into the path since
+ * cannot redirect it); a file is named by its descriptor's `/proc` path. Printed paths start with `searched`.
+ */
+export interface OpenedRoot {
+  readonly directory: boolean
+  /** The root as ripgrep is given it and prints it, with the display of the root the model named. */
+  readonly searched: SearchRoot
+  /** ripgrep's working directory (a directory root's /proc path; for a file, the directory that holds it). */
+  readonly cwd: string
+  /** The /proc path of an opened directory root: `${statBase}${printed.slice(1)}` names a printed `./…` path. */
+  readonly statBase: string
+  /** `--glob=!/<rel>` for each hidden path below the root: after the model's globs, so they win. */
+  readonly exclude: readonly string[]
+  /** ripgrep's stderr with its `./` paths written below the root the model named. */
+  stderr(text: string): string
+  close(): Promise<void>
 }
 
 /**
- * Whether the root is a directory (else a regular file). A root that is not there is a SEARCH_FAILED naming it; a
- * FIFO, socket or device is refused from its stat alone — ripgrep would open it, and opening a FIFO releases a
- * waiting writer or blocks.
+ * Opens the root: a path the policy refuses is refused first; one that is not there is a SEARCH_FAILED naming it;
+ * a FIFO, socket or device is refused from its stat alone, never opened — ripgrep would open it, and opening a
+ * FIFO releases a waiting writer or blocks.
  */
-export async function isDirectory(tool: ToolName, root: SearchRoot): Promise<boolean> {
+export async function openRoot(services: SearchServices, tool: ToolName, root: SearchRoot, exec: ToolExecution): Promise<OpenedRoot> {
+  const cwd = sessionCwd(exec)
+  // fresh: a walk must also skip a hidden directory moved (renamed) into the root since the last look.
+  const policy = services.workspace()?.policy(cwd, tool, true)
+  const options: OpenOptions = { cwd, tool, access: 'read', policy }
+  if (policy) await checkPath(root.absolute, options)
+  const directory = await isDirectory(tool, root)
+  try {
+    if (!directory) {
+      const file = await openFile(root.absolute, options)
+      const printed = `/proc/${process.pid}/fd/${file.handle.fd}`
+      return { directory, searched: { absolute: printed, bytes: Buffer.from(printed), display: root.display }, cwd: parentOf(root.absolute), statBase: printed, exclude: [], stderr: (text) => text.replaceAll(printed, root.absolute), close: () => file.close() }
+    }
+    const dir = await openDirectory(root.absolute, options)
+    const below = root.absolute === sep ? sep : root.absolute + sep
+    return {
+      directory,
+      searched: { absolute: '.', bytes: Buffer.from('.'), display: root.display },
+      cwd: dir.fdPath,
+      statBase: dir.fdPath,
+      exclude: policy ? hiddenBelow(policy, dir.real) : [],
+      stderr: (text) => text.replace(/(^rg: |IO error for operation on )\.\//gm, (_, lead: string) => lead + below).replace(/^rg: \.:/gm, `rg: ${root.absolute}:`),
+      close: () => dir.close(),
+    }
+  } catch (error) {
+    if (error instanceof WorkspaceError) throw error
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw new SearchError(missingPathMessage(tool, root.display), { code: SearchErrorCode.SEARCH_FAILED, cause: error })
+    throw new SearchError(unusablePathMessage(tool, root.display, error), { code: SearchErrorCode.SEARCH_FAILED, cause: error })
+  }
+}
+
+/** Whether the root is a directory (else a regular file), from its stat (see openRoot). */
+async function isDirectory(tool: ToolName, root: SearchRoot): Promise<boolean> {
   let stats
   try {
     stats = await stat(root.absolute)
@@ -55,16 +106,45 @@ export async function isDirectory(tool: ToolName, root: SearchRoot): Promise<boo
   throw invalidArgs(specialPathMessage(tool, root.display, kind))
 }
 
+function parentOf(path: string): string {
+  const at = path.lastIndexOf(sep)
+  return at <= 0 ? sep : path.slice(0, at)
+}
+
+/** ripgrep globs for the hidden entries below `real` (a directory), anchored at the root, specials escaped. */
+export function hiddenBelow(policy: PathPolicy, real: string): string[] {
+  const globs = new Set<string>()
+  for (const rule of policy.rules) {
+    if (!within(rule.parent, real)) continue
+    const rel = rule.parent === real ? '' : rule.parent.slice(real === sep ? 1 : real.length + 1)
+    const name = typeof rule.name === 'string' ? escapeGlob(rule.name) : escapeGlob(rule.raw, /[\\[\]{}!]/g)
+    globs.add(`--glob=!/${rel === '' ? '' : `${rel.split(sep).map((part) => escapeGlob(part)).join('/')}/`}${name}`)
+  }
+  return [...globs]
+}
+
+function escapeGlob(text: string, specials = /[\\*?[\]{}!]/g): string {
+  return text.replace(specials, '\\$&')
+}
+
+/** Why the complete result of this call cannot be saved at all (no store, no session), before the search runs. */
+export function cannotSave(services: SearchServices, exec: ToolExecution): string | undefined {
+  if (!services.spillStore()) return UNSAVED.noStore
+  if (!exec.session) return UNSAVED.noSession
+  return undefined
+}
+
 /**
- * Keeps the complete formatted result in the spill store (owner: the calling session). Best effort: without a
- * store, a session or a successful save, the reason goes into the footer; never an error.
+ * Keeps the complete formatted result in the spill store (owner: the calling session), written part by part as
+ * `content` yields it. Best effort: without a store, a session or a successful save, the reason goes into the
+ * footer; never an error.
  */
-export async function keepComplete(services: SearchServices, exec: ToolExecution, suggestedName: string, content: () => string): Promise<SpillOutcome> {
+export async function keepComplete(services: SearchServices, exec: ToolExecution, suggestedName: string, content: () => Iterable<Buffer | string>): Promise<SpillOutcome> {
   const store = services.spillStore()
   if (!store) return { unsaved: UNSAVED.noStore }
   if (!exec.session) return { unsaved: UNSAVED.noSession }
   try {
-    const saved = await store.saveText({
+    const saved = await store.saveStream({
       owner: { sessionId: exec.session.id },
       source: { toolName: exec.name, callId: exec.callId },
       suggestedName,
@@ -76,15 +156,9 @@ export async function keepComplete(services: SearchServices, exec: ToolExecution
   }
 }
 
-/** A rendered page, and whether it holds the whole result (nothing to save). */
-export interface Page {
-  readonly text: string
-  readonly complete: boolean
-}
-
 /**
  * The one paging step of glob and grep: the whole result when it fits the page (count and bytes); else the
- * complete result saved, and the page rendered once, with the footer that says where it is.
+ * complete result saved (or why it could not be), and the page rendered once, with the footer that says where it is.
  */
 export async function deliver<V extends { readonly spill?: SpillOutcome }>(
   services: SearchServices,
@@ -94,12 +168,14 @@ export async function deliver<V extends { readonly spill?: SpillOutcome }>(
     readonly fileName: string
     readonly whole: (value: V) => string | undefined
     readonly page: (value: V) => Page
-    readonly saved: (value: V) => string
+    /** The complete result as saved, in parts; or why it cannot be saved. */
+    readonly saved: (value: V) => { readonly unsaved: string } | { readonly parts: () => Iterable<Buffer | string> }
   },
 ): Promise<{ text: string; value: V }> {
   const whole = view.whole(value)
   if (whole !== undefined) return { text: whole, value }
-  const spill = await keepComplete(services, exec, view.fileName, () => view.saved(value))
+  const saved = view.saved(value)
+  const spill = 'unsaved' in saved ? { unsaved: saved.unsaved } : await keepComplete(services, exec, view.fileName, saved.parts)
   const capped = { ...value, spill }
   return { text: view.page(capped).text, value: capped }
 }

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest'
 import { globArgv, globThreads, grepArgv, normalizeGlob, normalizeInclude, includeProblem } from '../src/argv.ts'
+import { hiddenBelow } from '../src/search.ts'
 
 describe('argv', () => {
   test('glob lists files NUL-separated, hidden and ignored included, the six VCS directories excluded after the model\'s glob', () => {
@@ -68,5 +69,24 @@ describe('include normalisation', () => {
     expect(normalizeInclude('*.{ts,tsx}', '/w')).toEqual({ include: '*.{ts,tsx}' })
     expect(normalizeInclude('/wx/*.ts', '/w')).toEqual({ problem: 'an absolute path outside the search path /w: pass its directory as path and a glob relative to it as include' })
     expect(normalizeInclude('./', '/w')).toEqual({ problem: 'no glob left once "./" or the search path is taken off: add the file pattern, e.g. "*.ts"' })
+  })
+})
+
+describe('hidden paths below the root (workspace policy)', () => {
+  const rule = (parent: string, raw: string) => ({ parent, name: /[*?]/.test(raw) ? new RegExp(`^${raw.replace('*', '[^/]*')}$`) : raw, raw, shown: raw })
+  const policy = {
+    writable: ['/h'], readOnly: [], hidden: [], identities: new Map<string, string>(),
+    rules: [rule('/h', '.ssh'), rule('/h/.cargo', 'credentials*'), rule('/h/w', 'a[1]{x}!'), rule('/elsewhere', '.aws'), rule('/h/w/deep/er', 'k?')],
+  }
+
+  test('each becomes an anchored exclusion glob relative to the root, specials escaped, wildcards kept; none outside it', () => {
+    expect(hiddenBelow(policy, '/h')).toEqual(['--glob=!/.ssh', '--glob=!/.cargo/credentials*', '--glob=!/w/a\\[1\\]\\{x\\}\\!', '--glob=!/w/deep/er/k?'])
+    expect(hiddenBelow(policy, '/h/w')).toEqual(['--glob=!/a\\[1\\]\\{x\\}\\!', '--glob=!/deep/er/k?'])
+    expect(hiddenBelow(policy, '/')).toContain('--glob=!/elsewhere/.aws')
+  })
+
+  test('the exclusions come after the model\'s globs, so they win', () => {
+    expect(globArgv('**', '.', 1, ['--glob=!/.ssh']).slice(-3)).toEqual(['--glob=!/.ssh', '--', '.'])
+    expect(grepArgv('x', '.', '*.ts', { exclude: ['--glob=!/.ssh'] })).toEqual(['--no-config', '--json', '--no-require-git', '--regexp=x', '--glob=*.ts', '--glob=!/.ssh', '--', '.'])
   })
 })

@@ -123,7 +123,7 @@ describe('grep', () => {
     const regex = await h.call('grep', { pattern: 'a(' })
     expect(regex.error?.code).toBe('SEARCH_INVALID_PATTERN')
     // The model's own pattern is quoted, not ripgrep's rewritten `(?:a()`.
-    expect(regex.content[0].text).toBe('Error: invalid grep pattern "a(": regex parse error: unclosed group')
+    expect(regex.content[0].text).toBe('Error: invalid grep pattern "a(": regex parse error: unclosed group. To match ( literally, escape it with a backslash; the whole pattern as literal text is a\\(')
     const glob = await h.call('grep', { pattern: 'a', include: '*.{ts' })
     expect(glob.error?.code).toBe('SEARCH_INVALID_PATTERN')
   })

@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { afterEach, expect, test } from 'vitest'
 import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
 import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
@@ -25,7 +27,7 @@ test('the default export is the plugin: name, inject, Config, apply', () => {
 
 test('the config defaults are positive integers and rgPath is optional', () => {
   expect(Config({})).toEqual({
-    globMaxResults: 100, grepMaxMatches: 250, grepMaxLineBytes: 2000, maxResultBytes: 30_000, rawOutputMaxBytes: 20_000_000, rgMaxMemoryBytes: 1_073_741_824, timeoutMs: 30_000,
+    globMaxResults: 100, grepMaxMatches: 250, grepMaxLineBytes: 2000, maxResultBytes: 30_000, rawOutputMaxBytes: 20_000_000, savedResultMaxBytes: 1_073_741_824, rgMaxMemoryBytes: 1_073_741_824, timeoutMs: 30_000,
     graceMs: 3000, stderrMaxBytes: 65_536,
   })
   expect(() => Config({ globMaxResults: 0 })).toThrow(/globMaxResults/)
@@ -84,4 +86,24 @@ test('the README states the exact prompt texts, descriptions and parameter descr
       expect(readme).toContain(`"${key}": { "minLength": 1, "description": ${JSON.stringify(property.description)}, "type": "string" }`)
     }
   }
+})
+
+test('no import circle inside the package: the value types live apart, so parser and renderer never import each other', () => {
+  const dir = join(dirname(fileURLToPath(import.meta.url)), '..', 'src')
+  const imports = new Map<string, string[]>()
+  for (const file of readdirSync(dir).filter((name) => name.endsWith('.ts'))) {
+    const source = readFileSync(join(dir, file), 'utf8')
+    imports.set(file, [...source.matchAll(/^import[^'"]*['"]\.\/([\w-]+\.ts)['"]/gm)].map((match) => match[1] as string))
+  }
+  const circles: string[] = []
+  const visit = (file: string, path: string[]): void => {
+    if (path.includes(file)) {
+      circles.push([...path.slice(path.indexOf(file)), file].join(' → '))
+      return
+    }
+    for (const next of imports.get(file) ?? []) visit(next, [...path, file])
+  }
+  for (const file of imports.keys()) visit(file, [])
+  expect(circles).toEqual([])
+  expect(imports.get('records.ts')).not.toContain('grep-text.ts')
 })

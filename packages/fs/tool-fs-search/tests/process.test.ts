@@ -24,16 +24,17 @@ function fifo(path: string): void {
   execFileSync('mkfifo', [path])
 }
 
-test('nothing is spawned at load; each call runs the packaged rg with --no-config first, stdin ignored, stdout and stderr piped', async () => {
+test('nothing is spawned at load; each call runs the packaged rg with --no-config first, stdin ignored, stdout and stderr piped, on the opened root (".", cwd its /proc fd path)', async () => {
   h = await harness({ subprocess: RecordingSubprocess })
   expect(RecordingSubprocess.requests).toEqual([])
   write(h.dir, { 'a.txt': 'x\n' })
   await h.text('grep', { pattern: '-x', include: '*.txt' })
   await h.text('glob', { pattern: '*.txt' })
   const [grep, glob] = RecordingSubprocess.requests as [SpawnRequest, SpawnRequest]
-  expect(grep).toMatchObject({ argv: [rgPath, '--no-config', '--json', '--no-require-git', '--regexp=-x', '--glob=*.txt', '--', h.dir], cwd: h.dir, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe', graceMs: 3000 })
+  const opened = new RegExp(`^/proc/${process.pid}/fd/\\d+$`)
+  expect(grep).toMatchObject({ argv: [rgPath, '--no-config', '--json', '--no-require-git', '--regexp=-x', '--glob=*.txt', '--', '.'], cwd: expect.stringMatching(opened), stdin: 'ignore', stdout: 'pipe', stderr: 'pipe', graceMs: 3000 })
   expect(glob.argv.slice(0, 6)).toEqual([rgPath, '--no-config', '--files', '--null', `--threads=${globThreads(availableParallelism())}`, '--glob=*.txt'])
-  expect(glob).toMatchObject({ cwd: h.dir, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
+  expect(glob).toMatchObject({ cwd: expect.stringMatching(opened), stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
 })
 
 test('a RIPGREP_CONFIG_PATH that sets --pre has no effect', async () => {
@@ -75,25 +76,6 @@ test('a broad grep whose raw output passes rawOutputMaxBytes is no error: the fi
   expect(saved.slice(1, 3)).toEqual(['d0/f00.txt:1: hit here', 'd0/f00.txt:2: hit here'])
   expect(saved.at(-2)).toBe('d3/f39.txt:50: hit here')
   expect(saved.length).toBe(2002)
-})
-
-test('matches that cannot be held within rawOutputMaxBytes are SEARCH_RAW_OUTPUT_OVERFLOW naming the bound, and rg is stopped then', async () => {
-  h = await harness({ subprocess: RecordingSubprocess, config: { rawOutputMaxBytes: 100_000 } })
-  write(h.dir, { 'big.txt': 'hit hit hit\n'.repeat(200_000) }) // about 40 MB of JSON if rg ran to the end
-  const result = await h.call('grep', { pattern: 'hit', path: 'big.txt' })
-  expect(result.error?.code).toBe('SEARCH_RAW_OUTPUT_OVERFLOW')
-  expect(result.content[0].text).toMatch(/^Error: grep search stopped: after \d+ matching lines its formatted matches passed 100000 bytes, the most a search may hold \(rawOutputMaxBytes\)\. To search less, use a more specific pattern, a deeper path, or include\.$/)
-  const handle = lastHandle()
-  expect(alive(handle.pid)).toBe(false)
-  // Stopped early: a small part of the ~40 MB rg would print was read.
-  expect((handle.stdout as Socket).bytesRead).toBeLessThan(2_000_000)
-})
-
-test('glob output over the raw cap is SEARCH_RAW_OUTPUT_OVERFLOW too', async () => {
-  h = await harness({ config: { rawOutputMaxBytes: 50 } })
-  write(h.dir, Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`file-${i}.txt`, ''])))
-  const result = await h.call('glob', { pattern: '*' })
-  expect(result.error?.code).toBe('SEARCH_RAW_OUTPUT_OVERFLOW')
 })
 
 test('a FIFO or a device named as path is refused at once, without opening it', async () => {
@@ -157,27 +139,12 @@ test('rg killed by a signal from outside is SEARCH_FAILED naming the signal (fau
   expect((await pending).error).toEqual({ code: 'SEARCH_FAILED', name: 'SearchError', message: 'grep search failed: ripgrep was killed by SIGKILL' })
 })
 
-test('hostile ignore files cannot blow up rg: a .gitignore linked to /dev/zero, or a huge one of ** rules, is stopped at the memory cap', async () => {
-  h = await harness({ subprocess: RecordingSubprocess, config: { rgMaxMemoryBytes: 128 * 1024 * 1024 } })
-  write(h.dir, { 'a.txt': 'x\n' })
-  symlinkSync('/dev/zero', join(h.dir, '.gitignore'))
-  const zero = await h.call('grep', { pattern: 'x' })
-  expect(zero.error?.code).toBe('SEARCH_FAILED')
-  expect(zero.content[0].text).toBe('Error: grep search failed: ripgrep used more than its memory limit (134217728 bytes, rgMaxMemoryBytes) and was stopped. A huge or endless ignore file (.gitignore, .ignore, .rgignore — a link to a device, say) or an enormous line is the usual cause; search a narrower path, or a single file.')
-  rmSync(join(h.dir, '.gitignore'))
-  writeFileSync(join(h.dir, '.gitignore'), Array.from({ length: 60_000 }, (_, i) => `**/a${i}/**/b${i}/**`).join('\n'))
-  const huge = await h.call('grep', { pattern: 'x' })
-  expect(huge.error?.code).toBe('SEARCH_FAILED')
-  expect(huge.content[0].text).toContain('ripgrep used more than its memory limit (134217728 bytes')
-  expect(RecordingSubprocess.handles.filter((handle) => alive(handle.pid))).toEqual([])
-})
-
 test('an invalid regex of ~69 KB is SEARCH_INVALID_PATTERN with rg\'s leading "regex parse error" and its reason, the pattern quoted once and bounded', async () => {
   h = await harness()
   const pattern = `${'(a|b)'.repeat(14_000)}(`
   const result = await h.call('grep', { pattern })
   expect(result.error?.code).toBe('SEARCH_INVALID_PATTERN')
-  expect(result.content[0].text).toBe(`Error: invalid grep pattern "${pattern.slice(0, 297)}…": regex parse error: unclosed group`)
+  expect(result.content[0].text).toBe(`Error: invalid grep pattern "${pattern.slice(0, 297)}…": regex parse error: unclosed group. To match ( literally, escape it with a backslash; the whole pattern as literal text is ${pattern.replace(/[()|]/g, '\\$&').slice(0, 297)}…`)
 })
 
 test('a binary that cannot be started is SEARCH_FAILED naming it and the cause (config rgPath override)', async () => {
@@ -193,7 +160,7 @@ test('output that is not ripgrep\'s is SEARCH_FAILED as malformed (config rgPath
   h = await harness({ config: { rgPath: '/bin/echo' } })
   const grep = await h.call('grep', { pattern: 'x' })
   expect(grep.error?.code).toBe('SEARCH_FAILED')
-  expect(grep.content[0].text).toBe(`Error: grep search failed: could not read ripgrep's output (a record that is not JSON: "--no-config --json --no-require-git --regexp=x -- ${h.dir}")`)
+  expect(grep.content[0].text).toBe(`Error: grep search failed: could not read ripgrep's output (a record that is not JSON: "--no-config --json --no-require-git --regexp=x -- .")`)
   const glob = await h.call('glob', { pattern: '*' })
   expect(glob.error?.code).toBe('SEARCH_FAILED')
   expect(glob.content[0].text).toMatch(/^Error: glob search failed: could not read ripgrep's output \(a path outside the search root: --no-config --files/)

@@ -8,6 +8,13 @@ import { rgPath } from '@vscode/ripgrep'
 import { cutUtf8 as truncateUtf8 } from '@deepseek-ai/dsh-text'
 import { resolveRoot } from '../src/paths.ts'
 import { GrepCollector, MalformedOutput, RecordSplitter } from '../src/records.ts'
+import { GrepResults } from '../src/grep-results.ts'
+
+/** A collector whose sink keeps every match in path order (a page without limit, no saved rows). */
+function newCollector(root: ReturnType<typeof resolveRoot>, maxLineBytes: number) {
+  const results = new GrepResults(Number.MAX_SAFE_INTEGER, undefined)
+  return Object.assign(new GrepCollector(root, maxLineBytes, results), { files: () => results.files() })
+}
 
 let dir: string
 let json: Buffer
@@ -21,7 +28,7 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 function collect(chunks: Buffer[], maxLineBytes = 60) {
-  const collector = new GrepCollector(resolveRoot(dir, undefined), maxLineBytes)
+  const collector = newCollector(resolveRoot(dir, undefined), maxLineBytes)
   const splitter = new RecordSplitter(0x0a, collector.record)
   let maxPending = 0
   for (const chunk of chunks) {
@@ -29,11 +36,11 @@ function collect(chunks: Buffer[], maxLineBytes = 60) {
     maxPending = Math.max(maxPending, splitter.pendingLength)
   }
   splitter.end()
-  return { total: collector.total, files: collector.files().map(({ path, lines }) => ({ path, lines })), maxPending }
+  return { total: collector.total, files: collector.files(), maxPending }
 }
 
 /** One record, as the splitter hands it over: in place inside a larger buffer. */
-function feed(collector: GrepCollector, record: string): void {
+function feed(collector: Pick<GrepCollector, 'record'>, record: string): void {
   const bytes = Buffer.from(`xx${record}yy`)
   collector.record(bytes, 2, bytes.length - 2)
 }
@@ -79,7 +86,7 @@ describe('the rg --json parser', () => {
     const record = Buffer.from(`${JSON.stringify({ type: 'match', data: { path: { text: join(dir, 'big.txt') }, lines: { text: `${'y'.repeat(150)}\n` }, line_number: 1, absolute_offset: 0, submatches: [] } })}\n`)
     // One period of whole records, fed in 64 KiB chunks that end mid-record, twenty times over: a valid stream.
     const period = Buffer.concat(Array.from({ length: Math.ceil(1_000_000 / record.length) }, () => record))
-    const collector = new GrepCollector(resolveRoot(dir, undefined), 2000)
+    const collector = newCollector(resolveRoot(dir, undefined), 2000)
     const splitter = new RecordSplitter(0x0a, collector.record)
     let maxPending = 0
     let fed = 0
@@ -98,12 +105,12 @@ describe('the rg --json parser', () => {
   test('reads any line exactly, escapes, quotes, backslashes and terminators included, cut like truncateUtf8 (property, seeded)', () => {
     const ending = fc.constantFrom('', '\n', '\r\n', '\\n', '\\\n', '\r')
     fc.assert(fc.property(fc.string({ unit: 'grapheme-composite', maxLength: 30 }), ending, fc.integer({ min: 1, max: 60 }), (body, end, max) => {
-      const collector = new GrepCollector(resolveRoot(dir, undefined), max)
+      const collector = newCollector(resolveRoot(dir, undefined), max)
       const text = body + end
       feed(collector, JSON.stringify({ type: 'match', data: { path: { text: join(dir, 'f') }, lines: { text }, line_number: 3, absolute_offset: 0, submatches: [] } }))
       const stripped = text.endsWith('\r\n') ? text.slice(0, -2) : text.endsWith('\n') ? text.slice(0, -1) : text
       const cut = truncateUtf8(stripped, max)
-      expect(collector.files()).toEqual([{ path: 'f', key: 'f', lines: [{ line: 3, preview: cut.text, truncated: cut.truncated }] }])
+      expect(collector.files()).toEqual([{ path: 'f', lines: [{ line: 3, preview: cut.text, truncated: cut.truncated }] }])
     }), { seed: 5, numRuns: 600 })
   })
 
@@ -112,12 +119,12 @@ describe('the rg --json parser', () => {
     const char = fc.constantFrom('a', 'Z', ' ', '"', '\\', '\t', '\r', '\x01', '\x1b', '\x7f', 'é', '€', '\u2028', '😀', '\\n')
     const ending = fc.constantFrom('', '\n', '\r\n', '\\n', '\r')
     fc.assert(fc.property(fc.array(char, { maxLength: 400 }), ending, fc.integer({ min: 1, max: 40 }), (chars, end, max) => {
-      const collector = new GrepCollector(resolveRoot(dir, undefined), max)
+      const collector = newCollector(resolveRoot(dir, undefined), max)
       const text = chars.join('') + end
       feed(collector, JSON.stringify({ type: 'match', data: { path: { text: join(dir, 'f') }, lines: { text }, line_number: 7, absolute_offset: 0, submatches: [{ match: { text: '\\n"}' }, start: 0, end: 1 }] } }))
       const stripped = text.endsWith('\r\n') ? text.slice(0, -2) : text.endsWith('\n') ? text.slice(0, -1) : text
       const cut = truncateUtf8(stripped, max)
-      expect(collector.files()).toEqual([{ path: 'f', key: 'f', lines: [{ line: 7, preview: cut.text, truncated: cut.truncated }] }])
+      expect(collector.files()).toEqual([{ path: 'f', lines: [{ line: 7, preview: cut.text, truncated: cut.truncated }] }])
     }), { seed: 17, numRuns: 1500 })
   })
 
@@ -156,13 +163,13 @@ describe('the rg --json parser', () => {
   })
 
   test('a file whose matches do not come one after another is still one file, its lines ascending', () => {
-    const collector = new GrepCollector(resolveRoot(dir, undefined), 100)
+    const collector = newCollector(resolveRoot(dir, undefined), 100)
     const match = (name: string, line: number) => JSON.stringify({ type: 'match', data: { path: { text: join(dir, name) }, lines: { text: `hit ${line}\n` }, line_number: line, absolute_offset: 0, submatches: [] } })
     for (const [name, line] of [['a', 5], ['b', 1], ['a', 2], ['c', 1], ['a', 9], ['b', 3]] as const) feed(collector, match(name, line))
     const expected = [
-      { path: 'a', key: 'a', lines: [2, 5, 9].map((line) => ({ line, preview: `hit ${line}`, truncated: false })) },
-      { path: 'b', key: 'b', lines: [1, 3].map((line) => ({ line, preview: `hit ${line}`, truncated: false })) },
-      { path: 'c', key: 'c', lines: [{ line: 1, preview: 'hit 1', truncated: false }] },
+      { path: 'a', lines: [2, 5, 9].map((line) => ({ line, preview: `hit ${line}`, truncated: false })) },
+      { path: 'b', lines: [1, 3].map((line) => ({ line, preview: `hit ${line}`, truncated: false })) },
+      { path: 'c', lines: [{ line: 1, preview: 'hit 1', truncated: false }] },
     ]
     expect(collector.total).toBe(6)
     expect(collector.files()).toEqual(expected)
@@ -170,14 +177,14 @@ describe('the rg --json parser', () => {
   })
 
   test('a record that is not JSON is malformed output', () => {
-    const collector = new GrepCollector(resolveRoot(dir, undefined), 100)
+    const collector = newCollector(resolveRoot(dir, undefined), 100)
     expect(() => feed(collector, '--no-config --json')).toThrow(MalformedOutput)
     expect(() => feed(collector, '{"type":"match","data":{}}')).toThrow(MalformedOutput)
     expect(() => feed(collector, '{"type":"surprise"}')).toThrow(MalformedOutput)
   })
 
   test('a match outside the search root is malformed output', () => {
-    const collector = new GrepCollector(resolveRoot(dir, 'sub'), 100)
+    const collector = newCollector(resolveRoot(dir, 'sub'), 100)
     const record = { type: 'match', data: { path: { text: '/elsewhere/x' }, lines: { text: 'hit\n' }, line_number: 1 } }
     expect(() => feed(collector, JSON.stringify(record))).toThrow(/outside the search root/)
   })

@@ -1,15 +1,16 @@
 import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
 import {
-  abortedMessage, capFooter, exitMessage, globOverflowMessage, grepOverflowMessage, invalidPatternMessage, killedMessage,
+  abortedMessage, abortedOutOfMemoryMessage, capFooter, exitMessage, savedOverflowMessage, invalidPatternMessage, killedMessage,
   launchFailedMessage, malformedMessage, missingPathMessage, outOfMemoryMessage, partialNote, recordOverflowMessage,
   specialPathMessage, stoppedNote, UNSAVED,
 } from '../src/common-text.ts'
-import { GLOB_PROMPT, type GlobValue, globDescription, pageGlob, savedGlob } from '../src/glob-text.ts'
-import { GREP_PROMPT, type GrepValue, grepDescription, literalHint, pageGrep, savedGrep, type GrepFileValue } from '../src/grep-text.ts'
+import { GLOB_PROMPT, globDescription, pageGlob, savedGlobRow } from '../src/glob-text.ts'
+import { GREP_PROMPT, grepDescription, literalHint, pageGrep, savedHeader, savedRow, savedRowPrefix, skippedIgnoreNote } from '../src/grep-text.ts'
+import type { GlobValue, GrepFileValue, GrepValue } from '../src/values.ts'
 
 const WIDE = 1_000_000
-const renderGlob = (value: GlobValue, caps: { maxResults: number; maxBytes?: number }) => pageGlob(value, { maxBytes: WIDE, ...caps }).text
+const renderGlob = (value: Omit<GlobValue, 'total'> & { total?: number }, caps: { maxResults: number; maxBytes?: number }) => pageGlob({ total: value.paths.length, ...value }, { maxBytes: WIDE, ...caps }).text
 const query = { pattern: 'TODO', path: '' }
 const renderGrep = (value: Omit<GrepValue, 'query'> & { query?: GrepValue['query'] }, caps: { maxMatches: number; maxBytes?: number }) =>
   pageGrep({ query, ...value }, { maxBytes: WIDE, ...caps }).text
@@ -121,9 +122,10 @@ describe('error messages', () => {
   test('say what, where and why', () => {
     expect(launchFailedMessage('grep', '/opt/rg', 'spawn /opt/rg ENOENT')).toBe('grep search failed: could not start ripgrep (/opt/rg): spawn /opt/rg ENOENT')
     expect(abortedMessage('glob')).toBe('glob search aborted: the call was cancelled or ran out of time, and ripgrep was stopped')
-    expect(grepOverflowMessage(20_000_000, 81_234)).toBe('grep search stopped: after 81234 matching lines its formatted matches passed 20000000 bytes, the most a search may hold (rawOutputMaxBytes). To search less, use a more specific pattern, a deeper path, or include.')
+    expect(savedOverflowMessage('grep', 1_073_741_824, 81_234)).toBe('grep search stopped: after 81234 matching lines its complete result passed 1073741824 bytes, the most a saved result may hold (savedResultMaxBytes). To search less, use a more specific pattern, a deeper path, or include.')
     expect(recordOverflowMessage('grep', 1000)).toBe('grep search stopped: one record of ripgrep\'s output passed 1000 bytes, the most a search may hold (rawOutputMaxBytes); a file with an enormous line is the likely cause. To search less, use a more specific pattern, a deeper path, or include.')
-    expect(globOverflowMessage(5)).toBe('glob search stopped: ripgrep listed more than 5 bytes of paths, the most a search may hold (rawOutputMaxBytes). To list less, use a more specific pattern or a deeper path.')
+    expect(savedOverflowMessage('glob', 5, 2)).toBe('glob search stopped: after 2 files its complete list passed 5 bytes, the most a saved result may hold (savedResultMaxBytes). To list less, use a more specific pattern or a deeper path.')
+    expect(abortedOutOfMemoryMessage('grep', 2_147_483_648)).toBe('grep search failed: ripgrep ran out of memory and aborted (an allocation of 2147483648 bytes failed). A huge or endless ignore file (.gitignore, .ignore, .rgignore — a link to a device, say) or an enormous line is the usual cause; search a narrower path, or a single file.')
     expect(outOfMemoryMessage('grep', 67_108_864)).toBe('grep search failed: ripgrep used more than its memory limit (67108864 bytes, rgMaxMemoryBytes) and was stopped. A huge or endless ignore file (.gitignore, .ignore, .rgignore — a link to a device, say) or an enormous line is the usual cause; search a narrower path, or a single file.')
     expect(specialPathMessage('grep', 'pipe', 'a FIFO (named pipe)')).toBe('grep path pipe is a FIFO (named pipe), not a regular file or a directory; grep searches only those')
     expect(stoppedNote('grep', 27_000)).toBe('[The search was stopped after 27000 ms, its time budget, before ripgrep finished: these are the matches found until then, and more may exist. To search less, use a more specific pattern, a deeper path, or include.]')
@@ -137,7 +139,7 @@ describe('error messages', () => {
 
   test('an invalid pattern quotes the model\'s pattern, not ripgrep\'s rewritten one, with ripgrep\'s kind and reason', () => {
     expect(invalidPatternMessage('grep', 'a(', 'rg: regex parse error:\n    (?:a()\n       ^\nerror: unclosed group\n')).toBe(
-      'invalid grep pattern "a(": regex parse error: unclosed group')
+      'invalid grep pattern "a(": regex parse error: unclosed group. To match ( literally, escape it with a backslash; the whole pattern as literal text is a\\(')
     expect(invalidPatternMessage('grep', '(a|b){100}', 'rg: error building NFA\n')).toBe(
       'invalid grep pattern "(a|b){100}": error building NFA (the regex is too large or repeats too much to compile; simplify it)')
   })
@@ -145,7 +147,7 @@ describe('error messages', () => {
   test('every error text is bounded: an argument is quoted once, at most 300 bytes of it', () => {
     const huge = `(${'x'.repeat(70_000)}`
     const message = invalidPatternMessage('grep', huge, `rg: regex parse error:\n    (?:${huge})\n    ^\nerror: unclosed group\n`)
-    expect(message).toBe(`invalid grep pattern "(${'x'.repeat(296)}…": regex parse error: unclosed group`)
+    expect(message).toBe(`invalid grep pattern "(${'x'.repeat(296)}…": regex parse error: unclosed group. To match ( literally, escape it with a backslash; the whole pattern as literal text is \\(${'x'.repeat(295)}…`)
     expect(missingPathMessage('grep', 'p'.repeat(300_000))).toBe(`grep search failed: ${'p'.repeat(297)}…: no such file or directory`)
     expect(bytes(exitMessage('grep', 2, `rg: ${'y'.repeat(100_000)}\n`.repeat(20)))).toBeLessThanOrEqual(2100)
   })
@@ -205,7 +207,7 @@ describe('the byte budget', () => {
 
   test('glob stops its page at the budget too', () => {
     const paths = Array.from({ length: 50 }, (_, i) => `dir/${String(i).padStart(2, '0')}-${'n'.repeat(40)}.ts`)
-    const page = pageGlob({ paths, spill: saved }, { maxResults: 100, maxBytes: 400 })
+    const page = pageGlob({ paths, total: paths.length, spill: saved }, { maxResults: 100, maxBytes: 400 })
     expect(page.complete).toBe(false)
     expect(page.text.split('\n\n')[1]).toBe('[Showing 4 of 50 files. The complete result is saved at /tmp/spill/s1/grep-results.txt. Read it with read (offset/limit) or search it with grep.]')
     expect(bytes(page.text)).toBeLessThanOrEqual(400)
@@ -232,7 +234,7 @@ describe('the byte budget', () => {
   test('no glob page exceeds the budget, whatever the paths and the config (property)', () => {
     fc.assert(fc.property(fc.array(fc.string({ unit: 'binary', minLength: 1, maxLength: 200 }), { maxLength: 60 }), spill, warning, fc.integer({ min: 1, max: 4000 }), fc.integer({ min: 1, max: 100 }),
       (paths, spill, warning, maxBytes, maxResults) => {
-        const page = pageGlob({ paths, spill, ...(warning === undefined ? {} : { warning }) }, { maxResults, maxBytes })
+        const page = pageGlob({ paths, total: paths.length, spill, ...(warning === undefined ? {} : { warning }) }, { maxResults, maxBytes })
         expect(bytes(page.text)).toBeLessThanOrEqual(maxBytes)
         if (page.complete) expect(paths.length).toBeLessThanOrEqual(maxResults)
       }))
@@ -258,7 +260,9 @@ describe('saved results', () => {
       ],
       total: 3,
     }
-    expect(savedGrep(value)).toBe([
+    const saved = [`${savedHeader(value)}\n`]
+    for (const file of value.files) for (const line of file.lines) saved.push(savedRow(savedRowPrefix(file.path), line))
+    expect(saved.join('')).toBe([
       '[grep "TODO" include "*.ts" in src: 3 matching lines, one per line as <path>:<line>: <text>]',
       'src/a.ts:3: \tx // TODO',
       'src/a.ts:10: TODO é (line truncated)',
@@ -268,18 +272,18 @@ describe('saved results', () => {
   })
 
   test('grep: the header of an incomplete search says so, and of one line, singular', () => {
-    expect(savedGrep({ query: { pattern: 'x', path: '' }, files: [{ path: 'a', lines: [{ line: 1, preview: 'x', truncated: false }] }], total: 1, stoppedAfterMs: 5 }))
-      .toBe('[grep "x" in .: 1 matching line (incomplete: see the notes of the call\'s result), one per line as <path>:<line>: <text>]\na:1: x\n')
+    expect(savedHeader({ query: { pattern: 'x', path: '' }, files: [], total: 1, stoppedAfterMs: 5 }))
+      .toBe('[grep "x" in .: 1 matching line (incomplete: see the notes of the call\'s result), one per line as <path>:<line>: <text>]')
   })
 
   test('glob: one path per line, escaped', () => {
-    expect(savedGlob({ paths: ['b.ts', 'a\tb.ts'] })).toBe('b.ts\na\\tb.ts\n')
+    expect(['b.ts', 'a\tb.ts'].map(savedGlobRow).join('')).toBe('b.ts\na\\tb.ts\n')
   })
 })
 
 describe('empty results that teach', () => {
   test('a pattern with unescaped metacharacters adds one line saying so and how to escape them', () => {
-    expect(renderGrep({ query: { pattern: 'function isEspree(parser)', path: '' }, files: [], total: 0 }, { maxMatches: 5 })).toBe(
+    expect(renderGrep({ query: { pattern: 'function isEspree(parser)', path: '' }, files: [], total: 0, literalMatches: true }, { maxMatches: 5 })).toBe(
       'No matches found\n\n[The pattern is a regular expression, in which ( ) are special characters, not literal text. To match them literally, escape each with a backslash: function isEspree\\(parser\\)]')
     expect(literalHint('a+b')).toBe('[The pattern is a regular expression, in which + is a special character, not literal text. To match it literally, escape it with a backslash: a\\+b]')
     expect(literalHint('a.b[0]+c')).toBe('[The pattern is a regular expression, in which . [ ] + are special characters, not literal text. To match them literally, escape each with a backslash: a\\.b\\[0\\]\\+c]')

@@ -9,6 +9,16 @@ export const FsErrorCode = {
   FS_NOT_TEXT: 'FS_NOT_TEXT',
   /** The file exists but could not be read (permission denied, I/O error…). */
   FS_READ_FAILED: 'FS_READ_FAILED',
+  /** write/edit of an existing file this session has not seen (read, written or edited). */
+  FS_NOT_READ: 'FS_NOT_READ',
+  /** write/edit of a file whose bytes changed since this session last saw them. */
+  FS_STALE: 'FS_STALE',
+  /** edit: old_string occurs nowhere, even with other line endings or without read's "N: " prefixes. */
+  FS_NO_MATCH: 'FS_NO_MATCH',
+  /** edit: old_string occurs more than once and replace_all is not set. */
+  FS_MANY_MATCHES: 'FS_MANY_MATCHES',
+  /** write/edit could not write the new content (the file is left as it was). */
+  FS_WRITE_FAILED: 'FS_WRITE_FAILED',
 } as const
 export type FsErrorCode = (typeof FsErrorCode)[keyof typeof FsErrorCode]
 

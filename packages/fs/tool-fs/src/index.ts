@@ -4,12 +4,18 @@ import Schema from 'schemastery'
 import type {} from '@deepseek-ai/dsh-system-prompt'
 import { tildeHint } from '@deepseek-ai/dsh-text'
 import { invalidArgs } from '@deepseek-ai/dsh-tools'
-import type {} from '@deepseek-ai/dsh-workspace'
+import { changePrompt, CHANGE_PROMPT_ID, CHANGE_PROMPT_ORDER, editDescription, editParameters, writeDescription, writeParameters, type EditArgs, type WriteArgs } from './change-text.ts'
+import { Observations } from './guard.ts'
 import { readPage } from './read.ts'
-import { capsWithin, messages, readDescription, readParameters, readPrompt, READ_PROMPT_ID, READ_PROMPT_ORDER, render, type ReadArgs } from './text.ts'
+import { runEdit, runWrite } from './write-edit.ts'
+import { capsWithin, messages, READ_ALIASES, readDescription, readParameters, readPrompt, READ_PROMPT_ID, READ_PROMPT_ORDER, render, type ReadArgs } from './text.ts'
 
 export { FsError, FsErrorCode } from './errors.ts'
 export { readPage, type ReadRequest } from './read.ts'
+export {
+  changeMessages, changePrompt, CHANGE_PROMPT_ID, CHANGE_PROMPT_ORDER, editDescription, editParameters, renderEdit, renderStale, renderWrite,
+  writeDescription, writeParameters, type EditArgs, type EditOutcome, type StaleFacts, type WriteArgs, type WriteOutcome,
+} from './change-text.ts'
 export {
   capsWithin, messages, MAX_QUOTED_PATH_BYTES, quotePath, readDescription, readParameters, readPrompt, READ_PROMPT_ID, READ_PROMPT_ORDER,
   render, renderFooter, renderRow, TRUNCATED_MARK, type ReadArgs, type ReadCaps, type ReadEnd, type ReadPage, type ReadRow,
@@ -31,11 +37,14 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
   maxBytes: Schema.natural().min(256).default(51200).description('Most bytes of rows per read (each row with its newline).'),
   maxLineChars: Schema.natural().min(1).default(2000).description('Longer lines are cut to this many characters and marked "(line truncated)".'),
   maxResultBytes: Schema.natural().min(1024).default(30000).description('Longest result text in UTF-8 bytes, footer included; the page stops before it and the footer says where to continue.'),
-  timeoutMs: Schema.natural().min(1).default(30_000).description('Time budget of one call, enforced by the timeout policy (TOOL_TIMEOUT): a read that scans far into a huge file ends.'),
+  timeoutMs: Schema.natural().min(1).default(30_000).description('Time budget of one read, write or edit call, enforced by the timeout policy (TOOL_TIMEOUT): a read that scans far into a huge file ends; a write or edit that runs out of time before its rename leaves the file as it was.'),
 })
 
 export function apply(ctx: Context, config: Config): void {
   const caps = capsWithin(config)
+  // What each session has seen of each file: read, write and edit feed it; write and edit consult it.
+  const guard = new Observations()
+  ctx.on('tools/session-end', (sessionId) => guard.forget(sessionId))
   ctx.systemPrompt.register({ id: READ_PROMPT_ID, order: READ_PROMPT_ORDER, text: readPrompt(caps) })
   ctx.tools.register<ReadArgs>({
     name: 'read',
@@ -43,17 +52,44 @@ export function apply(ctx: Context, config: Config): void {
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     description: readDescription(caps),
     parameters: readParameters(caps),
+    aliases: READ_ALIASES,
     maxResultBytes: config.maxResultBytes,
     timeoutMs: config.timeoutMs,
     async execute(args, exec) {
       if (args.path.includes('\0')) throw invalidArgs(messages.nulInPath())
       const cwd = exec.session?.cwd ?? process.cwd()
       const path = resolve(cwd, args.path)
-      // Workspace roots (optional service): a path that resolves outside every root is refused before any open.
-      await ctx.get('workspace')?.confine(path, { cwd, tool: 'read' })
-      const page = await readPage({ path, offset: args.offset ?? 1, limit: args.limit ?? caps.maxLines, signal: exec.signal, notFoundHint: tildeHint(args.path) }, caps)
+      // The workspace policy (optional service): the opened file is checked, by its descriptor's real path.
+      const policy = ctx.get('workspace')?.policy(cwd, 'read')
+      const observer = guard.observeRead(exec.session?.id ?? '')
+      const page = await readPage({ path, policy, cwd, offset: args.offset ?? 1, limit: args.limit ?? caps.maxLines, signal: exec.signal, notFoundHint: tildeHint(args.path), observer }, caps)
+      observer.done()
       return { text: render(page, caps), value: page }
     },
+  })
+
+  const deps = { guard, caps: { maxLineChars: config.maxLineChars, maxResultBytes: config.maxResultBytes }, policy: (cwd: string, tool: string) => ctx.get('workspace')?.policy(cwd, tool) }
+  const changing = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false } as const
+  ctx.systemPrompt.register({ id: CHANGE_PROMPT_ID, order: CHANGE_PROMPT_ORDER, text: changePrompt() })
+  ctx.tools.register<WriteArgs>({
+    name: 'write',
+    title: 'Create or replace a file',
+    annotations: changing,
+    description: writeDescription(),
+    parameters: writeParameters,
+    maxResultBytes: config.maxResultBytes,
+    timeoutMs: config.timeoutMs,
+    execute: (args, exec) => runWrite(args, exec, deps),
+  })
+  ctx.tools.register<EditArgs>({
+    name: 'edit',
+    title: 'Edit a file',
+    annotations: changing,
+    description: editDescription(),
+    parameters: editParameters,
+    maxResultBytes: config.maxResultBytes,
+    timeoutMs: config.timeoutMs,
+    execute: (args, exec) => runEdit(args, exec, deps),
   })
 }
 

@@ -1,8 +1,10 @@
-import { constants, type Stats } from 'node:fs'
-import { open, stat, type FileHandle } from 'node:fs/promises'
+import type { Stats } from 'node:fs'
+import { stat, type FileHandle } from 'node:fs/promises'
 import { isUtf8 } from 'node:buffer'
 import { charBoundary, completeLength, cutChars, systemErrorReason } from '@deepseek-ai/dsh-text'
+import { checkPath, openFile, WorkspaceError, type OpenedFile, type PathPolicy } from '@deepseek-ai/dsh-workspace'
 import { FsError, FsErrorCode } from './errors.ts'
+import type { ReadObserver } from './guard.ts'
 import { messages, renderRow, type ReadCaps, type ReadPage, type ReadRow } from './text.ts'
 
 /** Bytes read per step: large enough that a skip to a far offset is a few thousand reads, small enough to not matter. */
@@ -20,6 +22,12 @@ export interface ReadRequest {
   readonly signal: AbortSignal
   /** Added to a not-found message (what the model should pass instead), e.g. from `tildeHint`. */
   readonly notFoundHint?: string
+  /** The workspace policy (DESIGN §17): the opened descriptor is checked against it. Unset: unconfined. */
+  readonly policy?: PathPolicy | undefined
+  /** The session cwd (refusal texts tell a path lexically inside it, led out by a link). */
+  readonly cwd?: string
+  /** Told what the read opened and every chunk it read (the "seen before changed" guard follows reads). */
+  readonly observer?: ReadObserver
 }
 
 /**
@@ -29,21 +37,29 @@ export interface ReadRequest {
  */
 export async function readPage(request: ReadRequest, caps: ReadCaps): Promise<ReadPage> {
   const { path } = request
-  // stat first: a FIFO or device must never be opened (opening can block or have side effects).
-  const info = await stat(path).catch((error: unknown) => { throw fsFailure(path, error, request.notFoundHint) })
-  refuseIrregular(path, info)
-  let handle: FileHandle
+  const checks = { cwd: request.cwd ?? path, tool: 'read', access: 'read', policy: request.policy } as const
+  // A FIFO or device is refused from the path's stat, never opened (opening one can block, release a waiting writer,
+  // arm a watchdog); outside the roots the refusal comes first, so a stat never tells what lies there. This stat
+  // only spares an open: what is read is checked on the opened descriptor.
+  const info = await stat(path).catch(() => undefined)
+  if (info && !info.isFile()) {
+    await checkPath(path, checks)
+    refuseIrregular(path, info)
+  }
+  let file: OpenedFile
   try {
     // O_NONBLOCK: should the path have been swapped for a FIFO since the stat, opening it cannot hang.
-    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY)
+    file = await openFile(path, checks)
   } catch (error) {
+    if (error instanceof WorkspaceError) throw error
     throw fsFailure(path, error, request.notFoundHint)
   }
   try {
-    refuseIrregular(path, await handle.stat())
-    return await scan(handle, request, caps)
+    refuseIrregular(path, file.stats)
+    request.observer?.opened(file.real, file.stats)
+    return await scan(file.handle, request, caps)
   } finally {
-    await handle.close()
+    await file.close()
   }
 }
 
@@ -85,6 +101,7 @@ async function scan(handle: FileHandle, request: ReadRequest, caps: ReadCaps): P
       throw new FsError(messages.binary(path), { code: FsErrorCode.FS_NOT_TEXT })
     }
     position += bytesRead
+    request.observer?.chunk(chunk)
     if (bytesRead > 0) lastByte = chunk[bytesRead - 1]!
     return chunk
   }

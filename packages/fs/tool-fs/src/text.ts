@@ -1,3 +1,4 @@
+import type { ArgumentAliases } from '@deepseek-ai/dsh-tools'
 import type { Static } from '@sinclair/typebox'
 // The builders one by one, not the `Type` object: the bundle then keeps only these (docs/decisions/2026-12-01-start-up-schemas.md).
 import * as Type from '@sinclair/typebox'
@@ -38,6 +39,9 @@ export function readDescription(caps: ReadCaps): string {
     `Lines over ${caps.maxLineChars} characters are cut. Directories, binary and non-UTF-8 files are refused with an error.`,
   ].join(' ')
 }
+
+/** Other clients' name for read's path (Claude Code's Read `file_path`): the INVALID_ARGS text says to pass `path`. */
+export const READ_ALIASES = { file_path: 'path' } as const satisfies ArgumentAliases
 
 export function readParameters(caps: ReadCaps) {
   return Type.Object({

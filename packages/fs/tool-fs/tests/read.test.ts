@@ -38,10 +38,10 @@ async function file(name: string, content: string | Buffer): Promise<string> {
   return join(dir, name)
 }
 
-test('registers read and its prompt section at order 100', async () => {
+test('registers read and its prompt section at order 100 (beside write and edit)', async () => {
   await setup()
-  expect(t.ctx.tools.schemas().map((s) => s.name)).toEqual(['read'])
-  expect(t.ctx.systemPrompt.list().map(({ id, order }) => ({ id, order }))).toEqual([{ id: 'tool:read', order: 100 }])
+  expect(t.ctx.tools.schemas().map((s) => s.name)).toEqual(['edit', 'read', 'write'])
+  expect(t.ctx.systemPrompt.list().map(({ id, order }) => ({ id, order }))).toEqual([{ id: 'tool:read', order: 100 }, { id: 'tool:write-edit', order: 110 }])
 })
 
 test('rows are "N: <line>" and the footer says the file ended; the value holds the facts', async () => {
@@ -256,6 +256,8 @@ test('bad arguments are INVALID_ARGS that say what to fix', async () => {
     [{ path: '' }, 'invalid arguments: property "path" must not be shorter than 1 characters'],
     [{}, 'invalid arguments: missing required property "path"'],
     [{ path: 'a.txt', lines: 3 }, 'invalid arguments: unexpected property "lines"'],
+    // Another client's name for path (DESIGN §20).
+    [{ file_path: 'a.txt' }, 'invalid arguments: missing required property "path"; unexpected property "file_path": pass "path" instead'],
     [{ path: 'a\u0000b' }, 'path must not contain a NUL character'],
   ]
   for (const [args, message] of cases) {

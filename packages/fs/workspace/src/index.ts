@@ -1,9 +1,15 @@
-import { realpathSync } from 'node:fs'
-import { readlink, realpath } from 'node:fs/promises'
-import { basename, dirname, join, resolve, sep } from 'node:path'
+import { basename, dirname, resolve } from 'node:path'
 import { Context, Service } from 'cordis'
 import Schema from 'schemastery'
-import { HarnessError } from '@deepseek-ai/dsh-tools'
+import { refusal, rootRefusedMessage, WorkspaceErrorCode, type WorkspaceRoots } from './errors.ts'
+import { checkReal } from './open.ts'
+import { broadness, DEFAULT_HIDDEN, hiddenEntries, realRoot, relocated, type Moved, type PathPolicy } from './policy.ts'
+
+export {
+  hiddenMessage, loopMessage, outsideMessage, readOnlyMessage, rootRefusedMessage, WorkspaceError, WorkspaceErrorCode, type WorkspaceRoots,
+} from './errors.ts'
+export { checkPath, checkReal, openDirectory, openFile, type OpenedDir, type OpenedFile, type OpenOptions } from './open.ts'
+export { broadness, DEFAULT_HIDDEN, expandHome, hiddenBy, within, type Access, type HiddenRule, type PathPolicy } from './policy.ts'
 
 declare module 'cordis' {
   interface Context {
@@ -16,58 +22,101 @@ export const name = 'workspace'
 export interface Config {
   /** Directories the tools may use besides the session's cwd (writable for the bash sandbox). */
   roots: string[]
-  /** Directories that may be read but are never writable (for the bash sandbox). */
+  /** Directories that may be read but are never writable. */
   readOnly: string[]
+  /** Paths hidden from every tool and sandboxed command, besides the default credential list (always hidden). */
+  denyRead: string[]
+  /** Let `/`, the home directory or a directory holding credential stores be a writable root (the session cwd too). */
+  allowBroadRoots: boolean
+  /** Hidden like denyRead; set by dsh itself (the HTTP token file, the --config file), not meant for users. */
+  hidden: string[]
 }
 
 export const Config: Schema<Partial<Config>, Config> = Schema.object({
   roots: Schema.array(Schema.string().min(1)).default([]).description('Workspace roots besides the session cwd (always a root).'),
   readOnly: Schema.array(Schema.string().min(1)).default([]).description('Directories readable by the tools but never writable.'),
+  denyRead: Schema.array(Schema.string().min(1)).default([]).description('Paths hidden from every tool and command (`~` is $HOME, relative ones are taken in the session cwd), besides the default credential list (always hidden).'),
+  allowBroadRoots: Schema.boolean().default(false).description('Allow `/`, the home directory, or a directory that holds credential stores as a writable root (the session cwd included).'),
+  hidden: Schema.array(Schema.string().min(1)).default([]).description('Hidden paths set by dsh itself (its token and config file).'),
 })
 
-export const WorkspaceErrorCode = {
-  /** The path, once every symbolic link is resolved, is outside every workspace root. */
-  WORKSPACE_OUTSIDE_ROOTS: 'WORKSPACE_OUTSIDE_ROOTS',
-} as const
-export type WorkspaceErrorCode = (typeof WorkspaceErrorCode)[keyof typeof WorkspaceErrorCode]
-
-export class WorkspaceError extends HarnessError {
-  override name = 'WorkspaceError'
-}
-
-/** A session's roots, as real paths (symbolic links resolved), without duplicates. */
-export interface WorkspaceRoots {
-  /** The session cwd first, then the configured roots. */
-  readonly writable: readonly string[]
-  /** Configured read-only roots and those added at run time (spill directories). */
-  readonly readOnly: readonly string[]
-}
-
-export interface ConfineOptions {
-  /** The calling session's directory: always a root. */
-  readonly cwd: string
-  /** Names the refusing tool in the message. */
-  readonly tool: string
-}
-
 /**
- * `ctx.workspace`: the directories the tools are confined to. While it is loaded, `glob`, `grep` and `read` refuse
- * a path that resolves, through symbolic links, outside every root, and the bash sandbox makes exactly the
- * writable roots writable. Consumers read it with `ctx.get('workspace')` (optional: without it nothing is confined).
+ * `ctx.workspace`: the one path policy (DESIGN §17). While it is loaded, `read`, `glob`, `grep` (and `write`, `edit`)
+ * open a path and then check what they opened against `policy(cwd)`, and the bash sandbox binds exactly its roots
+ * and masks its hidden paths. Consumers read it with `ctx.get('workspace')` (optional: without it nothing is confined).
  */
 export class Workspace extends Service {
   static readonly provide = 'workspace'
   static readonly Config = Config
-  private readonly state: { config: Config; added: string[]; sessions: Map<string, string> }
+  private readonly state: {
+    config: Config
+    added: string[]
+    hidden: string[]
+    sessions: Map<string, string>
+    identities: Map<string, string>
+    /** The last policy of each cwd, and when it was computed; `version` counts changes of added roots and hidden paths. */
+    policies: Map<string, Cached>
+    version: number
+    /** Hidden identities no longer at the path they were seen at: where a walk of the roots found them, or not. */
+    moved: Map<string, Moved>
+  }
 
   constructor(ctx: Context, config: Partial<Config> = {}) {
     super(ctx, 'workspace')
-    this.state = { config: Config(config), added: [], sessions: new Map() }
+    this.state = { config: Config(config), added: [], hidden: [], sessions: new Map(), identities: new Map(), policies: new Map(), version: 0, moved: new Map() }
     // The cwd of each session, as its calls carry it: the bash executor only sees the session id.
     ctx.on('tools/pre-execute', (call) => {
       if (call.session) this.state.sessions.set(call.session.id, call.session.cwd)
     })
     ctx.on('tools/session-end', (sessionId) => { this.state.sessions.delete(sessionId) })
+    // The identities of the hidden entries as they are at start: a later rename of one cannot un-hide it.
+    hiddenEntries(this.hiddenList(), process.cwd(), this.state.identities)
+  }
+
+  /**
+   * The policy of a session whose directory is `cwd`: its roots, its hidden paths. Throws WORKSPACE_ROOT_REFUSED
+   * when a writable root (`cwd` included) is too broad and `allowBroadRoots` is off, so every tool, and the bash
+   * sandbox, refuses to work in it. The roots and hidden entries are computed at most once a second per cwd (a few
+   * dozen syscalls); staleness un-hides nothing, since hidden entries match by name, existing or not, and by the
+   * identities seen, which only accumulate. `fresh` (for a walk of a root: glob, grep, a sandboxed command) also
+   * looks, with one stat per hidden entry, whether one was moved since, and where to (see `relocated`).
+   */
+  policy(cwd: string, tool = 'dsh', fresh = false): PathPolicy {
+    const now = Date.now()
+    let base = this.state.policies.get(cwd)
+    const stale = !base || now - base.at >= POLICY_FRESH_MS || base.version !== this.state.version
+    if (stale) base = this.compute(cwd, now)
+    if ('refused' in base!) throw refusal(rootRefusedMessage(tool, base.refused.root, base.refused.why), WorkspaceErrorCode.WORKSPACE_ROOT_REFUSED)
+    const policy = base!.policy
+    const roots = [...policy.writable, ...policy.readOnly]
+    // A hidden directory moved inside a root (under another name) stays hidden there, so no walk lists it.
+    const moved = stale || fresh
+      ? relocated(this.state.identities, this.state.moved, roots, now)
+      : [...this.state.moved.values()].flatMap((entry) => entry.path === undefined ? [] : [{ path: entry.path, seenAt: entry.seenAt }])
+    if (moved.length === 0) return policy
+    return {
+      ...policy,
+      hidden: [...policy.hidden, ...moved.map((entry) => entry.path)],
+      rules: [...policy.rules, ...moved.map((entry) => ({ parent: dirname(entry.path), name: basename(entry.path), raw: basename(entry.path), shown: entry.seenAt }))],
+    }
+  }
+
+  private compute(cwd: string, now: number): Cached {
+    if (this.state.policies.size > 64) this.state.policies.clear()
+    const roots = this.roots(cwd)
+    let cached: Cached | undefined
+    if (!this.state.config.allowBroadRoots) {
+      for (const root of roots.writable) {
+        const why = broadness(root)
+        if (why !== undefined) cached ??= { at: now, version: this.state.version, refused: { root, why } }
+      }
+    }
+    if (!cached) {
+      const { rules, hidden } = hiddenEntries(this.hiddenList(), resolve(cwd), this.state.identities)
+      cached = { at: now, version: this.state.version, policy: { ...roots, hidden, rules, identities: this.state.identities } }
+    }
+    this.state.policies.set(cwd, cached)
+    return cached
   }
 
   /** The roots of a session whose directory is `cwd`. A root that does not exist (yet) is kept as written. */
@@ -84,86 +133,44 @@ export class Workspace extends Service {
 
   /** Adds a read-only root (a spill store's directory, say) until the returned function runs. */
   addReadOnly(path: string): () => void {
-    const root = resolve(path)
-    this.state.added.push(root)
+    return this.changed(addUntil(this.state.added, resolve(path)))
+  }
+
+  /** Hides more paths (the bash sandbox's `denyRead`, say) until the returned function runs. */
+  addHidden(paths: readonly string[]): () => void {
+    const removers = paths.map((path) => addUntil(this.state.hidden, path))
+    hiddenEntries(paths, process.cwd(), this.state.identities)
+    return this.changed(() => { for (const remove of removers) remove() })
+  }
+
+  /** Drops the cached policies now, and again when `undo` runs. */
+  private changed(undo: () => void): () => void {
+    this.state.version++
     return () => {
-      const index = this.state.added.indexOf(root)
-      if (index >= 0) this.state.added.splice(index, 1)
+      undo()
+      this.state.version++
     }
   }
 
-  /**
-   * Resolves `path` (absolute) through every symbolic link and returns the real path, or throws
-   * WORKSPACE_OUTSIDE_ROOTS when that lies outside every root. A path that does not exist is judged by its
-   * deepest existing ancestor, so the tool still reports "not found" for a missing file inside a root.
-   */
-  async confine(path: string, options: ConfineOptions): Promise<string> {
-    const absolute = resolve(options.cwd, path)
-    const resolved = await realPath(absolute)
-    const { writable, readOnly } = this.roots(options.cwd)
-    const all = [...writable, ...readOnly]
-    const refused = (message: string) => new WorkspaceError(message, { code: WorkspaceErrorCode.WORKSPACE_OUTSIDE_ROOTS })
-    if (resolved === undefined) throw refused(loopMessage(options.tool, absolute, { writable, readOnly }))
-    if (all.some((root) => within(resolved, root))) return resolved
-    const lexicallyInside = all.some((root) => within(absolute, root)) || [options.cwd, ...this.state.config.roots].some((root) => within(absolute, resolve(root)))
-    throw refused(outsideMessage(options.tool, absolute, resolved, lexicallyInside, { writable, readOnly }))
+  private hiddenList(): string[] {
+    return [...DEFAULT_HIDDEN, ...this.state.config.denyRead, ...this.state.config.hidden, ...this.state.hidden]
   }
 }
-
-/** The refusal the model sees: which path, where it really leads, what the roots are, what to do instead. */
-export function outsideMessage(tool: string, absolute: string, real: string, throughLink: boolean, roots: WorkspaceRoots): string {
-  const listed = listRoots(roots)
-  const where = throughLink && real !== absolute
-    ? `${JSON.stringify(absolute)} resolves through a symbolic link to ${JSON.stringify(real)}, which is outside the workspace roots`
-    : `${JSON.stringify(absolute)} is outside the workspace roots`
-  return `${tool} refused: ${where} (${listed}); use a path inside them`
-}
-
-/** A path whose links never end: it resolves nowhere, so it is refused (fail closed), and the text says why. */
-export function loopMessage(tool: string, absolute: string, roots: WorkspaceRoots): string {
-  return `${tool} refused: ${JSON.stringify(absolute)} cannot be resolved: its symbolic links loop (or chain more than ${MAX_LINKS} deep), so it cannot be shown to lie inside the workspace roots (${listRoots(roots)}); use a path inside them`
-}
-
-function listRoots(roots: WorkspaceRoots): string {
-  return roots.writable.join(', ') + (roots.readOnly.length ? `; read-only: ${roots.readOnly.join(', ')}` : '')
-}
-
-export function within(path: string, root: string): boolean {
-  return path === root || path.startsWith(root.endsWith(sep) ? root : root + sep)
-}
-
-function realRoot(path: string): string {
-  const absolute = resolve(path)
-  try {
-    return realpathSync(absolute)
-  } catch {
-    return absolute
-  }
-}
-
-/** Links followed by hand before a path counts as unresolvable (Linux's own limit). */
-const MAX_LINKS = 40
 
 /**
- * realpath of the deepest existing ancestor, joined with the components below it; a dangling symbolic link on the
- * way is followed by hand (realpath refuses it, but a file created at its target later would be reached through
- * it). Undefined when links loop: such a path is refused.
+ * How long a computed policy is reused for its cwd: one tool call computes it once, a burst of calls shares it.
+ * Staleness cannot un-hide anything: hidden entries are matched by name (created later or not) and by the identities
+ * seen, which only accumulate; only `hidden` (existing entries, for the sandbox's masks) may lag by this much.
  */
-async function realPath(absolute: string, links = 0): Promise<string | undefined> {
-  if (links > MAX_LINKS) return undefined
-  const rest: string[] = []
-  let current = absolute
-  for (;;) {
-    try {
-      return join(await realpath(current), ...rest.reverse())
-    } catch {
-      const target = await readlink(current).catch(() => undefined)
-      if (target !== undefined) return realPath(resolve(dirname(current), target, ...rest.reverse()), links + 1)
-      const parent = dirname(current)
-      if (parent === current) return absolute
-      rest.push(basename(current))
-      current = parent
-    }
+const POLICY_FRESH_MS = 1000
+
+type Cached = { at: number; version: number } & ({ policy: PathPolicy } | { refused: { root: string; why: string } })
+
+function addUntil(list: string[], item: string): () => void {
+  list.push(item)
+  return () => {
+    const index = list.indexOf(item)
+    if (index >= 0) list.splice(index, 1)
   }
 }
 

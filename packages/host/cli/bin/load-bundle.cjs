@@ -5,8 +5,9 @@
 // the code beside it runs as the stub's module, with the stub's require, so that nothing else changes.
 //
 // Node 20 has no module compile cache (module.enableCompileCache() is Node 22), hence vm.Script and its
-// cachedData. A cache is used only when it was made from the code file as it is now (its size and mtime are
-// stamped in front), and V8 rejects one made by another Node; either way the code is compiled as usual.
+// cachedData. A cache is used only when it was made from the code file as it is now: its size and the content id
+// the build wrote into the stub are stamped in front (not the mtime: npm pack gives every file one fixed time, so
+// an installed copy keeps its caches). V8 rejects one made by another Node; either way the code compiles as usual.
 const { readFileSync, statSync, writeFileSync } = require('node:fs')
 const { dirname } = require('node:path')
 const vm = require('node:vm')
@@ -21,10 +22,11 @@ const made = []
 // specifier resolves from bin/ instead of dist/: the same node_modules, since both are folders of this package.
 const importModule = (specifier) => import(specifier)
 
-exports.load = function load(module, stubRequire, stub) {
+/** `id`: the content id of the code file, written into the stub by the build; a stub without one stamps the mtime. */
+exports.load = function load(module, stubRequire, stub, id) {
   const file = stub.replace(/\.cjs$/, '.code.cjs')
   const { size, mtimeMs } = statSync(file)
-  const stamp = Buffer.from(new Float64Array([size, mtimeMs]).buffer)
+  const stamp = Buffer.concat([Buffer.from(new Float64Array([size]).buffer), id === undefined ? Buffer.from(new Float64Array([mtimeMs]).buffer) : Buffer.from(id, 'hex')])
   const cacheFile = `${file}.v8`
   // A shebang line is no JavaScript inside the wrapper: blank it, keeping line numbers for stack traces.
   const source = readFileSync(file, 'utf8').replace(/^#!.*/, '')

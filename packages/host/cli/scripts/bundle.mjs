@@ -8,11 +8,12 @@
 //   chunks/mcp-sdk-*    the MCP SDK with zod (only `dsh mcp --http` and `--remote` load it)
 //   chunks/dist-*       tools-remote (only `--remote` loads it)
 //   chunks/ajv-*        ajv, for a schema the build did not see (a --config that changes a schema)
-// Each is CommonJS, split in a stub (`X.cjs`) and its code (`X.code.cjs`) with the V8 code cache that the training
+// Each is CommonJS, split in a stub (`X.cjs`, naming its code's content id) and its code (`X.code.cjs`) with the V8 code cache that the training
 // runs of the finished bundle made for it (`X.code.cjs.v8`): see bin/load-bundle.cjs and
 // docs/decisions/2026-12-01-code-cache.md.
 import { spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { createHash, randomBytes } from 'node:crypto'
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, relative } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -119,9 +120,12 @@ function splitStubs() {
   const files = ['dsh.cjs', ...readdirSync(join(dist, 'chunks')).filter((name) => name.endsWith('.cjs')).map((name) => `chunks/${name}`)]
   for (const name of files) {
     const stub = join(dist, name)
-    renameSync(stub, stub.replace(/\.cjs$/, '.code.cjs'))
+    const code = stub.replace(/\.cjs$/, '.code.cjs')
+    renameSync(stub, code)
     const from = relative(dirname(stub), loader)
-    writeFileSync(stub, `#!/usr/bin/env node\n'use strict'\nrequire(${JSON.stringify(from)}).load(module, require, __filename)\n`)
+    // The code's content id: the loader trusts a cache stamped with it (mtimes do not survive npm pack).
+    const id = createHash('sha256').update(readFileSync(code)).digest('hex').slice(0, 32)
+    writeFileSync(stub, `#!/usr/bin/env node\n'use strict'\nrequire(${JSON.stringify(from)}).load(module, require, __filename, '${id}')\n`)
   }
 }
 
@@ -150,7 +154,7 @@ async function train() {
 
 /** `dsh mcp --http` on a free loopback port: initialize and list over HTTP, then SIGTERM (a clean exit). */
 function trainHttp(project, env) {
-  const token = 'dsh-build-training'
+  const token = randomBytes(32).toString('hex') // dsh mcp --http serves with no shorter token
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(dist, 'dsh.cjs'), 'mcp', '--http', '--port', '0', '--token-env', 'DSH_BUILD_TOKEN', '--cwd', project],
       { cwd: project, env: { ...env, DSH_BUILD_TOKEN: token }, stdio: ['ignore', 'ignore', 'pipe'] })

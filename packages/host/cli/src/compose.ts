@@ -79,6 +79,11 @@ export interface DefaultContextOptions {
    * section in the config turns it on too; a `workspace` section turns on the roots alone.
    */
   sandbox?: boolean
+  /**
+   * Files of dsh's own that no tool or sandboxed command may read (the `--token-file`, the `--config` file): added to
+   * the workspace's hidden paths whenever the workspace is loaded.
+   */
+  hidden?: readonly string[]
 }
 
 export interface DefaultContext {
@@ -197,7 +202,7 @@ async function localComposition(options: DefaultContextOptions): Promise<Composi
   const all = await loadModules()
   const raw = options.config ?? {}
   const mode = modeOf(raw, options.sandbox ?? false)
-  const config = validateConfig(confinedConfig(raw, mode, await spillRootOf(raw)), schemaMap(all))
+  const config = validateConfig(confinedConfig(raw, mode, await spillRootOf(raw), options.hidden ?? []), schemaMap(all))
   const loaded = all.filter((item) => ENTRIES.find((entry) => entry.key === item.key)?.only?.(mode) ?? true)
   return { loaded, config }
 }
@@ -241,14 +246,16 @@ async function spillRootOf(raw: unknown): Promise<string> {
  * settings too (one config serves both modes), and with roots on, the spill directory is a read-only root and
  * the subprocess spill files go there as well, so every saved output can be paged with read, and cat-ed in bash.
  */
-function confinedConfig(raw: unknown, mode: Mode, spillRoot: string): unknown {
+function confinedConfig(raw: unknown, mode: Mode, spillRoot: string, hidden: readonly string[]): unknown {
   if (!mode.roots || raw === null || typeof raw !== 'object' || Array.isArray(raw)) return raw
   const result: Record<string, unknown> = { ...raw as Record<string, unknown> }
   if (mode.sandbox) result['bash-sandbox'] = { ...section(raw, 'bash-local'), ...section(raw, 'bash-sandbox') }
   const workspace = section(raw, 'workspace') ?? {}
   // A readOnly that is not a list is left as it is, for the validation to name it.
   const readOnly = workspace.readOnly === undefined ? [spillRoot] : Array.isArray(workspace.readOnly) ? [...workspace.readOnly, spillRoot] : workspace.readOnly
-  result.workspace = { ...workspace, readOnly }
+  // dsh's own token and config files join whatever hidden list the config gives (validation names a bad one).
+  const ownHidden = hidden.length === 0 ? {} : { hidden: Array.isArray(workspace.hidden) ? [...workspace.hidden, ...hidden] : workspace.hidden ?? [...hidden] }
+  result.workspace = { ...workspace, readOnly, ...ownHidden }
   const subprocess = section(raw, 'subprocess-local') ?? {}
   if (subprocess.spillDir === undefined) result['subprocess-local'] = { ...subprocess, spillDir: spillRoot }
   return result

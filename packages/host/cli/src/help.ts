@@ -95,7 +95,8 @@ ${SANDBOX_LINE}
 ${CONFIG_LINE}
 ${REMOTE_LINES}
   --http         serve MCP's Streamable HTTP at http://ADDRESS:PORT/mcp instead of stdin/stdout, one session
-                 per MCP session; every request needs the token (--token-file/--token-env), and a Host or
+                 per MCP session; every request needs the token (--token-file/--token-env: at least 32 bytes, a
+                 file only its owner may access; make one: umask 077; openssl rand -hex 32 > FILE), and a Host or
                  Origin that names another server is refused (DNS rebinding). Stops on SIGTERM/SIGINT.
   --host ADDRESS  address to listen on (default 127.0.0.1; anything else is reachable from the network)
   --port PORT     port to listen on (default 8765; 0 picks a free one; the URL is printed to stderr)

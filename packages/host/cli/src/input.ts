@@ -1,4 +1,5 @@
 import { createReadStream } from 'node:fs'
+import { open } from 'node:fs/promises'
 import type { Readable } from 'node:stream'
 
 /*
@@ -31,4 +32,21 @@ export async function readAtMost(stream: Readable, maxBytes: number): Promise<Bu
 /** A file (a regular file, a pipe such as `<(…)`, a device), read as `readAtMost` does; rejects as `open` would. */
 export function readFileAtMost(path: string, maxBytes: number): Promise<Buffer | undefined> {
   return readAtMost(createReadStream(path), maxBytes)
+}
+
+/** Fewest bytes of a token `dsh mcp --http` serves with: 32 random bytes (or 64 hex digits) cannot be guessed. */
+export const MIN_HTTP_TOKEN_BYTES = 32
+
+/**
+ * A token file read as `readFileAtMost` does, with the permission bits of the file it opened (not of the path
+ * looked up again later: a file swapped in between is not the one judged).
+ */
+export async function readTokenFile(path: string, maxBytes: number): Promise<{ bytes: Buffer | undefined; mode: number }> {
+  const handle = await open(path, 'r')
+  try {
+    const { mode } = await handle.stat()
+    return { bytes: await readAtMost(handle.createReadStream({ autoClose: false }), maxBytes), mode: mode & 0o777 }
+  } finally {
+    await handle.close()
+  }
 }

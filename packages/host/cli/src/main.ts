@@ -6,6 +6,7 @@ import { isRemoteUrl, parseArgs, parseToolArgs, type CommandName, type Invocatio
 import { HELP, usageText } from './help.ts'
 // Types only: the composition (and with it every plugin) is imported when a command needs it, never for --help.
 import type { DefaultContext, RemoteTarget } from './compose.ts'
+import type {} from '@deepseek-ai/dsh-workspace'
 
 export const EXIT = { OK: 0, TOOL_ERROR: 1, USAGE: 2, START_FAILED: 3 } as const
 
@@ -67,21 +68,35 @@ async function resolveCwd(dir: string | undefined): Promise<string | { problem: 
   }
 }
 
-/** The token named by `--token-file` / `--token-env` (surrounding whitespace trimmed), or what is wrong. */
-async function readToken(flags: RemoteFlags): Promise<string | { problem: string } | undefined> {
+/**
+ * The token named by `--token-file` / `--token-env` (surrounding whitespace trimmed), or what is wrong. A token to
+ * serve with (`serving`, dsh mcp --http) must be at least MIN_HTTP_TOKEN_BYTES long, and its file private to its
+ * owner: anyone who can read it can use every tool.
+ */
+async function readToken(flags: RemoteFlags, serving: boolean): Promise<string | { problem: string } | undefined> {
+  if (flags.tokenFile === undefined && flags.tokenEnv === undefined) return undefined
+  const { MAX_TOKEN_BYTES, MIN_HTTP_TOKEN_BYTES, readTokenFile } = await import('./input.ts')
+  const tooShort = (what: string, token: string, make: string) => serving && Buffer.byteLength(token) < MIN_HTTP_TOKEN_BYTES
+    ? { problem: `${what}: the token is ${Buffer.byteLength(token)} bytes; dsh mcp --http needs at least ${MIN_HTTP_TOKEN_BYTES} (make one: ${make})` }
+    : token
   if (flags.tokenFile !== undefined) {
-    const { MAX_TOKEN_BYTES, readFileAtMost } = await import('./input.ts')
-    let bytes: Buffer | undefined
+    const file = flags.tokenFile
+    let read: { bytes: Buffer | undefined; mode: number }
     try {
-      bytes = await readFileAtMost(flags.tokenFile, MAX_TOKEN_BYTES)
+      read = await readTokenFile(file, MAX_TOKEN_BYTES)
     } catch (error) {
-      return { problem: `--token-file ${flags.tokenFile}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})` }
+      return { problem: `--token-file ${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})` }
     }
-    if (bytes === undefined) return { problem: `--token-file ${flags.tokenFile}: longer than ${MAX_TOKEN_BYTES} bytes, more than any token` }
-    return bytes.toString('utf8').trim() || { problem: `--token-file ${flags.tokenFile}: the file is empty` }
+    if (serving && (read.mode & 0o077) !== 0) {
+      return { problem: `--token-file ${file}: group or others may read or change it (mode ${read.mode.toString(8).padStart(4, '0')}): make it private with chmod 600 ${file}` }
+    }
+    if (read.bytes === undefined) return { problem: `--token-file ${file}: longer than ${MAX_TOKEN_BYTES} bytes, more than any token` }
+    const token = read.bytes.toString('utf8').trim()
+    return token ? tooShort(`--token-file ${file}`, token, `umask 077; openssl rand -hex 32 > ${file}`) : { problem: `--token-file ${file}: the file is empty` }
   }
   if (flags.tokenEnv !== undefined) {
-    return process.env[flags.tokenEnv]?.trim() || { problem: `--token-env ${flags.tokenEnv}: that environment variable is not set or empty` }
+    const token = process.env[flags.tokenEnv]?.trim()
+    return token ? tooShort(`--token-env ${flags.tokenEnv}`, token, 'openssl rand -hex 32') : { problem: `--token-env ${flags.tokenEnv}: that environment variable is not set or empty` }
   }
   return undefined
 }
@@ -113,7 +128,7 @@ function foregroundOnly(config: unknown): unknown {
  * (already reported), or — for a remote that cannot be reached — its REMOTE_UNAVAILABLE error for the caller to
  * report (exit 1, as for any tool error).
  */
-async function startHost(command: CommandName, configPath: string | undefined, sandbox: boolean, remote?: RemoteTarget): Promise<DefaultContext | number | Unavailable> {
+async function startHost(command: CommandName, configPath: string | undefined, sandbox: boolean, remote?: RemoteTarget, hidden: readonly string[] = []): Promise<DefaultContext | number | Unavailable> {
   const { createDefaultContext, readConfigFile, DshError, DshErrorCode } = await import('./index.ts')
   // While a remote starts, plugin log lines are held: an unreachable remote is reported once, as its error
   // result, not also as the plugin failure Cordis logs (with a stack trace) on the way.
@@ -128,7 +143,7 @@ async function startHost(command: CommandName, configPath: string | undefined, s
     const read = configPath === undefined ? {} : await readConfigFile(configPath)
     // dsh call keeps every bash command in the foreground: no later call could wait for a task, and its exit ends them.
     const config = command === 'call' && !remote ? foregroundOnly(read) : read
-    const host = await createDefaultContext({ config, log, sandbox, ...(remote ? { remote } : {}) })
+    const host = await createDefaultContext({ config, log, sandbox, hidden, ...(remote ? { remote } : {}) })
     release(() => true)
     // The tools never need credentials, and a command could read them back from /proc/$PPID/environ. The token
     // (--token-env) was read before this; a remote command's environment was taken when tools-remote started.
@@ -151,12 +166,14 @@ async function startHost(command: CommandName, configPath: string | undefined, s
 }
 
 /** Token and `--remote` resolved, then the host started; a number is the exit code (already reported). */
-async function startFor(command: CommandName, invocation: RemoteFlags & { config?: string; sandbox?: boolean }): Promise<{ host: DefaultContext | Unavailable; token: string | undefined } | number> {
-  const token = await readToken(invocation)
+async function startFor(command: CommandName, invocation: RemoteFlags & { config?: string; sandbox?: boolean; http?: true }): Promise<{ host: DefaultContext | Unavailable; token: string | undefined } | number> {
+  const token = await readToken(invocation, invocation.http === true)
   if (typeof token === 'object') return usage(command, token.problem)
   const remote = await remoteTarget(invocation, token)
   if (remote && 'problem' in remote) return usage(command, remote.problem)
-  const host = await startHost(command, invocation.config, invocation.sandbox ?? false, remote)
+  // dsh's own secrets are hidden from its tools (DESIGN §17): a command must not read the token back and open a session.
+  const hidden = [invocation.tokenFile, invocation.config].filter((path): path is string => path !== undefined).map((path) => resolve(path))
+  const host = await startHost(command, invocation.config, invocation.sandbox ?? false, remote, hidden)
   return typeof host === 'number' ? host : { host, token }
 }
 
@@ -180,6 +197,14 @@ async function stop(host: DefaultContext): Promise<void> {
 }
 
 type Of<K extends Invocation['kind']> = Extract<Invocation, { kind: K }>
+
+/** Said on stderr after `dsh call bash` started a background task: the task is stopped as the command exits. */
+export const BACKGROUND_ENDS_WITH_CALL = 'dsh: the background task ends when dsh call exits, which is now: a task lives as long as its session, and'
+  + ' dsh call is a session of one call (run the command in the foreground, or use dsh mcp to keep tasks running)\n'
+
+function startsBackgroundTask(tool: string, args: unknown): boolean {
+  return tool === 'bash' && typeof args === 'object' && args !== null && (args as { run_in_background?: unknown }).run_in_background === true
+}
 
 async function runCall(invocation: Of<'call'>): Promise<number> {
   // Before the runtime exists there is nothing to clean up, so an interrupt exits at once (also while waiting for
@@ -228,6 +253,7 @@ async function runCall(invocation: Of<'call'>): Promise<number> {
       ? `${JSON.stringify({ text, isError: result.isError, error: result.error ?? null })}\n`
       : text.endsWith('\n') ? text : `${text}\n`)
     code = interrupted ? SIGNAL_EXIT[interrupted]! : result.isError ? EXIT.TOOL_ERROR : EXIT.OK
+    if (!result.isError && startsBackgroundTask(invocation.tool, args)) await write(process.stderr, BACKGROUND_ENDS_WITH_CALL)
   } finally {
     await stop(host)
   }
@@ -297,8 +323,11 @@ async function runMcp(invocation: Of<'mcp'>): Promise<number> {
   try {
     if (invocation.http) {
       const { serveHttp } = await import('@deepseek-ai/dsh-mcp')
+      // A client may only claim roots inside the server's own: its cwd and the configured workspace roots.
+      const serverCwd = cwd ?? process.cwd()
       const server = await serveHttp(host.ctx, {
         ...options,
+        roots: host.ctx.get('workspace')?.roots(serverCwd).writable ?? [serverCwd],
         token: started.token ?? '',
         ...(invocation.host === undefined ? {} : { host: invocation.host }),
         port: invocation.port ?? DEFAULT_HTTP_PORT,
@@ -307,11 +336,12 @@ async function runMcp(invocation: Of<'mcp'>): Promise<number> {
         return undefined
       })
       if (!server) return EXIT.START_FAILED
-      // The one line a supervisor (or a test) reads to learn where the server is.
-      await write(process.stderr, `dsh mcp: listening on ${server.url}\n`)
+      // Before the line that says it listens: a supervisor may stop it as soon as it reads that line.
       const close = () => void server.close()
       process.on('SIGTERM', close)
       process.on('SIGINT', close)
+      // The one line a supervisor (or a test) reads to learn where the server is.
+      await write(process.stderr, `dsh mcp: listening on ${server.url}\n`)
       await server.closed
       return EXIT.OK
     }

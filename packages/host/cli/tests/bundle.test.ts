@@ -1,4 +1,4 @@
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { appendFileSync, cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { Ajv, type ValidateFunction } from 'ajv'
@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, onTestFinished, test } from 'vit
 import type { JsonSchema } from '@deepseek-ai/dsh-tools'
 import { AJV_OPTIONS } from '../../../core/tools/src/validation.ts'
 import { createDefaultContext } from '../src/index.ts'
-import { ROOT, dsh, ensureBuilt, type Run, workspace } from './helpers.ts'
+import { ROOT, dsh, type Run, workspace } from './helpers.ts'
 // @ts-expect-error: a plain-JS build script, without declarations
 import { lazySdkValidator } from '../scripts/lazy-sdk-validator.mjs'
 
@@ -20,7 +20,6 @@ let precompiled: ReadonlyMap<string, ValidateFunction>
 let ws: ReturnType<typeof workspace>
 
 beforeAll(async () => {
-  ensureBuilt()
   const host = await createDefaultContext()
   schemas = host.ctx.tools.list().map(({ name, parameters }) => ({ name, parameters }))
   await host.dispose()
@@ -155,18 +154,36 @@ describe('the code cache (bin/load-bundle.cjs)', () => {
     expect(result.stderr).toBe('')
   })
 
-  test('a code file changed since the build runs without its cache (compiled as usual), and ripgrep still loads', async () => {
-    // A copy whose files have new times: every stamp differs from the code file's, so no cache is offered to V8.
-    // Inside the checkout, so that the packaged ripgrep resolves from it as from the package itself.
+  /** A copy of the built package inside the checkout (the packaged ripgrep resolves from it as from the package). */
+  function copyPackage(): string {
     const copy = mkdtempSync(join(ROOT, 'node_modules', '.dsh-bundle-copy-'))
     onTestFinished(() => rmSync(copy, { recursive: true, force: true }))
     cpSync(join(ROOT, 'packages/host/cli/bin'), join(copy, 'bin'), { recursive: true })
     cpSync(DIST, join(copy, 'dist'), { recursive: true })
     cpSync(join(ROOT, 'packages/host/cli/package.json'), join(copy, 'package.json'))
+    return copy
+  }
+
+  test('a copy of the package with other file times (as npm pack and install give) still runs from the caches', async () => {
+    const copy = copyPackage()
     const run = await dsh(['call', 'grep', '{"pattern":"two"}'], { cwd: ws.dir, nodeArgs: ['--require', cacheProbe()], bin: join(copy, 'dist/dsh.cjs') })
     expect(run.stdout).toBe('Found 1 match\n\nnotes.txt\nLine 2: two\n')
     expect(verdicts(run.stderr).length).toBeGreaterThan(0)
-    expect(verdicts(run.stderr).filter((v) => !v.endsWith(' none'))).toEqual([])
+    expect(verdicts(run.stderr).filter((v) => !v.endsWith(' used'))).toEqual([])
+  })
+
+  test('a code file changed since the build runs without its cache (compiled as usual), and ripgrep still loads', async () => {
+    // One code file grows by a comment (its size no longer matches the stamp); the entry's stub names another content
+    // id than its cache's: neither cache is offered to V8.
+    const copy = copyPackage()
+    const runtime = readdirSync(join(copy, 'dist/chunks')).find((name) => /^runtime-.*\.code\.cjs$/.test(name) && statSync(join(copy, 'dist/chunks', name)).size > 100_000)!
+    appendFileSync(join(copy, 'dist/chunks', runtime), '\n// changed\n')
+    const stub = join(copy, 'dist/dsh.cjs')
+    writeFileSync(stub, readFileSync(stub, 'utf8').replace(/'[0-9a-f]{32}'/, `'${'0'.repeat(32)}'`))
+    const run = await dsh(['call', 'grep', '{"pattern":"two"}'], { cwd: ws.dir, nodeArgs: ['--require', cacheProbe()], bin: stub })
+    expect(run.stdout).toBe('Found 1 match\n\nnotes.txt\nLine 2: two\n')
+    expect(verdicts(run.stderr)).toContain('dsh.code.cjs none')
+    expect(verdicts(run.stderr)).toContain('runtime-*.code.cjs none')
   })
 })
 

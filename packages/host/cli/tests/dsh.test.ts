@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { createDefaultContext, type DefaultContext } from '../src/index.ts'
-import { dsh, readsStdin, ensureBuilt, processesWith, startDsh, uniqueSleep, until, workspace } from './helpers.ts'
+import { dsh, readsStdin, processesWith, startDsh, uniqueSleep, until, workspace } from './helpers.ts'
 
 const FILES = {
   'package.json': '{ "name": "fixture" }\n',
@@ -15,7 +15,6 @@ let host: DefaultContext
 let ws: ReturnType<typeof workspace>
 
 beforeAll(async () => {
-  ensureBuilt()
   host = await createDefaultContext()
   ws = workspace(FILES)
 })
@@ -205,7 +204,7 @@ describe('dsh tools and dsh prompt', () => {
     expect(JSON.parse(run.stdout)).toEqual(JSON.parse(JSON.stringify(expected)))
   })
 
-  test('every tool has a title and the approval hints of DESIGN §11 (read-only search and reads; destructive bash and bash_kill)', async () => {
+  test('every tool has a title and the approval hints of DESIGN §11 and §18 (read-only search and reads; destructive bash, bash_kill, write and edit)', async () => {
     const run = await dsh(['tools', '--json'])
     const tools = JSON.parse(run.stdout) as { name: string; title?: string; annotations?: unknown }[]
     const readOnly = { readOnlyHint: true, destructiveHint: false, openWorldHint: false }
@@ -214,9 +213,11 @@ describe('dsh tools and dsh prompt', () => {
       bash_input: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
       bash_kill: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
       bash_output: { ...readOnly, idempotentHint: false },
+      edit: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
       glob: { ...readOnly, idempotentHint: true },
       grep: { ...readOnly, idempotentHint: true },
       read: { ...readOnly, idempotentHint: true },
+      write: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     })
     for (const tool of tools) expect(tool.title, tool.name).toMatch(/^[A-Z][a-z]+( [a-z]+)+$/)
   })
@@ -269,11 +270,18 @@ describe('dsh call with bash', () => {
     expect(await exited).toMatchObject({ code: 130, signal: null, stdout: '' })
   })
 
-  test('a background task does not outlive dsh call', async () => {
+  test('a background task does not outlive dsh call, and stderr says so', async () => {
     const sleep = uniqueSleep()
     const run = await dsh(['call', 'bash', JSON.stringify({ command: sleep.command, description: 'bg', run_in_background: true }), '--cwd', ws.dir])
     expect(run.code).toBe(0)
     expect(run.stdout).toMatch(/^started background task bash-1/)
+    expect(run.stderr).toBe('dsh: the background task ends when dsh call exits, which is now: a task lives as long as its session, and'
+      + ' dsh call is a session of one call (run the command in the foreground, or use dsh mcp to keep tasks running)\n')
     expect(processesWith(sleep.marker)).toEqual([])
+    // A foreground bash call, and a background one that failed validation, say nothing of the kind.
+    const foreground = await dsh(['call', 'bash', '{"command":"true","description":"fg"}', '--cwd', ws.dir])
+    expect(foreground).toMatchObject({ code: 0, stderr: '' })
+    const refused = await dsh(['call', 'bash', '{"command":"true","run_in_background":true}', '--cwd', ws.dir])
+    expect(refused).toMatchObject({ code: 1, stderr: '' })
   })
 })

@@ -5,13 +5,12 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { credentialNames } from '../src/environ.ts'
-import { BIN, ensureBuilt, ROOT, workspace } from './helpers.ts'
+import { BIN, ROOT, workspace } from './helpers.ts'
 
 const run = promisify(execFile)
 let ws: ReturnType<typeof workspace>
 
 beforeAll(() => {
-  ensureBuilt()
   ws = workspace({ 'a.txt': 'a\n' })
 })
 afterAll(() => ws?.cleanup())

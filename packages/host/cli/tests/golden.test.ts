@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest'
-import { dsh, ensureBuilt } from './helpers.ts'
+import { dsh } from './helpers.ts'
 
 /**
  * The whole model-facing surface in one reviewed file (STYLE.md point 12): every tool declaration as `dsh tools
@@ -9,7 +9,6 @@ import { dsh, ensureBuilt } from './helpers.ts'
  */
 describe('the model-facing surface', () => {
   test('dsh tools --json and dsh prompt match the golden file', async () => {
-    ensureBuilt()
     const [tools, prompt] = await Promise.all([dsh(['tools', '--json']), dsh(['prompt'])])
     expect(tools.code).toBe(0)
     expect(prompt.code).toBe(0)

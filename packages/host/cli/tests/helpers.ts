@@ -1,7 +1,8 @@
 export { processesWith, uniqueSleep, until } from '@deepseek-ai/dsh-testing'
-import { withBuildLock } from '@deepseek-ai/dsh-testing'
+import { withLock } from '@deepseek-ai/dsh-testing'
+import { inject } from 'vitest'
 import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -10,20 +11,49 @@ import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/s
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..')
-/** The shipped `dsh`: the bundle that `npm run build` (and `ensureBuilt`) makes of the built packages. */
+/**
+ * The shipped `dsh`: the bundle that `npm run build` makes of the built packages. No test file builds: `npm test`
+ * builds first, and vitest's global setup (tests/build-once.ts) builds a tree changed since its last build.
+ */
 export const BIN = join(ROOT, 'packages/host/cli/dist/dsh.cjs')
 
-/** Builds the `dsh` command (and what it references, then the bundle), under the tests' build lock. */
-export function ensureBuilt(): void {
-  withBuildLock(() => {
-    try {
-      execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', 'packages/host/cli'], { cwd: ROOT, stdio: 'pipe' })
-      execFileSync(process.execPath, [join(ROOT, 'packages/host/cli/scripts/bundle.mjs')], { cwd: ROOT, stdio: 'pipe' })
-    } catch (error) {
-      const { stdout, stderr } = error as { stdout?: Buffer; stderr?: Buffer }
-      throw new Error(`building dsh (tsc -b packages/host/cli, then the bundle) failed:\n${stdout?.toString() ?? ''}${stderr?.toString() ?? ''}`)
-    }
+/** Where installedDsh puts the packed package: an npm prefix, so `<prefix>/bin/dsh` is what lands on the PATH. */
+export interface Installed {
+  /** The packed tarball (scripts/pack.mjs). */
+  tarball: string
+  prefix: string
+  /** `<prefix>/bin`: put it on the PATH and `dsh` is the installed one. */
+  binDir: string
+  /** `<prefix>/bin/dsh`, npm's link to the installed package's shim (run it directly: `#!/usr/bin/env node`). */
+  bin: string
+  /** The tarball's size in bytes and how long `npm install -g` of it took (ms). */
+  tarballBytes: number
+  installMs: number
+}
+
+/**
+ * The built `dsh` as a user gets it: packed with `npm pack` of this package (scripts/pack.mjs, no build) and installed
+ * with `npm install -g --prefix <fresh empty dir> <tarball>`, npm alone, once per test run (the first test file to
+ * ask does it; the others wait for it under a lock in the run's directory).
+ */
+export function installedDsh(): Installed {
+  const run = inject('dshRun')
+  const prefix = join(run, 'prefix')
+  const facts = join(run, 'installed.json')
+  withLock(join(run, 'install.lock'), () => {
+    if (existsSync(facts)) return
+    // Into the run's own directory: two test runs of one checkout never write the same tarball.
+    const packed = execFileSync(process.execPath, [join(ROOT, 'packages/host/cli/scripts/pack.mjs'), run], { cwd: ROOT, encoding: 'utf8' })
+    const tarball = packed.trimEnd().split('\n').at(-1)!
+    mkdirSync(prefix)
+    const started = performance.now()
+    // From another directory than the checkout: npm must not see this workspace, only the tarball and the registry.
+    execFileSync('npm', ['install', '-g', '--prefix', prefix, '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', tarball], { cwd: run, stdio: 'pipe' })
+    const installMs = Math.round(performance.now() - started)
+    const installed: Installed = { tarball, prefix, binDir: join(prefix, 'bin'), bin: join(prefix, 'bin', 'dsh'), tarballBytes: statSync(tarball).size, installMs }
+    writeFileSync(facts, JSON.stringify(installed))
   })
+  return JSON.parse(readFileSync(facts, 'utf8')) as Installed
 }
 
 export interface Run {

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { BIN, dsh, ensureBuilt, workspace, type Run } from './helpers.ts'
+import { BIN, dsh, workspace, type Run } from './helpers.ts'
 
 /**
  * The MCP Inspector's CLI mode (`@modelcontextprotocol/inspector`, pinned, a client this project did not write)
@@ -18,7 +18,6 @@ const INSPECTOR = join(INSPECTOR_DIR, (JSON.parse(readFileSync(join(INSPECTOR_DI
 let ws: ReturnType<typeof workspace>
 let state: string
 beforeAll(() => {
-  ensureBuilt()
   ws = workspace({
     'package.json': '{ "name": "fixture" }\n',
     'src/a.ts': 'export const a = 1 // TODO: rename\n',

@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, expect, test } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import { BIN, dsh, ensureBuilt, processesWith, uniqueSleep, workspace } from './helpers.ts'
+import { BIN, dsh, processesWith, uniqueSleep, workspace } from './helpers.ts'
 
 /**
  * DESIGN §19: a long foreground command is never lost to a client's request timeout. The official MCP SDK's client
@@ -14,7 +14,6 @@ let ws: ReturnType<typeof workspace>
 const clients: Client[] = []
 
 beforeAll(() => {
-  ensureBuilt()
   ws = workspace({ 'README.md': 'fixture\n' })
 })
 

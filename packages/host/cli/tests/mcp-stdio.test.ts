@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { JSONRPCMessageSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import { ChildTransport, ensureBuilt, startDsh, until, workspace } from './helpers.ts'
+import { ChildTransport, startDsh, until, workspace } from './helpers.ts'
 
 /** The stdio wire of `dsh mcp`, line by line: framing errors, what stdout carries, backpressure. */
 
@@ -17,7 +17,6 @@ const INITIALIZED = { jsonrpc: '2.0', method: 'notifications/initialized' }
 
 let ws: ReturnType<typeof workspace>
 beforeAll(() => {
-  ensureBuilt()
   // 2000 lines of 24 bytes: one read answer is about 50 KB of JSON.
   ws = workspace({ 'big.txt': Array.from({ length: 2000 }, (_, i) => `line ${String(i).padStart(6, '0')} of filler`).join('\n') })
 })

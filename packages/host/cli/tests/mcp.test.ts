@@ -12,7 +12,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import { instructionsPreamble } from '@deepseek-ai/dsh-mcp'
 import { createDefaultContext, type DefaultContext } from '../src/index.ts'
-import { BIN, ChildTransport, dsh, ensureBuilt, processesWith, uniqueSleep, until, workspace } from './helpers.ts'
+import { BIN, ChildTransport, dsh, processesWith, uniqueSleep, until, workspace } from './helpers.ts'
 
 const FILES = {
   'package.json': '{ "name": "fixture" }\n',
@@ -26,7 +26,6 @@ let ws: ReturnType<typeof workspace>
 const clients: Client[] = []
 
 beforeAll(async () => {
-  ensureBuilt()
   host = await createDefaultContext()
   ws = workspace(FILES)
 })
@@ -82,7 +81,7 @@ describe('dsh mcp', () => {
     const client = await server()
     const names = host.ctx.tools.list().map((tool) => tool.name)
     expect(client.getInstructions()).toBe(`${instructionsPreamble('dsh', names)}\n\n${host.ctx.systemPrompt.assemble()}`)
-    expect(client.getInstructions()).toMatch(/^These instructions are about the tools of the MCP server dsh: bash, bash_input, bash_kill, bash_output, glob, grep, read\. /)
+    expect(client.getInstructions()).toMatch(/^These instructions are about the tools of the MCP server dsh: bash, bash_input, bash_kill, bash_output, edit, glob, grep, read, write\. /)
     expect(client.getInstructions()!.endsWith(`\n\n${(await dsh(['prompt'])).stdout.trimEnd()}`)).toBe(true)
     expect(client.getServerVersion()?.name).toBe('dsh')
   })

@@ -1,23 +1,28 @@
 import { spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, request, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import { BIN, dsh, ensureBuilt, processesWith, ROOT, startDsh, uniqueSleep, until, workspace } from './helpers.ts'
+import { BIN, dsh, installedDsh, processesWith, ROOT, startDsh, uniqueSleep, until, workspace } from './helpers.ts'
 
 let ws: ReturnType<typeof workspace>
 beforeAll(() => {
-  ensureBuilt()
   ws = workspace({ 'a.txt': 'alpha\nbeta\n', 'src/x.ts': '// TODO: y\n' })
 })
 afterAll(() => ws?.cleanup())
 
-const TOKEN = `tok-${process.pid}`
+const TOKEN = randomBytes(32).toString('hex')
+
+/** The remote side: `dsh mcp` as installed from the packed tarball, found on the PATH the command sets. */
+function installedMcp(cwd: string): string {
+  return `env PATH='${installedDsh().binDir}:${dirname(process.execPath)}:/usr/bin:/bin' dsh mcp --cwd '${cwd}'`
+}
 
 /** `dsh mcp --http --port 0` with the token in an env var; resolves once it printed its URL. */
 async function serve(extra: string[] = [], dir = ws.dir) {
@@ -50,6 +55,66 @@ describe('dsh mcp --http', () => {
     const empty = await dsh(['mcp', '--http', '--token-env', 'DSH_TEST_UNSET_TOKEN'])
     expect(empty.code).toBe(2)
     expect(empty.stderr).toMatch(/^dsh: --token-env DSH_TEST_UNSET_TOKEN: that environment variable is not set or empty\n/)
+  }, 120_000)
+
+  test('refuses a token shorter than 32 bytes, and a token file group or others may read (exit 2), saying how to make one', async () => {
+    const dir = mkdtempSync(join(ws.dir, '..', 'dsh-token-'))
+    try {
+      const file = join(dir, 'token')
+      writeFileSync(file, 'x'.repeat(31) + '\n', { mode: 0o600 })
+      const short = await dsh(['mcp', '--http', '--token-file', file, '--port', '0'])
+      expect(short).toMatchObject({ code: 2, stdout: '' })
+      expect(short.stderr.split('\n')[0]).toBe(`dsh: --token-file ${file}: the token is 31 bytes; dsh mcp --http needs at least 32 (make one: umask 077; openssl rand -hex 32 > ${file})`)
+      const env = await dsh(['mcp', '--http', '--token-env', 'DSH_TEST_SHORT_TOKEN', '--port', '0'], { env: { ...process.env, DSH_TEST_SHORT_TOKEN: 'abc' } })
+      expect(env).toMatchObject({ code: 2, stdout: '' })
+      expect(env.stderr.split('\n')[0]).toBe('dsh: --token-env DSH_TEST_SHORT_TOKEN: the token is 3 bytes; dsh mcp --http needs at least 32 (make one: openssl rand -hex 32)')
+      writeFileSync(file, `${TOKEN}\n`)
+      for (const mode of [0o644, 0o640, 0o604, 0o620]) {
+        chmodSync(file, mode)
+        const open = await dsh(['mcp', '--http', '--token-file', file, '--port', '0'])
+        expect(open).toMatchObject({ code: 2, stdout: '' })
+        expect(open.stderr.split('\n')[0]).toBe(`dsh: --token-file ${file}: group or others may read or change it (mode 0${mode.toString(8)}): make it private with chmod 600 ${file}`)
+      }
+      // A client's token file (--remote <url>) is the user's to keep: neither rule applies to it.
+      const client = await dsh(['call', 'read', '{"path":"a.txt"}', '--remote', 'http://127.0.0.1:1/mcp', '--token-file', file])
+      expect(client.code).toBe(1)
+      expect(client.stdout).toMatch(/^Error: remote unavailable: /)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 120_000)
+
+  test('a SIGTERM as soon as it says it listens is a clean stop (exit 0): the handler is set before that line', async () => {
+    // Before the fix, most of these runs died of the signal (the line came before the handler).
+    const codes: (number | NodeJS.Signals | null)[] = []
+    for (let i = 0; i < 10; i++) {
+      const started = startDsh(['mcp', '--http', '--port', '0', '--token-env', 'DSH_TEST_TOKEN', '--cwd', ws.dir], { cwd: ws.dir, env: { DSH_TEST_TOKEN: TOKEN } })
+      let stderr = ''
+      started.child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString()
+        if (/listening on http/.test(stderr)) started.child.kill('SIGTERM')
+      })
+      const run = await started.exited
+      codes.push(run.code ?? run.signal)
+    }
+    expect(codes).toEqual(Array(10).fill(0))
+  }, 120_000)
+
+  test('serves with a private token file of 32 bytes or more', async () => {
+    const dir = mkdtempSync(join(ws.dir, '..', 'dsh-token-'))
+    try {
+      const file = join(dir, 'token')
+      writeFileSync(file, `${TOKEN}\n`, { mode: 0o600 })
+      const started = startDsh(['mcp', '--http', '--port', '0', '--token-file', file, '--cwd', ws.dir], { cwd: ws.dir })
+      let stderr = ''
+      started.child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
+      await until(() => /listening on http/.test(stderr) || started.child.exitCode !== null, 'dsh mcp --http listens')
+      expect(started.child.exitCode, stderr).toBeNull()
+      started.child.kill('SIGTERM')
+      expect((await started.exited).code).toBe(0)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   }, 120_000)
 
   test('one session per MCP session: another session\'s task is BASH_TASK_FORBIDDEN; SIGTERM stops everything and exits 0', async () => {
@@ -114,7 +179,7 @@ describe('--remote', () => {
   }, 120_000)
 
   test('dsh call, dsh tools and dsh prompt through a command give what the local ones give', async () => {
-    const remote = `'${process.execPath}' '${BIN}' mcp --cwd '${ws.dir}'`
+    const remote = installedMcp(ws.dir)
     const call = ['call', 'read', '{"path":"a.txt"}']
     expect(await dsh([...call, '--remote', remote])).toMatchObject({ code: 0, stdout: (await dsh([...call, '--cwd', ws.dir])).stdout })
     expect(await dsh(['tools', '--json', '--remote', remote])).toMatchObject({ code: 0, stdout: (await dsh(['tools', '--json'])).stdout })
@@ -147,7 +212,7 @@ describe('--remote', () => {
   }, 120_000)
 
   test('dsh mcp --remote fronts a remote workspace for any MCP client, and stops it when the client goes', async () => {
-    const remote = `'${process.execPath}' '${BIN}' mcp --cwd '${ws.dir}'`
+    const remote = installedMcp(ws.dir)
     const client = new Client({ name: 'test', version: '1.0.0' })
     await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp', '--remote', remote], cwd: ROOT, stderr: 'pipe' }))
     const local = new Client({ name: 'test', version: '1.0.0' })
@@ -168,7 +233,7 @@ describe('--remote', () => {
   }, 120_000)
 
   test('dsh mcp --remote: a remote task\'s completion notice reaches the MCP client once as a log message and once in the next result', async () => {
-    const remote = `'${process.execPath}' '${BIN}' mcp --cwd '${ws.dir}'`
+    const remote = installedMcp(ws.dir)
     const client = new Client({ name: 'test', version: '1.0.0' })
     const logged: unknown[] = []
     client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void logged.push(notification.params))

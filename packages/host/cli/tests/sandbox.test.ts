@@ -1,10 +1,10 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest'
+import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { createDefaultContext } from '../src/index.ts'
-import { ChildTransport, dsh, ensureBuilt, processesWith, uniqueSleep, until } from './helpers.ts'
+import { ChildTransport, dsh, processesWith, uniqueSleep, until } from './helpers.ts'
 
 /*
  * `--sandbox` end to end, through the built `dsh` and the real bubblewrap. The fixtures live under /var/tmp: inside
@@ -15,8 +15,6 @@ import { ChildTransport, dsh, ensureBuilt, processesWith, uniqueSleep, until } f
 let base: string
 let work: string
 let outside: string
-
-beforeAll(() => ensureBuilt())
 
 beforeEach(() => {
   base = realpathSync(mkdtempSync('/var/tmp/dsh-cli-sandbox-'))
@@ -61,6 +59,21 @@ describe('dsh call --sandbox', () => {
     }
   })
 
+  test('write creates inside the cwd and refuses outside it; an edit in a one-call session has nothing read (FS_NOT_READ)', async () => {
+    const made = await dsh(['call', 'write', JSON.stringify({ path: 'sub/new.txt', content: 'one\ntwo\n' }), '--cwd', work, '--sandbox', '--json'])
+    expect(JSON.parse(made.stdout)).toMatchObject({ text: `Created ${work}/sub/new.txt (2 lines)`, isError: false })
+    expect(readFileSync(join(work, 'sub/new.txt'), 'utf8')).toBe('one\ntwo\n')
+    for (const [tool, args] of [['write', { path: join(outside, 'keep.txt'), content: 'x' }], ['write', { path: join(outside, 'new.txt'), content: 'x' }], ['edit', { path: join(outside, 'keep.txt'), old_string: 'original', new_string: 'x' }]] as const) {
+      const run = await dsh(['call', tool, JSON.stringify(args), '--cwd', work, '--sandbox', '--json'])
+      expect(run.code).toBe(1)
+      expect(JSON.parse(run.stdout).error.code).toBe('WORKSPACE_OUTSIDE_ROOTS')
+    }
+    expect(readFileSync(join(outside, 'keep.txt'), 'utf8')).toBe('original\n')
+    expect(existsSync(join(outside, 'new.txt'))).toBe(false)
+    const edit = await dsh(['call', 'edit', JSON.stringify({ path: 'sub/new.txt', old_string: 'two', new_string: 'TWO' }), '--cwd', work, '--sandbox', '--json'])
+    expect(JSON.parse(edit.stdout).error.code).toBe('FS_NOT_READ')
+  })
+
   test('without bubblewrap bash fails closed: exit 1, BASH_SANDBOX_UNAVAILABLE, nothing run', async () => {
     const config = join(base, 'config.json')
     writeFileSync(config, JSON.stringify({ 'bash-sandbox': { bwrapPath: join(base, 'no-bwrap') } }))
@@ -97,6 +110,30 @@ describe('dsh call --sandbox', () => {
 })
 
 describe('dsh mcp --sandbox', () => {
+  test('write, read and edit in one session change files inside the roots; bash sees the result; a path outside is refused', async () => {
+    const transport = new ChildTransport(['mcp', '--cwd', work, '--sandbox'])
+    const client = new Client({ name: 'dsh-test', version: '1.0.0' })
+    await client.connect(transport)
+    try {
+      const call = async (name: string, args: Record<string, unknown>) => {
+        const result = await client.callTool({ name, arguments: args }) as CallToolResult
+        return { text: (result.content[0] as { text: string }).text, isError: result.isError ?? false }
+      }
+      expect(await call('write', { path: 'a.txt', content: 'alpha\r\nbeta\r\n' })).toEqual({ text: `Created ${work}/a.txt (2 lines)`, isError: false })
+      expect(await call('edit', { path: 'a.txt', old_string: 'beta\n', new_string: 'BETA\ngamma\n' })).toEqual({ text: `Updated ${work}/a.txt: replaced 1 occurrence\n\n1: alpha\n2: BETA\n3: gamma`, isError: false })
+      // A change by a command in the sandbox makes the next edit stale until the file is read again.
+      await call('bash', { command: 'printf "alpha\\r\\nchanged\\r\\n" > a.txt', description: 'change' })
+      expect((await call('edit', { path: 'a.txt', old_string: 'alpha', new_string: 'x' })).text).toMatch(/^Error: edit refused: \S+ changed since you last read it; read it again, then retry\. What changed: line 2 is now:\n2: changed/)
+      await call('read', { path: 'a.txt' })
+      expect((await call('edit', { path: 'a.txt', old_string: 'alpha', new_string: 'x' })).isError).toBe(false)
+      expect(readFileSync(join(work, 'a.txt'), 'utf8')).toBe('x\r\nchanged\r\n')
+      expect(await call('write', { path: join(outside, 'keep.txt'), content: 'x' })).toMatchObject({ isError: true, text: expect.stringContaining('outside the workspace roots') })
+      expect(readFileSync(join(outside, 'keep.txt'), 'utf8')).toBe('original\n')
+    } finally {
+      await transport.close()
+    }
+  })
+
   test('closing the connection kills a background task and the setsid daemon it started; the server exits 0', async () => {
     const transport = new ChildTransport(['mcp', '--cwd', work, '--sandbox'])
     const client = new Client({ name: 'dsh-test', version: '1.0.0' })

@@ -4,8 +4,9 @@ import type { ProgressToken } from '@modelcontextprotocol/sdk/types.js'
 import type { ToolSession } from '@deepseek-ai/dsh-tools'
 import type {} from '@deepseek-ai/dsh-system-prompt'
 import { McpEngine } from './protocol.ts'
-import { instructionsPreamble, progressMessage, toCallToolResult, toMcpTool } from './results.ts'
-import { rootDirectory } from './session.ts'
+import { ERROR_META_KEY, instructionsPreamble } from '@deepseek-ai/dsh-mcp-wire'
+import { progressMessage, toCallToolResult, toMcpTool } from './results.ts'
+import { rootDirectory, type RefusedRoot } from './session.ts'
 
 export interface McpOptions {
   /** Reported to the client in the initialize result. Default `{ name: 'dsh', version: '0.0.0' }`. */
@@ -16,6 +17,14 @@ export interface McpOptions {
   sessionId?: string
   /** How often a call that the client asked progress for reports that it still runs. Default 3000 ms. */
   progressIntervalMs?: number
+  /**
+   * The directories a client's root must lie inside (an HTTP server's own roots: `--cwd`, `workspace.roots`). A
+   * client whose roots are all outside them gets no session: each call is refused with a text that says why.
+   * Unset (stdio): the client's first root is taken as it is.
+   */
+  roots?: readonly string[]
+  /** Ask for the client's roots at its first call, not as soon as it is initialized (HTTP). Default false. */
+  rootsAtFirstCall?: boolean
   /** How long the first call waits for the client's answer to roots/list before using `process.cwd()`. Default 1000 ms. */
   rootsTimeoutMs?: number
   /** Host diagnostics (never the protocol stream). Default: ignored. */
@@ -51,17 +60,25 @@ export async function connect(ctx: Context, transport: Transport, options: McpOp
   const instructions = prompt
     ? `${instructionsPreamble(serverInfo.name, ctx.tools.list().map((tool) => tool.name))}\n\n${prompt}`
     : undefined
-  let session: Promise<ToolSession> | undefined
-  const resolveSession = () => (session ??= (async () => {
-    const cwd = options.cwd ?? (await rootDirectory(server, options.rootsTimeoutMs ?? 1000, log)) ?? process.cwd()
-    return { id: sessionId, cwd }
+  let session: Promise<ToolSession | RefusedRoot> | undefined
+  const settle = (): Promise<ToolSession | RefusedRoot> => (session ??= (async () => {
+    const root: string | RefusedRoot = options.cwd ?? (await rootDirectory(server, options.rootsTimeoutMs ?? 1000, log, options.roots)) ?? process.cwd()
+    return typeof root === 'string' ? { id: sessionId, cwd: root } : root
   })())
+  const resolveSession = async (): Promise<ToolSession> => {
+    const settled = await settle()
+    if ('refused' in settled) throw new Error(settled.refused)
+    return settled
+  }
   const server = new McpEngine({
     serverInfo,
     instructions,
     listTools: () => ctx.tools.schemas().map(toMcpTool),
     callTool: async ({ name, arguments: args }, extra) => {
-      const current = await resolveSession()
+      const current = await settle()
+      if ('refused' in current) {
+        return { content: [{ type: 'text', text: `Error: ${current.refused}` }], isError: true, _meta: { [ERROR_META_KEY]: { name: 'McpError', code: 'WORKSPACE_ROOT_REFUSED' } } }
+      }
       const stopProgress = reportProgress(extra._meta?.progressToken, name, progressIntervalMs, (params) =>
         extra.sendNotification({ method: 'notifications/progress', params }))
       try {
@@ -76,8 +93,10 @@ export async function connect(ctx: Context, transport: Transport, options: McpOp
   // Ask for the roots as soon as the client is ready, so that the first call does not wait for them. A client that
   // sends `initialized` before its `initialize` was handled (both in one read of stdin) has no capabilities known
   // yet: its first call asks instead, rather than settling the session without its roots.
+  // Over HTTP the question could only travel on the client's GET stream, which it opens after `initialized`: asked
+  // then, it would be lost and the session settled without the roots. There the first call asks.
   server.oninitialized = () => {
-    if (server.getClientCapabilities() !== undefined) void resolveSession()
+    if (!options.rootsAtFirstCall && server.getClientCapabilities() !== undefined) void settle()
   }
 
   // Session notices (a background task finished) travel on the generic channel of ctx.tools: no seam's package here.

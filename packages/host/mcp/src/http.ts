@@ -156,7 +156,9 @@ export async function serveHttp(ctx: Context, options: HttpOptions): Promise<Mcp
   let allowed = new Set<string>()
   let stopping = false
 
-  const { token: _token, host: _host, port: _port, allowedHosts: _allowed, ...connectOptions } = options
+  const { token: _token, host: _host, port: _port, allowedHosts: _allowed, ...given } = options
+  // Anyone with the token may connect: a client's roots may only narrow the server's own, never widen them (§17).
+  const connectOptions = { ...given, roots: given.roots ?? [given.cwd ?? process.cwd()], rootsAtFirstCall: true }
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?', 1)[0]

@@ -1,8 +1,6 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
+import { ERROR_META_KEY } from '@deepseek-ai/dsh-mcp-wire'
 import type { ToolResult, ToolSchema } from '@deepseek-ai/dsh-tools'
-
-/** The `_meta` key under which an error result names its error: `{ name, code }`. */
-export const ERROR_META_KEY = 'dsh/error'
 
 /**
  * A registry schema as MCP lists it: the JSON Schema passes through verbatim as `inputSchema`; `title` and
@@ -24,17 +22,6 @@ export function toCallToolResult(result: ToolResult): CallToolResult {
   const wire: CallToolResult = { content: [{ type: 'text', text: result.content[0].text }], isError: result.isError }
   if (result.error) wire._meta = { [ERROR_META_KEY]: { name: result.error.name, code: result.error.code } }
   return wire
-}
-
-/**
- * The first paragraph of the `instructions`: clients list a server's tools under prefixed names
- * (`mcp__dsh__read`, `mcp_dsh_read`) beside their own Read/Bash/Grep, so the prompt's bare tool names are tied to
- * this server's tools once, here.
- */
-export function instructionsPreamble(server: string, tools: readonly string[]): string {
-  return `These instructions are about the tools of the MCP server ${server}: ${tools.join(', ')}. Your client may list them`
-    + ` under longer names (such as mcp__${server}__${tools[0] ?? 'read'}); wherever a tool is named below, this server's tool`
-    + ' of that name is meant, not a similar tool of the client.'
 }
 
 /** The text of a progress notification for a call still running. */

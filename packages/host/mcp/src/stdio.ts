@@ -4,7 +4,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { JSONRPCMessage, JSONRPCRequest, RequestId } from '@modelcontextprotocol/sdk/types.js'
 import { connect, type McpConnection, type McpOptions } from './connection.ts'
 import { ErrorCode, isMessage } from './jsonrpc.ts'
-import { LineSplitter } from './lines.ts'
+import { LineSplitter } from '@deepseek-ai/dsh-mcp-wire'
 
 export interface StdioOptions extends McpOptions {
   /** Default `process.stdin`. */

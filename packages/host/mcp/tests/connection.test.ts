@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -363,6 +363,34 @@ describe('mcp connection', () => {
     expect(lines.join('\n')).toContain(`root ${pathToFileURL(missing).href} is unusable`)
     await plain.client.close()
     await broken.client.close()
+  })
+
+  test('with `roots` (an HTTP server\'s own), a client root inside them is taken, the first one inside if several', async () => {
+    t = await createTestContext()
+    await fixture(t)
+    const server = await tempDir()
+    const inside = join(server, 'sub')
+    await mkdir(inside)
+    const { client } = await pair(t, { roots: [server], rootsAtFirstCall: true }, [pathToFileURL(await tempDir()).href, pathToFileURL(inside).href])
+    expect(JSON.parse(textOf(await call(client, 'where'))).cwd).toBe(inside)
+    await client.close()
+  })
+
+  test('with `roots`, a client whose roots are all outside them (file:///, a link leading out) gets no session: every call is refused, never widened', async () => {
+    t = await createTestContext()
+    await fixture(t)
+    const server = await tempDir()
+    const outside = await tempDir()
+    await symlink(outside, join(server, 'out'))
+    const lines: string[] = []
+    const { client } = await pair(t, { roots: [server], log: (line) => lines.push(line) }, ['file:///', pathToFileURL(join(server, 'out')).href])
+    const refused = await call(client, 'where')
+    expect(refused.isError).toBe(true)
+    expect(refused._meta).toEqual({ [ERROR_META_KEY]: { name: 'McpError', code: 'WORKSPACE_ROOT_REFUSED' } })
+    expect(textOf(refused)).toBe(`Error: this server only works inside the roots it was started with (${server}), and the client's roots (file:///, ${pathToFileURL(join(server, 'out')).href}) are not inside them: every call of this session is refused. Give the client a root inside them, or start the server with --cwd <that directory>`)
+    expect((await call(client, 'echo', { text: 'x' })).isError).toBe(true)
+    expect(lines.join('\n')).toContain('refused a session: this server only works inside the roots')
+    await client.close()
   })
 
   test('closing the client resolves closed and aborts calls in flight', async () => {

@@ -1,8 +1,7 @@
-import { execFileSync, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { beforeAll, describe, expect, test } from 'vitest'
-import { withBuildLock } from '@deepseek-ai/dsh-testing'
+import { describe, expect, test } from 'vitest'
 
 // The stdio path loads none of the MCP SDK's run-time code and no zod: the built package (plain Node, no bundle) is
 // run with the module loader's debug log on, and every file it loaded is looked at. The HTTP path is the control: it
@@ -84,14 +83,6 @@ function run(mode: 'stdio' | 'http', input: string): Promise<Run> {
 
 const line = (message: unknown) => `${JSON.stringify(message)}\n`
 
-/** `tsc -b` of this package (and what it references), under the tests' build lock. No bundle: the package is tested. */
-function buildPackage(): void {
-  withBuildLock(() => {
-    execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', 'packages/host/mcp'], { cwd: ROOT, stdio: 'pipe' })
-  })
-}
-
-beforeAll(buildPackage, 300_000)
 
 describe('what the built package loads', () => {
   test('serveStdio answers initialize, tools/list and tools/call without loading any of the MCP SDK or zod', async () => {

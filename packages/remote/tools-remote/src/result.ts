@@ -1,9 +1,7 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
+import { ERROR_META_KEY } from '@deepseek-ai/dsh-mcp-wire'
 import { CoreErrorCode, type ToolAnnotations } from '@deepseek-ai/dsh-tools'
 import { RemoteToolError } from './errors.ts'
-
-/** The `_meta` key under which a dsh names an error result's error (the MCP host's `ERROR_META_KEY`). */
-const ERROR_META_KEY = 'dsh/error'
 
 /**
  * The text of a remote result; a remote error result is thrown as a RemoteToolError with the remote's message,

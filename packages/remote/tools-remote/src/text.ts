@@ -1,5 +1,5 @@
 /** Every text of this package that a model or a user reads. Pure, so that each is a unit test. */
-import { instructionsPreamble } from '@deepseek-ai/dsh-mcp'
+import { instructionsPreamble } from '@deepseek-ai/dsh-mcp-wire'
 
 /** How a remote is named in messages: the command line as given, or the URL without credentials or query. */
 export function endpointLabel(endpoint: { command: readonly string[] } | { url: string }): string {

@@ -2,7 +2,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js'
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import type { ExitStatus, SubprocessHandle } from '@deepseek-ai/dsh-subprocess'
-import { LineSplitter } from '@deepseek-ai/dsh-mcp'
+import { LineSplitter } from '@deepseek-ai/dsh-mcp-wire'
 import { charBoundary, clip, decodeLossy } from '@deepseek-ai/dsh-text'
 import type { NoiseFacts } from './text.ts'
 

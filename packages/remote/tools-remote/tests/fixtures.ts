@@ -1,11 +1,12 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { BIN } from '../../../host/cli/tests/helpers.ts'
+import { installedDsh } from '../../../host/cli/tests/helpers.ts'
 
-export { BIN, ensureBuilt } from '../../../host/cli/tests/helpers.ts'
+export { BIN, installedDsh } from '../../../host/cli/tests/helpers.ts'
 export { processesWith, uniqueSleep, until } from '@deepseek-ai/dsh-testing'
 
 /** A workspace every transport is checked against: the same files, mtimes pinned. */
@@ -27,9 +28,14 @@ export function workspace(): { dir: string; cleanup(): void } {
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) }
 }
 
-/** The remote side of every command transport: the built `dsh mcp`, by absolute paths (ssh has its own PATH). */
+/**
+ * The remote side of every command transport: `dsh mcp` as a user installs it (the packed tarball, installed with
+ * npm alone into a fresh prefix, once per test run), found on the PATH as the README's recipes run it. The PATH is
+ * set in the command itself (`env PATH=…`): ssh runs it with the remote account's own PATH.
+ */
 export function dshMcpArgv(cwd: string): string[] {
-  return [process.execPath, BIN, 'mcp', '--cwd', cwd]
+  const { binDir } = installedDsh()
+  return ['env', `PATH=${binDir}:${dirname(process.execPath)}:/usr/bin:/bin`, 'dsh', 'mcp', '--cwd', cwd]
 }
 
 export async function freePort(): Promise<number> {
@@ -140,11 +146,12 @@ export interface HttpDsh {
   stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>
 }
 
-/** `dsh mcp --http` as a child on a free loopback port, its token in an env var named on the command line. */
+/** The installed `dsh mcp --http` as a child on a free loopback port, its token in an env var named on the command line. */
 export async function startHttpDsh(cwd: string, options: { port?: number; token?: string } = {}): Promise<HttpDsh> {
-  const token = options.token ?? `t-${process.pid}-${Math.random().toString(36).slice(2)}`
-  const child = spawn(process.execPath, [BIN, 'mcp', '--http', '--port', String(options.port ?? 0), '--token-env', 'DSH_TEST_HTTP_TOKEN', '--cwd', cwd], {
-    env: { ...process.env, DSH_TEST_HTTP_TOKEN: token },
+  const token = options.token ?? randomBytes(32).toString('hex')
+  // The installed dsh, as on a remote host (its shim runs under the node on the PATH).
+  const child = spawn(installedDsh().bin, ['mcp', '--http', '--port', String(options.port ?? 0), '--token-env', 'DSH_TEST_HTTP_TOKEN', '--cwd', cwd], {
+    env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`, DSH_TEST_HTTP_TOKEN: token },
     stdio: ['ignore', 'ignore', 'pipe'],
   })
   let stderr = ''

@@ -2,14 +2,14 @@ import { rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { createDefaultContext, type DefaultContext } from '@deepseek-ai/dsh'
+import { createDefaultContext, type DefaultContext } from 'dsh-agent-tools'
 import type { SessionNotice, ToolResult } from '@deepseek-ai/dsh-tools'
 import { Context } from 'cordis'
 import ToolsService from '@deepseek-ai/dsh-tools'
 import SystemPromptService from '@deepseek-ai/dsh-system-prompt'
 import LocalSubprocess from '@deepseek-ai/dsh-subprocess-local'
 import RemotePlugin from '../src/index.ts'
-import { dshMcpArgv, ensureBuilt, freePort, processesWith, startHttpDsh, SUITE, uniqueSleep, until, workspace, type HttpDsh } from './fixtures.ts'
+import { dshMcpArgv, freePort, processesWith, startHttpDsh, SUITE, uniqueSleep, until, workspace, type HttpDsh } from './fixtures.ts'
 
 const facts = (result: ToolResult) => ({ text: result.content[0].text, isError: result.isError, code: result.error?.code ?? null })
 
@@ -18,7 +18,6 @@ let local: DefaultContext
 let http: HttpDsh
 
 beforeAll(async () => {
-  ensureBuilt()
   ws = workspace()
   local = await createDefaultContext()
   http = await startHttpDsh(ws.dir)

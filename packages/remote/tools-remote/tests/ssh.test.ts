@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { createDefaultContext, type DefaultContext } from '@deepseek-ai/dsh'
+import { createDefaultContext, type DefaultContext } from 'dsh-agent-tools'
 import type { ToolResult } from '@deepseek-ai/dsh-tools'
-import { dshMcpArgv, ensureBuilt, processesWith, startSshd, SUITE, uniqueSleep, until, workspace, type Sshd } from './fixtures.ts'
+import { dshMcpArgv, processesWith, startSshd, SUITE, uniqueSleep, until, workspace, type Sshd } from './fixtures.ts'
 
 // Real OpenSSH on loopback: sshd started by the test with throwaway keys, the ssh client carrying `dsh mcp`.
 const facts = (result: ToolResult) => ({ text: result.content[0].text, isError: result.isError, code: result.error?.code ?? null })
@@ -12,7 +12,6 @@ let sshd: Sshd
 let local: DefaultContext
 
 beforeAll(async () => {
-  ensureBuilt()
   ws = workspace()
   sshd = await startSshd()
   local = await createDefaultContext()
@@ -55,6 +54,20 @@ describe('tools-remote over ssh -T host dsh mcp', () => {
       const here = await local.ctx.tools.execute(name, args, { session: { id: 'local-suite', cwd: ws.dir } })
       expect({ name, args, ...facts(there) }).toEqual({ name, args, ...facts(here) })
     }
+  })
+
+  test('write and edit work over ssh with no special case: a read in the remote session lets its edit through; the bytes land on the remote side', async () => {
+    const session = { id: 'ssh-change', cwd: ws.dir }
+    expect(facts(await host.ctx.tools.execute('edit', { path: 'a.txt', old_string: 'beta', new_string: 'BETA' }, { session }))).toMatchObject({ code: 'FS_NOT_READ' })
+    await host.ctx.tools.execute('read', { path: 'a.txt' }, { session })
+    expect(facts(await host.ctx.tools.execute('edit', { path: 'a.txt', old_string: 'beta', new_string: 'BETA' }, { session })))
+      .toEqual({ text: `Updated ${ws.dir}/a.txt: replaced 1 occurrence\n\n1: alpha\n2: BETA`, isError: false, code: null })
+    expect(facts(await host.ctx.tools.execute('write', { path: 'made/new.txt', content: 'one\r\ntwo\r\n' }, { session })))
+      .toEqual({ text: `Created ${ws.dir}/made/new.txt (2 lines)`, isError: false, code: null })
+    expect(readFileSync(`${ws.dir}/a.txt`, 'utf8')).toBe('alpha\nBETA\n')
+    expect(readFileSync(`${ws.dir}/made/new.txt`, 'utf8')).toBe('one\r\ntwo\r\n')
+    // Another session (another connection, another remote dsh) has seen nothing.
+    expect(facts(await host.ctx.tools.execute('edit', { path: 'a.txt', old_string: 'BETA', new_string: 'b' }, { session: { id: 'ssh-other', cwd: ws.dir } }))).toMatchObject({ code: 'FS_NOT_READ' })
   })
 
   test('killing the ssh client mid-command leaves nothing running on the remote side', async () => {

@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
-import { instructionsPreamble } from '@deepseek-ai/dsh-mcp'
+import { instructionsPreamble } from '@deepseek-ai/dsh-mcp-wire'
 import { endpointLabel, httpReason, remotePrompt, resultText, splitCommandLine, stderrSummary, toolAnnotations, toolTitle, unavailableText } from '../src/index.ts'
 
 /** How a POSIX shell user quotes any word: single quotes, with ' written as '\''. */

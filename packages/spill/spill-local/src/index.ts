@@ -3,7 +3,7 @@ import { tmpdir, userInfo } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { Context } from 'cordis'
 import Schema from 'schemastery'
-import { SpillError, SpillErrorCode, SpillStore, type SavedText, type SaveTextRequest } from '@deepseek-ai/dsh-spill'
+import { SpillError, SpillErrorCode, SpillStore, type SavedText, type SaveStreamRequest, type SaveTextRequest } from '@deepseek-ai/dsh-spill'
 import { CREATE_FILE_FLAGS, dueForPruning, openPrivateDir, PrivateDirError, prune, PRUNE_INTERVAL_MS, type Dir, type PruneCount } from '@deepseek-ai/dsh-private-dir'
 import { numbered, sessionDirName, spillFileName } from './names.ts'
 
@@ -111,12 +111,35 @@ export class LocalSpillStore extends SpillStore {
 
   async saveText(request: SaveTextRequest): Promise<SavedText> {
     const data = Buffer.from(request.content, 'utf8')
+    return this.saveWith(request, async (handle) => {
+      await handle.writeFile(data)
+      return data.length
+    })
+  }
+
+  /** Writes each part as it comes: one part is held at a time, whatever the size of the text. */
+  override async saveStream(request: SaveStreamRequest): Promise<SavedText> {
+    let started = false
+    return this.saveWith(request, async (handle) => {
+      if (started) throw failed('the text to save could be read only once, and a retry would need it again')
+      started = true
+      let bytes = 0
+      for await (const part of request.content) {
+        const data = typeof part === 'string' ? Buffer.from(part, 'utf8') : part
+        for (let at = 0; at < data.byteLength;) at += (await handle.write(data, at, data.byteLength - at)).bytesWritten
+        bytes += data.byteLength
+      }
+      return bytes
+    })
+  }
+
+  private async saveWith(request: Pick<SaveTextRequest, 'owner' | 'source' | 'suggestedName'>, write: Writer): Promise<SavedText> {
     const fileName = spillFileName(request.source.callId, request.suggestedName)
     const sessionName = sessionDirName(request.owner.sessionId)
     // One retry when a directory vanished between two steps (a temp cleaner): the walk makes it again.
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.save(sessionName, fileName, data)
+        return await this.save(sessionName, fileName, write)
       } catch (error) {
         if (attempt === 0 && errno(error instanceof SpillError ? error.cause : error) === 'ENOENT') continue
         throw error instanceof SpillError ? error : failed(`cannot write a spill file in ${join(this.root, sessionName)}: ${reason(error)}`, error)
@@ -124,13 +147,13 @@ export class LocalSpillStore extends SpillStore {
     }
   }
 
-  private async save(sessionName: string, fileName: string, data: Buffer): Promise<SavedText> {
+  private async save(sessionName: string, fileName: string, write: Writer): Promise<SavedText> {
     const root = this.openRoot()
     try {
       const session = this.openSession(root, sessionName)
       try {
-        const locator = await writeExclusive(session, fileName, data)
-        return { locator, bytes: data.length, retrievalHint: RETRIEVAL_HINT }
+        const { locator, bytes } = await writeExclusive(session, fileName, write)
+        return { locator, bytes, retrievalHint: RETRIEVAL_HINT }
       } finally {
         session.close()
       }
@@ -165,8 +188,11 @@ export class LocalSpillStore extends SpillStore {
   }
 }
 
-/** Creates `name` (or `name-2`, `name-3`, … when taken) exclusively, mode 0600, and writes all of `data`. */
-async function writeExclusive(dir: Dir, fileName: string, data: Buffer): Promise<string> {
+/** Writes a saved text into an open file; resolves with the bytes written. */
+type Writer = (handle: FileHandle) => Promise<number>
+
+/** Creates `name` (or `name-2`, `name-3`, … when taken) exclusively, mode 0600, and writes the text into it. */
+async function writeExclusive(dir: Dir, fileName: string, write: Writer): Promise<{ locator: string; bytes: number }> {
   for (let n = 1; ; n++) {
     const name = n === 1 ? fileName : numbered(fileName, n)
     let handle: FileHandle
@@ -177,9 +203,9 @@ async function writeExclusive(dir: Dir, fileName: string, data: Buffer): Promise
       throw error
     }
     try {
-      await handle.writeFile(data)
+      const bytes = await write(handle)
       await handle.close()
-      return join(dir.path, name)
+      return { locator: join(dir.path, name), bytes }
     } catch (error) {
       await handle.close().catch(() => {})
       await unlink(dir.at(name)).catch(() => {})

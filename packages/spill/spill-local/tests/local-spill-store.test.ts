@@ -416,3 +416,29 @@ describe('pruning at start-up', () => {
     expect((await pruneSpillRoot(root, Date.now() - 7 * DAY, { unlessWithinMs: PRUNE_INTERVAL_MS })).files).toBe(1)
   })
 })
+
+test('saveStream writes the parts as they come, a character split across two parts included, byte for byte', async () => {
+  const store = await load()
+  const euro = Buffer.from('€')
+  function* parts(): Generator<Uint8Array | string> {
+    yield 'head\n'
+    yield euro.subarray(0, 1)
+    yield euro.subarray(1)
+    yield Buffer.from('\nbytes\n')
+  }
+  const saved = await store.saveStream({ ...request(), content: parts() })
+  expect(saved.locator).toBe(join(root, 'session-1', 'call-1-output.txt'))
+  expect(saved.bytes).toBe(Buffer.byteLength('head\n€\nbytes\n'))
+  expect(await readFile(saved.locator, 'utf8')).toBe('head\n€\nbytes\n')
+  expect(await mode(saved.locator)).toBe(0o600)
+})
+
+test('saveStream whose parts fail midway rejects with SPILL_WRITE_FAILED and leaves no partial file', async () => {
+  const store = await load()
+  function* parts(): Generator<string> {
+    yield 'some rows\n'
+    throw new Error('the temporary file went away')
+  }
+  await expect(store.saveStream({ ...request(), content: parts() })).rejects.toMatchObject({ code: 'SPILL_WRITE_FAILED' })
+  expect(await readdir(join(root, 'session-1'))).toEqual([])
+})

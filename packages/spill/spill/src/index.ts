@@ -17,6 +17,15 @@ export interface SaveTextRequest {
   content: string
 }
 
+/** A text that arrives in parts (UTF-8 bytes or strings, in order), such as a search result too large to hold. */
+export interface SaveStreamRequest extends Omit<SaveTextRequest, 'content'> {
+  /**
+   * Read once, in order. A part may be reused by its producer once the next one is asked for, so a store that
+   * keeps parts copies them.
+   */
+  content: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>
+}
+
 export interface SavedText {
   /** Where the text is; for the local backend an absolute path that `read` and `grep` accept. */
   locator: string
@@ -53,4 +62,16 @@ export abstract class SpillStore extends Service {
    * failed tool call.
    */
   abstract saveText(request: SaveTextRequest): Promise<SavedText>
+
+  /**
+   * Keeps a text that arrives in parts, with saveText's guarantees. This default joins the parts and calls saveText
+   * (so every store offers it, holding the whole text once); a backend that can write as it reads overrides it and
+   * holds one part at a time.
+   */
+  async saveStream(request: SaveStreamRequest): Promise<SavedText> {
+    const { content, ...rest } = request
+    const parts: Buffer[] = []
+    for await (const part of content) parts.push(typeof part === 'string' ? Buffer.from(part, 'utf8') : Buffer.from(part))
+    return this.saveText({ ...rest, content: Buffer.concat(parts).toString('utf8') })
+  }
 }

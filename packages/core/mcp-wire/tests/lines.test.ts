@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { expect, test } from 'vitest'
-import { LineSplitter } from '../src/lines.ts'
+import { LineSplitter } from '@deepseek-ai/dsh-mcp-wire'
 
 test('the splitter gives every line up to the bound whole, and each longer one once as too long, however the stream is cut (property)', () => {
   const MAX = 8

@@ -1,0 +1,333 @@
+import { closeSync, mkdtempSync, openSync, readSync, rmdirSync, unlinkSync, writeSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { savedRow, savedRowPrefix } from './grep-text.ts'
+import { comparePaths } from './paths.ts'
+import { identity, NumberColumn, PathTable } from './path-table.ts'
+import type { MatchSink } from './records.ts'
+import type { GrepFileValue, GrepLineValue } from './values.ts'
+
+/*
+ * What grep keeps of a search of any size (docs/decisions/2026-12-02-search-at-scale.md): the first page's matches
+ * in path order (at most grepMaxMatches lines), and the complete result as saved rows, written to a temporary file
+ * as they arrive, a chunk at a time, each chunk's files in path order. What stays in memory is one chunk and a few
+ * numbers and the path per matching file; the chunks are merged into path order when the result is saved.
+ */
+
+/** A file's lines on the page, while the search runs. */
+interface PageFile {
+  readonly key: string
+  readonly path: string
+  readonly lines: GrepLineValue[]
+}
+
+/** The first `max` matching lines in path order, whatever order the files come in. */
+class PageKeeper {
+  /** In path order of their keys. */
+  private readonly files: PageFile[] = []
+  private kept = 0
+  private current: PageFile | undefined
+
+  constructor(private readonly max: number) {}
+
+  file(key: string, path: string): void {
+    const last = this.files[this.files.length - 1]
+    // A full page whose last file sorts before this one: none of its lines can be on the page.
+    if (this.kept >= this.max && last !== undefined && comparePaths(key, last.key) > 0) {
+      this.current = undefined
+      return
+    }
+    let lo = 0
+    let hi = this.files.length
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      if (comparePaths((this.files[mid] as PageFile).key, key) < 0) lo = mid + 1
+      else hi = mid
+    }
+    const found = this.files[lo]
+    if (found?.key === key) {
+      this.current = found
+      return
+    }
+    this.current = { key, path, lines: [] }
+    this.files.splice(lo, 0, this.current)
+  }
+
+  line(line: GrepLineValue): void {
+    const file = this.current
+    if (file === undefined) return
+    const lines = file.lines
+    // Lines come ascending within a file; were a file's matches ever to come apart, they still go in order.
+    let at = lines.length
+    while (at > 0 && (lines[at - 1] as GrepLineValue).line > line.line) at--
+    lines.splice(at, 0, line)
+    if (++this.kept <= this.max) return
+    // One line too many: the last line of the last file goes.
+    const last = this.files[this.files.length - 1] as PageFile
+    last.lines.pop()
+    this.kept--
+    if (last.lines.length === 0) {
+      this.files.pop()
+      if (last === this.current) this.current = undefined
+    }
+  }
+
+  values(): GrepFileValue[] {
+    return this.files.map(({ path, lines }) => ({ path, lines }))
+  }
+}
+
+/**
+ * The complete result as saved rows. Rows are gathered as UTF-8 in one chunk buffer (at most `chunkBytes`); a full
+ * chunk is written to an unlinked temporary file with its files in path order, and each run of a file's rows has an
+ * entry in the index (its path, first line, offset and bytes). At the end the entries are sorted into path order:
+ * each chunk's entries then come in the order they were written, so every chunk is read forward, once.
+ */
+class SavedRows {
+  private readonly keys = new PathTable()
+  private readonly firstLines = new NumberColumn()
+  /** Of each entry: where its rows start (in the chunk while it is gathered, then in the temporary file), how long. */
+  private readonly offsets = new NumberColumn()
+  private readonly sizes = new NumberColumn()
+  /** Index entries of the chunks written so far: chunk `c` holds entries `chunkEnds[c - 1]..chunkEnds[c]`. */
+  private readonly chunkEnds: number[] = []
+  /** Where in the temporary file each chunk starts. */
+  private readonly chunkStarts: number[] = []
+  private chunk: Buffer | undefined
+  /** Where a chunk's runs are put in path order before they are written: allocated once, like the chunk. */
+  private ordered: Buffer | undefined
+  private used = 0
+  /** The first entry of the chunk being gathered. */
+  private chunkFirst = 0
+  /** The entry of the run being gathered (-1 before its first row). */
+  private run = -1
+  /** The file whose rows come now: its key and the start of its rows. */
+  private key = ''
+  private prefix = ''
+  private fd: number | undefined
+  /** UTF-8 bytes written to the temporary file. */
+  written = 0
+  /** Why the rows could not be kept (the temporary file failed); then nothing more is gathered. */
+  failure: string | undefined
+
+  constructor(private readonly chunkBytes: number) {}
+
+  file(key: string, path: string): void {
+    this.key = key
+    this.prefix = savedRowPrefix(path)
+    this.run = -1
+  }
+
+  line(line: GrepLineValue): void {
+    if (this.failure !== undefined) return
+    const row = savedRow(this.prefix, line)
+    // At most 3 UTF-8 bytes per UTF-16 unit: a row that might not fit in the chunk's room ends the chunk first.
+    if (this.chunk === undefined || this.used + 3 * row.length > this.chunk.length) {
+      if (this.used > 0) this.flush()
+      if (this.failure !== undefined) return
+      if (this.chunk === undefined || 3 * row.length > this.chunk.length) this.chunk = Buffer.allocUnsafe(Math.max(this.chunkBytes, 3 * row.length))
+    }
+    // A run begins with its first row: after a file is named, or when a chunk was written in the middle of a file.
+    if (this.run === -1) {
+      this.run = this.keys.pushKey(this.key)
+      this.firstLines.push(line.line)
+      this.offsets.push(this.used)
+      this.sizes.push(0)
+    }
+    const size = this.chunk.write(row, this.used, 'utf8')
+    this.used += size
+    this.sizes.set(this.run, this.sizes.at(this.run) + size)
+  }
+
+  /** Bytes the saved result holds so far: written, and gathered in the chunk. */
+  get bytes(): number {
+    return this.written + this.used
+  }
+
+  private flush(): void {
+    const chunk = this.chunk
+    if (chunk === undefined || this.used === 0 || this.failure !== undefined) return
+    const first = this.chunkFirst
+    const count = this.keys.length - first
+    const order = this.sortChunk(first, count)
+    // The chunk's runs in path order, into a buffer of their own, each entry's offset now its place in the file.
+    if (this.ordered === undefined || this.ordered.length < this.used) this.ordered = Buffer.allocUnsafe(chunk.length)
+    const data = this.ordered.subarray(0, this.used)
+    let at = 0
+    for (const entry of order) {
+      const start = this.offsets.at(entry)
+      const size = this.sizes.at(entry)
+      chunk.copy(data, at, start, start + size)
+      this.offsets.set(entry, this.written + at)
+      at += size
+    }
+    try {
+      this.fd ??= openTemporary()
+      for (let done = 0; done < data.length;) done += writeSync(this.fd, data, done, data.length - done, this.written + done)
+    } catch (error) {
+      this.failure = (error as Error)?.message ?? String(error)
+      this.close()
+      return
+    }
+    this.chunkStarts.push(this.written)
+    this.chunkEnds.push(first + count)
+    this.written += data.length
+    // The file being gathered goes on in the next chunk, as a new run.
+    this.chunkFirst = first + count
+    this.used = 0
+    this.run = -1
+  }
+
+  /** Entries `first..first + count` in path order, a file's runs by first line, then as they came. */
+  private sortChunk(first: number, count: number): Uint32Array {
+    const order = identity(count, first)
+    this.keys.sortInPathOrder(order, 0, count, (a, b) => this.firstLines.at(a) - this.firstLines.at(b) || a - b)
+    return order
+  }
+
+  /**
+   * The saved text after its header, in parts of about `partBytes`: every row in path order. Reads the temporary
+   * file once, each chunk forward. Each part is the same buffer, filled again once the next part is asked for (the
+   * spill seam allows that): memory stays one part, whatever the size.
+   */
+  *parts(partBytes = 1 << 20): Generator<Buffer> {
+    this.flush()
+    if (this.failure !== undefined) throw new Error(this.failure)
+    const total = this.keys.length
+    const order = identity(total)
+    this.keys.sortInPathOrder(order, 0, total, (a, b) => this.firstLines.at(a) - this.firstLines.at(b) || this.offsets.at(a) - this.offsets.at(b))
+    const readers = this.chunkStarts.map((start) => new ForwardReader(this.fd as number, start, Math.min(partBytes, 1 << 16)))
+    const chunkOf = (entry: number): number => {
+      let lo = 0
+      let hi = this.chunkEnds.length - 1
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1
+        if ((this.chunkEnds[mid] as number) > entry) hi = mid
+        else lo = mid + 1
+      }
+      return lo
+    }
+    const part = Buffer.allocUnsafe(partBytes)
+    let used = 0
+    for (const entry of order) {
+      let size = this.sizes.at(entry)
+      const reader = readers[chunkOf(entry)] as ForwardReader
+      while (size > 0) {
+        if (used === part.length) {
+          yield part
+          used = 0
+        }
+        const n = Math.min(size, part.length - used)
+        reader.read(part, used, n)
+        used += n
+        size -= n
+      }
+    }
+    if (used > 0) yield part.subarray(0, used)
+  }
+
+  close(): void {
+    if (this.fd === undefined) return
+    try {
+      closeSync(this.fd)
+    } catch {
+      // Gone either way.
+    }
+    this.fd = undefined
+  }
+}
+
+/** A temporary file only this process can reach: created 0600 in a fresh 0700 directory, then unlinked at once. */
+function openTemporary(): number {
+  const dir = mkdtempSync(join(tmpdir(), 'dsh-grep-'))
+  const path = join(dir, 'rows')
+  try {
+    const fd = openSync(path, 'wx+', 0o600)
+    unlinkSync(path)
+    return fd
+  } finally {
+    rmdirSync(dir)
+  }
+}
+
+/** Reads a region of a file forward, through a buffer. */
+class ForwardReader {
+  private readonly buffer: Buffer
+  private start = 0
+  private length = 0
+
+  constructor(private readonly fd: number, private position: number, size: number) {
+    this.buffer = Buffer.allocUnsafe(size)
+  }
+
+  /** The next `n` bytes of the region into `target[at..at + n)`. */
+  read(target: Buffer, at: number, n: number): void {
+    while (n > 0) {
+      if (this.length === 0) {
+        this.start = 0
+        this.length = readSync(this.fd, this.buffer, 0, this.buffer.length, this.position)
+        if (this.length === 0) throw new Error('the temporary file of the saved rows ended early')
+        this.position += this.length
+      }
+      const take = Math.min(n, this.length)
+      this.buffer.copy(target, at, this.start, this.start + take)
+      this.start += take
+      this.length -= take
+      at += take
+      n -= take
+    }
+  }
+}
+
+/**
+ * Where grep's records go: counted, the first page kept in path order, and — when the result can be saved — every
+ * row gathered for the saved result.
+ */
+export class GrepResults implements MatchSink {
+  private readonly page: PageKeeper
+  private readonly rows: SavedRows | undefined
+  total = 0
+
+  /** `chunkBytes` undefined: the complete result cannot be saved anyway (no store, no session), so no rows are kept. */
+  constructor(maxMatches: number, chunkBytes: number | undefined) {
+    this.page = new PageKeeper(maxMatches)
+    this.rows = chunkBytes === undefined ? undefined : new SavedRows(chunkBytes)
+  }
+
+  file(key: string, path: string): void {
+    this.page.file(key, path)
+    this.rows?.file(key, path)
+  }
+
+  line(line: GrepLineValue): void {
+    this.total++
+    this.page.line(line)
+    this.rows?.line(line)
+  }
+
+  /** Bytes of the saved result so far (0 when nothing is kept). */
+  get savedBytes(): number {
+    return this.rows?.bytes ?? 0
+  }
+
+  /** The first page's files, in path order, lines ascending. */
+  files(): GrepFileValue[] {
+    return this.page.values()
+  }
+
+  /** Why the rows could not be kept, if they could not. */
+  get failure(): string | undefined {
+    return this.rows?.failure
+  }
+
+  /** The saved text: the header line, then every row in path order. */
+  *saved(header: string): Generator<Buffer> {
+    if (this.rows === undefined) throw new Error('the rows were not kept')
+    yield Buffer.from(`${header}\n`, 'utf8')
+    yield* this.rows.parts()
+  }
+
+  [Symbol.dispose](): void {
+    this.rows?.close()
+  }
+}
