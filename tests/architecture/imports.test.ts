@@ -4,8 +4,9 @@ import { fileURLToPath } from 'node:url'
 import { describe, expect, test } from 'vitest'
 
 /**
- * The house rules of DESIGN §1/§19 and STYLE 1, 10, 13, read from the packages themselves: their package.json
- * `dependencies` and the workspace imports of their sources (tests may load any provider they compose).
+ * The seam rules of DESIGN §1/§19 and STYLE 1, 10, 13, read from the packages themselves: their package.json
+ * `dependencies` and the workspace imports of their sources (tests may load any provider they compose). No import
+ * cycle and hosts on top: `tests/house.test.ts`.
  */
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..')
 const SCOPE = '@deepseek-ai/dsh-'
@@ -85,22 +86,5 @@ describe('the import graph', () => {
   test('the MCP host imports neither bash nor tasks (nor any tool or provider)', () => {
     const mcp = byName.get('@deepseek-ai/dsh-mcp')!
     expect(uses(mcp).filter((name) => /dsh-(bash|tasks|tool-)/.test(name) || isProvider(name))).toEqual([])
-  })
-
-  test('no import cycle between packages', () => {
-    const cycles: string[] = []
-    const state = new Map<string, 'open' | 'done'>()
-    const visit = (name: string, path: string[]) => {
-      if (state.get(name) === 'done') return
-      if (state.get(name) === 'open') {
-        cycles.push([...path.slice(path.indexOf(name)), name].join(' → '))
-        return
-      }
-      state.set(name, 'open')
-      for (const next of uses(byName.get(name)!)) if (byName.has(next)) visit(next, [...path, name])
-      state.set(name, 'done')
-    }
-    for (const pkg of all) visit(pkg.name, [])
-    expect(cycles).toEqual([])
   })
 })
