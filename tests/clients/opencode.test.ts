@@ -124,7 +124,7 @@ describe('opencode run against dsh mcp, mounted as the README says', () => {
   test('opencode offers dsh tools as dsh_<name>, descriptions and schemas verbatim, beside its own built-ins; the server instructions reach the system prompt', () => {
     const offered = agentRequests(run)[0]?.body?.tools ?? []
     expect(offered.map((t) => t.function.name).sort()).toEqual([
-      'bash', 'dsh_bash', 'dsh_bash_input', 'dsh_bash_kill', 'dsh_bash_output', 'dsh_glob', 'dsh_grep', 'dsh_read',
+      'bash', 'dsh_bash', 'dsh_bash_input', 'dsh_bash_kill', 'dsh_bash_output', 'dsh_edit', 'dsh_glob', 'dsh_grep', 'dsh_read', 'dsh_write',
       'edit', 'glob', 'grep', 'read', 'skill', 'task', 'todowrite', 'webfetch', 'write',
     ])
     const listed = JSON.parse(execFileSync(process.execPath, [DSH, 'tools', '--json'], { encoding: 'utf8' })) as { name: string; description: string; inputSchema: unknown }[]
