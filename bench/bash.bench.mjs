@@ -2,6 +2,7 @@
 //   1. a warm foreground `bash` tool call of `true` vs a bare child_process spawn of `bash -c true` (paired: the
 //      median of per-round ratios, each round running every candidate once, interleaved);
 //   1b. `sleep 30 & echo started`: how long the call takes (the drain bound) and that nothing is left;
+//   1c. a bash_input round trip on an interactive task vs the same round trip on a bare pseudo-terminal;
 //   2. 100 background tasks started and read concurrently: all complete, no output lost, peak RSS;
 //   3. 1 GiB of output through the bash tool: time against the physical limit, peak RSS growth, spill file size.
 import { spawn } from 'node:child_process'
@@ -14,6 +15,7 @@ import { ToolsService } from '@deepseek-ai/dsh-tools'
 import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
 import { LocalSubprocess } from '@deepseek-ai/dsh-subprocess-local'
 import { LocalBashExecutor } from '@deepseek-ai/dsh-bash-local'
+import { LocalTaskService } from '@deepseek-ai/dsh-tasks-local'
 import ToolBash from '@deepseek-ai/dsh-tool-bash'
 import { median, mib, peakRssDuring, ratio, row, summaryRow } from './lib.mjs'
 
@@ -24,6 +26,7 @@ const ctx = new Context()
 await ctx.plugin(ToolsService)
 await ctx.plugin(SystemPromptService)
 await ctx.plugin(LocalSubprocess, { spillDir })
+await ctx.plugin(LocalTaskService)
 await ctx.plugin(LocalBashExecutor, {})
 await ctx.plugin(ToolBash)
 for (let i = 0; i < 200 && !ctx.tools.get('bash'); i++) await new Promise((resolve) => setImmediate(resolve))
@@ -98,6 +101,46 @@ console.log(`\n\`sleep 30 & echo started\` in the foreground (5 calls; load aver
 row('  call time, median (drain bound 250 ms)', `${median(leftover).toFixed(0)} ms`)
 summaryRow({ figure: 'foreground `bash` tool call of `true`', value: pairedValue('tool', 'bare'), goal: 1.15, floor: 'bare spawn of bash -c true' })
 summaryRow({ figure: 'foreground `sleep 30 & echo started` (drain bound 250 ms)', value: median(leftover), goal: 400, unit: 'ms' })
+
+// 1c. Input round trip: a line typed into an interactive task until its answer is back, through bash_input (write,
+// the terminal, the program, the output, the wait_for test on the session's worker, the read, the text) vs the
+// same program on a bare pseudo-terminal (util-linux script, as the executor uses) written and read directly.
+const ECHO = 'while IFS= read -r l; do echo "pong-$l"; done'
+const bareTerminal = spawn('script', ['-q', '-f', '-e', '-c', ECHO, '/dev/null'], { cwd: root, stdio: ['pipe', 'pipe', 'ignore'], env: { ...process.env, TERM: 'dumb' } })
+let bareOut = ''
+let bareWaiter
+bareTerminal.stdout.setEncoding('utf8').on('data', (chunk) => { bareOut += chunk; bareWaiter?.() })
+const bareRound = (n) => new Promise((resolve) => {
+  bareOut = ''
+  bareWaiter = () => { if (bareOut.includes(`pong-${n}\r\n`)) resolve() }
+  bareTerminal.stdin.write(`${n}\n`)
+})
+const started = await call('bash', { command: ECHO, description: 'bench input', run_in_background: true, interactive: true })
+const inputTask = /task (bash-\d+)/.exec(started)?.[1]
+const toolRound = async (n) => {
+  const text = await call('bash_input', { task_id: inputTask, text: `${n}\n`, wait_for: `^pong-${n}$` })
+  if (!text.includes(`pong-${n}\n`)) throw new Error(`unexpected bash_input text ${text}`)
+}
+const ROUNDS = 200
+const inputSamples = { bare: [], tool: [] }
+for (let i = 0; i < ROUNDS + 20; i++) {
+  let t = performance.now()
+  await bareRound(i)
+  const bareMs = performance.now() - t
+  t = performance.now()
+  await toolRound(i)
+  const toolMs = performance.now() - t
+  if (i >= 20) { inputSamples.bare.push(bareMs); inputSamples.tool.push(toolMs) }
+}
+bareTerminal.kill()
+await call('bash_kill', { task_id: inputTask })
+const inputRatio = median(inputSamples.tool.map((value, i) => value / inputSamples.bare[i]))
+console.log(`\ninput round trip: a line typed, its answer back (${ROUNDS} rounds, interleaved; load average ${load()})`)
+row('  bare pseudo-terminal (script), written and read directly', `${median(inputSamples.bare).toFixed(3)} ms`)
+row('  bash_input { text, wait_for } on an interactive task', `${median(inputSamples.tool).toFixed(3)} ms  ${inputRatio.toFixed(2)}× of bare`)
+// The goal allows for what the floor leaves out by design: the model's wait_for pattern is tested on the session's
+// worker thread (one message round trip), never on the event loop; 0.5 ms in absolute terms at load 5.
+summaryRow({ figure: '`bash_input` round trip (write, echo back, returned)', value: inputRatio, goal: 5, floor: 'bare pty round trip' })
 if (process.env.DSH_BENCH_ONLY === 'foreground') {
   await ctx.fiber.dispose()
   await rm(root, { recursive: true, force: true })

@@ -11,6 +11,7 @@ import { ToolsService } from '@deepseek-ai/dsh-tools'
 import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
 import { LocalSubprocess } from '@deepseek-ai/dsh-subprocess-local'
 import { LocalBashExecutor } from '@deepseek-ai/dsh-bash-local'
+import { LocalTaskService } from '@deepseek-ai/dsh-tasks-local'
 import { SandboxBashExecutor, DEFAULT_DENY_READ, bwrapArgs, hiddenPaths } from '@deepseek-ai/dsh-bash-sandbox'
 import Workspace from '@deepseek-ai/dsh-workspace'
 import ToolBash from '@deepseek-ai/dsh-tool-bash'
@@ -26,6 +27,7 @@ async function host(executor) {
   await ctx.plugin(SystemPromptService)
   await ctx.plugin(LocalSubprocess, { spillDir: join(root, '.spill') })
   await ctx.plugin(Workspace, {})
+  await ctx.plugin(LocalTaskService)
   await ctx.plugin(executor, {})
   await ctx.plugin(ToolBash)
   for (let i = 0; i < 200 && !ctx.tools.get('bash'); i++) await new Promise((resolve) => setImmediate(resolve))

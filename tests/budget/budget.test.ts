@@ -177,6 +177,7 @@ test('no error result passes the budget, however long and strange the arguments 
     fc.record({ tool: fc.constant('read'), args: fc.record({ path }) }),
     fc.record({ tool: fc.constant('bash'), args: fc.oneof(fc.record({ command: tooLong, description: value }), fc.record({ command: fc.constant('true'), description: fc.constant('x'), workdir: path })) }),
     fc.record({ tool: fc.constant('bash_output'), args: fc.oneof(fc.record({ task_id: value }), fc.record({ task_id: fc.constant('bash-1'), wait_for: value, timeout_ms: fc.constant(1) })) }),
+    fc.record({ tool: fc.constant('bash_input'), args: fc.oneof(fc.record({ task_id: value, text: value }), fc.record({ task_id: fc.constant('bash-1'), text: value, wait_for: value, timeout_ms: fc.constant(1) })) }),
     fc.record({ tool: fc.constant('bash_kill'), args: fc.record({ task_id: value }) }),
     // write and edit: a missing or never-read file, a directory, and an old_string that matches nothing in a file
     // the session read (its closest region is shown). "functionZ" occurs nowhere, so no drawn edit ever succeeds.
@@ -207,6 +208,6 @@ test('no error result passes the budget, however long and strange the arguments 
   }
   console.log(`largest error result per tool (bytes): ${[...largest].map(([tool, size]) => `${tool} ${size}`).join(', ')}`)
   // Every tool was driven into an error, and some texts repeated enough of their arguments to come near the bound.
-  expect([...largest.keys()].sort()).toEqual(['bash', 'bash_kill', 'bash_output', 'edit', 'glob', 'grep', 'read', 'write'])
+  expect([...largest.keys()].sort()).toEqual(['bash', 'bash_input', 'bash_kill', 'bash_output', 'edit', 'glob', 'grep', 'read', 'write'])
   expect(Math.max(...largest.values())).toBeGreaterThan(400)
 }, 300_000)

@@ -51,7 +51,7 @@ function fixture(): Fixture {
 }
 
 /** ~/.codex/config.toml: the stand-in as model provider, then `[mcp_servers.dsh]` exactly as the README has it. */
-function writeConfig(at: Fixture, model: ResponsesModel, options: { approveTools: boolean }): void {
+function writeConfig(at: Fixture, model: ResponsesModel, options: { approveTools: boolean; dshArgs?: string[] }): void {
   const str = (value: string) => JSON.stringify(value)
   const lines = [
     'model = "stand-in"',
@@ -73,7 +73,7 @@ function writeConfig(at: Fixture, model: ResponsesModel, options: { approveTools
     '',
     '[mcp_servers.dsh]',
     'command = "node"',
-    `args = [${[DSH, 'mcp', '--cwd', at.project].map(str).join(', ')}]`,
+    `args = [${[DSH, 'mcp', '--cwd', at.project, ...(options.dshArgs ?? [])].map(str).join(', ')}]`,
     ...(options.approveTools ? ['default_tools_approval_mode = "approve"'] : []),
   ]
   writeFileSync(join(at.home, '.codex', 'config.toml'), `${lines.join('\n')}\n`)
@@ -114,10 +114,10 @@ describe('Codex CLI (codex exec) with dsh mcp', () => {
     const first = model.requests[0]?.body
     expect(first).toBeDefined()
     expect(offeredTools(first!).filter((tool) => tool.namespace === 'mcp__dsh')).toEqual(
-      ['bash', 'bash_kill', 'bash_output', 'edit', 'glob', 'grep', 'read', 'write'].map((name) => ({ namespace: 'mcp__dsh', name })),
+      ['bash', 'bash_input', 'bash_kill', 'bash_output', 'edit', 'glob', 'grep', 'read', 'write'].map((name) => ({ namespace: 'mcp__dsh', name })),
     )
     // The namespace's description is dsh's MCP `instructions`.
-    expect(first!.tools?.find((tool) => tool.name === 'mcp__dsh')?.description).toMatch(/^These instructions are about the tools of the MCP server dsh: bash, bash_kill, bash_output, edit, glob, grep, read, write\./)
+    expect(first!.tools?.find((tool) => tool.name === 'mcp__dsh')?.description).toMatch(/^These instructions are about the tools of the MCP server dsh: bash, bash_input, bash_kill, bash_output, edit, glob, grep, read, write\./)
     expect(model.outputs).toEqual([
       [WALL_TIME, 'Found 1 match\n\nsrc/a.ts\nLine 2: export const marker = "zebrafish"'],
       [WALL_TIME, 'src/a.ts'],
@@ -177,5 +177,25 @@ describe('Codex CLI (codex exec) with dsh mcp', () => {
     // Nowhere else in what Codex sent the model: not as a logging notification turned into a message.
     const mentions = model.requests.map((request) => JSON.stringify(request.body ?? {}).split('finished [status: completed').length - 1)
     expect(mentions.at(-1)).toBe(1)
+  }, TIMEOUT)
+
+  test('a long bash call returns as a task with its output so far, and bash_output wait_for reaches its end (DESIGN §19)', async () => {
+    const at = fixture()
+    // The default is 45 000 ms; a shorter one keeps the test short, the flow is the same.
+    const config = join(at.base, 'dsh.json')
+    writeFileSync(config, JSON.stringify({ 'tool-bash': { backgroundAfterMs: 1500 } }))
+    await using model = await startResponsesModel({
+      calls: [
+        dsh('bash', { command: 'echo building; sleep 4; echo built', description: 'A long build' }),
+        dsh('bash_output', { task_id: 'bash-1', wait_for: '^built$' }),
+      ],
+      finalText: FINAL,
+    })
+    writeConfig(at, model, { approveTools: true, dshArgs: ['--config', config] })
+    const run = await codexExec(at, 'Build.')
+    await expectCleanRun(at, model, run)
+
+    expect(model.outputs[0]).toEqual([WALL_TIME, 'building\n[still running after 1500ms: it continues as background task bash-1. Wait for it with bash_output {"task_id":"bash-1","wait_for":"<regex for a line it prints>"} (or timeout_ms alone to wait for its end); bash_kill stops it]'])
+    expect(model.outputs[1]?.[1]).toMatch(/^built\n\[wait_for matched\]\n\[status: (running|completed, exit code: 0)\]/)
   }, TIMEOUT)
 })

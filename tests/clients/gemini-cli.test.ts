@@ -16,7 +16,7 @@ import { startGeminiModel, type GeminiModel, type ScriptedCall } from './gemini-
 /** The README's DSH: the installed copy of the packed tarball (`$(npm prefix -g)/bin/dsh`), run with node. */
 const DSH = installedDsh().bin
 const TIMEOUT = 120_000
-const DSH_TOOLS = ['mcp_dsh_bash', 'mcp_dsh_bash_kill', 'mcp_dsh_bash_output', 'mcp_dsh_edit', 'mcp_dsh_glob', 'mcp_dsh_grep', 'mcp_dsh_read', 'mcp_dsh_write']
+const DSH_TOOLS = ['mcp_dsh_bash', 'mcp_dsh_bash_input', 'mcp_dsh_bash_kill', 'mcp_dsh_bash_output', 'mcp_dsh_edit', 'mcp_dsh_glob', 'mcp_dsh_grep', 'mcp_dsh_read', 'mcp_dsh_write']
 const FINAL_TEXT = 'Done: the stand-in model has finished.'
 
 interface Setup {

@@ -124,7 +124,7 @@ describe('opencode run against dsh mcp, mounted as the README says', () => {
   test('opencode offers dsh tools as dsh_<name>, descriptions and schemas verbatim, beside its own built-ins; the server instructions reach the system prompt', () => {
     const offered = agentRequests(run)[0]?.body?.tools ?? []
     expect(offered.map((t) => t.function.name).sort()).toEqual([
-      'bash', 'dsh_bash', 'dsh_bash_kill', 'dsh_bash_output', 'dsh_edit', 'dsh_glob', 'dsh_grep', 'dsh_read', 'dsh_write',
+      'bash', 'dsh_bash', 'dsh_bash_input', 'dsh_bash_kill', 'dsh_bash_output', 'dsh_edit', 'dsh_glob', 'dsh_grep', 'dsh_read', 'dsh_write',
       'edit', 'glob', 'grep', 'read', 'skill', 'task', 'todowrite', 'webfetch', 'write',
     ])
     const listed = JSON.parse(execFileSync(process.execPath, [DSH, 'tools', '--json'], { encoding: 'utf8' })) as { name: string; description: string; inputSchema: unknown }[]
@@ -132,7 +132,7 @@ describe('opencode run against dsh mcp, mounted as the README says', () => {
       expect(offered.find((t) => t.function.name === `dsh_${tool.name}`)?.function, tool.name).toEqual({ name: `dsh_${tool.name}`, description: tool.description, parameters: tool.inputSchema })
     }
     const system = agentRequests(run)[0]?.body?.messages.filter((m) => m.role === 'system').map((m) => textOf(m.content)).join('\n')
-    expect(system).toContain('These instructions are about the tools of the MCP server dsh: bash, bash_kill, bash_output, edit, glob, grep, read, write.')
+    expect(system).toContain('These instructions are about the tools of the MCP server dsh: bash, bash_input, bash_kill, bash_output, edit, glob, grep, read, write.')
   })
 
   test('glob, grep and read run through dsh mcp; the tool messages carry dsh text exactly, and opencode run exits 0', () => {

@@ -144,6 +144,18 @@ describe(`fuzzed arguments (${FUZZ_RUNS} runs per property, seed ${FUZZ_SEED})`,
     await run(fc.asyncProperty(arbitrary, async ({ tool, task_id }) => { await check(tool, { task_id }) }))
   }, TEST_TIMEOUT)
 
+  test('bash_input: every task_id and text (control characters, NUL, lone surrogates) gives a result or a coded error', async () => {
+    // A live interactive task (cat echoes whatever arrives) and a live plain one, so that fuzzed ids can hit both.
+    const ids: string[] = []
+    for (const [command, interactive] of [['cat', true], ['sleep 30', false]] as const) {
+      const started = await dsh.ctx.tools.execute('bash', { command, description: 'seed task', run_in_background: true, interactive }, { session: session() })
+      expect(started.isError).toBe(false)
+      ids.push(/bash-\d+/.exec(started.content[0].text)![0])
+    }
+    const arbitrary = fc.record({ task_id: fc.oneof(value, fc.constantFrom(...ids), fc.nat(5).map((n) => `bash-${n}`)), text: value, timeout_ms: fc.constant(50) })
+    await run(fc.asyncProperty(arbitrary, async (args) => { await check('bash_input', args) }))
+  }, TEST_TIMEOUT)
+
   test('write and edit (confined to a scratch root): every path and string gives a result or a coded error; nothing outside the root changes', async () => {
     const scratch = join(root.dir, 'scratch')
     mkdirSync(scratch)
@@ -188,7 +200,7 @@ describe(`fuzzed arguments (${FUZZ_RUNS} runs per property, seed ${FUZZ_SEED})`,
     expect(dsh.problems).toEqual([])
     console.log([...outcomes].sort().map(([key, count]) => `${key}: ${count}`).join('\n'))
     // Each tool both succeeded and failed under fuzzing: the generators reach past the argument checks.
-    for (const tool of ['glob', 'grep', 'read', 'bash']) {
+    for (const tool of ['glob', 'grep', 'read', 'bash', 'bash_input']) {
       expect([...outcomes.keys()].filter((key) => key.startsWith(`${tool} `) && key !== `${tool} ok`).length, tool).toBeGreaterThan(0)
       expect(outcomes.get(`${tool} ok`) ?? 0, tool).toBeGreaterThan(0)
     }

@@ -6,7 +6,9 @@ import { join } from 'node:path'
 import type { Fiber } from 'cordis'
 import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
 import LocalSubprocess, { processRuns } from '@deepseek-ai/dsh-subprocess-local'
-import type { BashExecRequest, BashRunResult, BashTaskDoneEvent } from '@deepseek-ai/dsh-bash'
+import type { BashExecRequest, BashRunResult } from '@deepseek-ai/dsh-bash'
+import type { TaskDoneEvent } from '@deepseek-ai/dsh-tasks'
+import LocalTaskService from '@deepseek-ai/dsh-tasks-local'
 import LocalBashExecutor, { type Config } from '../src/index.ts'
 
 export { processRuns }
@@ -17,8 +19,8 @@ export interface Fixture {
   dir: string
   /** The executor's fiber: dispose it to dispose the executor alone. */
   fiber: Fiber
-  /** Every `bash/task-done` event seen on the root context. */
-  events: BashTaskDoneEvent[]
+  /** Every `tasks/done` event seen on the root context. */
+  events: TaskDoneEvent[]
   run(command: string, request?: Omit<BashExecRequest, 'command'>): Promise<BashRunResult>
   cleanup(): Promise<void>
 }
@@ -28,10 +30,11 @@ export async function fixture(config: Partial<Config> = {}): Promise<Fixture> {
   const t = await createTestContext({ withTools: false })
   // Spill files outlive the provider by design: keep the test's own inside its temp dir.
   await t.active(t.ctx.plugin(LocalSubprocess, { spillDir: join(dir, '.spill') }))
+  await t.active(t.ctx.plugin(LocalTaskService))
   const fiber = t.ctx.plugin(LocalBashExecutor, { graceMs: 200, ...config })
   await t.active(fiber)
-  const events: BashTaskDoneEvent[] = []
-  t.ctx.on('bash/task-done', (event) => { events.push(event) })
+  const events: TaskDoneEvent[] = []
+  t.ctx.on('tasks/done', (event) => { events.push(event) })
   return {
     t,
     dir,

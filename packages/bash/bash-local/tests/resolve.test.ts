@@ -40,12 +40,13 @@ test('resolve applies the defaults: timeout, workdir = the process cwd, the chil
   f = await fixture()
   const spec = f.t.ctx.bash.resolve({ command: 'true' })
   expect(spec).toEqual({
-    command: 'true', workdir: process.cwd(), timeoutMs: 120_000, signal: undefined, owner: undefined, stdin: undefined,
+    command: 'true', workdir: process.cwd(), timeoutMs: 120_000, backgroundAfterMs: undefined, signal: undefined, owner: undefined, stdin: undefined, interactive: false,
     env: CHILD_ENV,
   })
   expect(CHILD_ENV).toEqual({
     NO_COLOR: '1', TERM: 'dumb', PAGER: 'cat', GIT_PAGER: 'cat',
     GIT_TERMINAL_PROMPT: '0', DEBIAN_FRONTEND: 'noninteractive', GIT_EDITOR: 'true', EDITOR: 'true',
+    PYTHONUNBUFFERED: '1', SSH_CLIENT: undefined, SSH_CONNECTION: undefined, SSH2_CLIENT: undefined,
   })
 })
 
@@ -56,6 +57,12 @@ test('resolve clamps a timeout over the maximum, keeps one within, and raises on
   expect(bash.resolve({ command: 'x', timeoutMs: 4999 }).timeoutMs).toBe(4999)
   expect(bash.resolve({ command: 'x', timeoutMs: 0 }).timeoutMs).toBe(1)
   expect(bash.resolve({ command: 'x' }).timeoutMs).toBe(1000)
+})
+
+test('resolve keeps backgroundAfterMs only for a request without timeoutMs: an explicit timeout kills', async () => {
+  f = await fixture()
+  expect(f.t.ctx.bash.resolve({ command: 'x', backgroundAfterMs: 2000 }).backgroundAfterMs).toBe(2000)
+  expect(f.t.ctx.bash.resolve({ command: 'x', backgroundAfterMs: 2000, timeoutMs: 5000 }).backgroundAfterMs).toBeUndefined()
 })
 
 test('a default timeout above the maximum is lowered to it', async () => {

@@ -14,8 +14,29 @@ test('a command that succeeds: stdout, empty stderr, exit 0, neither timed out n
     exitCode: 0, signal: null, timedOut: false, aborted: false, timeoutMs: 120_000,
     stdout: { text: 'hello\nworld\n', truncated: false, totalBytes: 12, totalLines: 2 },
     stderr: { text: '', truncated: false, totalBytes: 0, totalLines: 0 },
-    adoptedTaskId: undefined, leftRunning: [],
+    continuing: undefined, leftRunning: [],
   })
+})
+
+test('the child env sets PYTHONUNBUFFERED and drops the ssh session variables, so bash never sources ~/.bashrc', async () => {
+  f = await fixture()
+  const home = join(f.dir, 'home')
+  mkdirSync(home)
+  writeFileSync(join(home, '.bashrc'), 'echo SOURCED-BASHRC\n')
+  // What sshd gives a session: bash sources ~/.bashrc for `bash -c` when SSH_CLIENT or SSH2_CLIENT is set (and SHLVL is not).
+  const saved = { SSH_CLIENT: process.env.SSH_CLIENT, SSH_CONNECTION: process.env.SSH_CONNECTION, SSH2_CLIENT: process.env.SSH2_CLIENT }
+  process.env.SSH_CLIENT = '10.0.0.1 50000 22'
+  process.env.SSH_CONNECTION = '10.0.0.1 50000 10.0.0.2 22'
+  process.env.SSH2_CLIENT = '10.0.0.1 50000 22'
+  try {
+    const result = await f.run('echo "[$PYTHONUNBUFFERED] [${SSH_CLIENT-unset}] [${SSH_CONNECTION-unset}] [${SSH2_CLIENT-unset}]"', { env: { HOME: home, SHLVL: undefined } })
+    expect(result.stdout.text).toBe('[1] [unset] [unset] [unset]\n')
+  } finally {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name]
+      else process.env[name] = value
+    }
+  }
 })
 
 test('a non-zero exit resolves with its code and both streams', async () => {

@@ -2,21 +2,24 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Message } from 'cordis'
 import { afterEach, expect, test } from 'vitest'
-import type { BashTaskDoneEvent } from '@deepseek-ai/dsh-bash'
+import type { TaskDoneEvent } from '@deepseek-ai/dsh-tasks'
 import { fixture, rejection, until, type Fixture } from './helpers.ts'
 
 let f: Fixture
 afterEach(async () => { await f.cleanup() })
 
-const start = (command: string, owner?: string) =>
-  f.t.ctx.bash.start(f.t.ctx.bash.resolve({ command, workdir: f.dir, ...(owner === undefined ? {} : { owner }) }))
+/** A process of the local provider, registered as a task (as tool-bash does). */
+const start = async (command: string, owner?: string) => {
+  const spec = f.t.ctx.bash.resolve({ command, workdir: f.dir, ...(owner === undefined ? {} : { owner }) })
+  return f.t.ctx.tasks.add({ process: await f.t.ctx.bash.start(spec), command, workdir: spec.workdir, owner: spec.owner })
+}
 
-/** Resolves with the done event of `taskId` (the `bash/task-done` event on the root context). */
-function doneEvent(taskId: string): Promise<BashTaskDoneEvent> {
+/** Resolves with the done event of `taskId` (the `tasks/done` event on the root context). */
+function doneEvent(taskId: string): Promise<TaskDoneEvent> {
   return new Promise((resolve) => {
     const seen = f.events.find((event) => event.taskId === taskId)
     if (seen) return resolve(seen)
-    const dispose = f.t.ctx.on('bash/task-done', (event) => {
+    const dispose = f.t.ctx.on('tasks/done', (event) => {
       if (event.taskId !== taskId) return
       dispose()
       resolve(event)
@@ -28,11 +31,11 @@ test('start returns a running task with the next id: bash-1, bash-2, …', async
   f = await fixture()
   const first = await start('sleep 100', 'session-a')
   const second = await start('true')
-  expect(first).toEqual({ id: 'bash-1', command: 'sleep 100', workdir: f.dir, owner: 'session-a', status: { state: 'running' }, startedAt: expect.any(Number), leftRunning: [] })
+  expect(first).toEqual({ id: 'bash-1', command: 'sleep 100', workdir: f.dir, owner: 'session-a', status: { state: 'running' }, startedAt: expect.any(Number), interactive: false, leftRunning: [] })
   expect(second.id).toBe('bash-2')
-  expect(f.t.ctx.bash.list().map((task) => task.id)).toEqual(['bash-1', 'bash-2'])
-  expect(f.t.ctx.bash.get('bash-1')).toEqual(first)
-  expect(f.t.ctx.bash.get('bash-3')).toBeUndefined()
+  expect(f.t.ctx.tasks.list().map((task) => task.id)).toEqual(['bash-1', 'bash-2'])
+  expect(f.t.ctx.tasks.get('bash-1')).toEqual(first)
+  expect(f.t.ctx.tasks.get('bash-3')).toBeUndefined()
 })
 
 test('concurrent starts get distinct sequential ids', async () => {
@@ -46,12 +49,12 @@ test('a read that lost bytes from the tail is lossy and points at the spill file
   f = await fixture({ maxOutputBytes: 100 })
   const task = await start('seq 1 5000')
   await doneEvent(task.id)
-  const read = f.t.ctx.bash.readOutput(task.id)
+  const read = f.t.ctx.tasks.readOutput(task.id)
   expect(read.stdout.lossy).toBe(true)
   expect(Buffer.byteLength(read.stdout.text)).toBeLessThanOrEqual(100)
   expect(readFileSync(read.stdout.spillPath!, 'utf8')).toBe(Array.from({ length: 5000 }, (_, i) => `${i + 1}\n`).join(''))
   // Read to the end: the task is dropped from memory, its spill file kept.
-  expect(f.t.ctx.bash.readOutput(task.id).stdout).toEqual({ text: '', lossy: false })
+  expect(f.t.ctx.tasks.readOutput(task.id).stdout).toEqual({ text: '', lossy: false })
   expect(readFileSync(read.stdout.spillPath!, 'utf8').endsWith('4999\n5000\n')).toBe(true)
 })
 
@@ -59,7 +62,7 @@ test('a lossy read whose spill passed its cap has no file to point at', async ()
   f = await fixture({ maxOutputBytes: 100, spillMaxBytes: 1000 })
   const task = await start('seq 1 5000')
   await doneEvent(task.id)
-  const read = f.t.ctx.bash.readOutput(task.id)
+  const read = f.t.ctx.tasks.readOutput(task.id)
   expect(read.stdout).toEqual({ text: read.stdout.text, lossy: true })
   expect(read.stdout.text.endsWith('4999\n5000\n')).toBe(true)
 })
@@ -68,8 +71,8 @@ test('kill of a task that already finished is false', async () => {
   f = await fixture()
   const task = await start('exit 0')
   await doneEvent(task.id)
-  expect(await f.t.ctx.bash.kill(task.id)).toBe(false)
-  expect(f.t.ctx.bash.get(task.id)?.status).toEqual({ state: 'completed', exitCode: 0 })
+  expect(await f.t.ctx.tasks.kill(task.id)).toBe(false)
+  expect(f.t.ctx.tasks.get(task.id)?.status).toEqual({ state: 'completed', exitCode: 0 })
 })
 
 test('the done event fires once per task with the owner, the status and the notice', async () => {
@@ -77,7 +80,7 @@ test('the done event fires once per task with the owner, the status and the noti
   const a = await start('exit 2', 'session-a')
   const b = await start('sleep 100')
   await doneEvent(a.id)
-  await f.t.ctx.bash.kill(b.id)
+  await f.t.ctx.tasks.kill(b.id)
   await doneEvent(b.id)
   expect(f.events).toEqual([
     { taskId: 'bash-1', owner: 'session-a', status: { state: 'completed', exitCode: 2 }, notice: 'background task bash-1 finished [status: completed, exit code: 2]. Read its output with bash_output.', requested: false },
@@ -89,8 +92,8 @@ test('onTaskDone listeners fire once per task; the returned disposer removes one
   f = await fixture()
   const kept: string[] = []
   const removed: string[] = []
-  f.t.ctx.bash.onTaskDone((event) => kept.push(event.notice))
-  const dispose = f.t.ctx.bash.onTaskDone((event) => removed.push(event.taskId))
+  f.t.ctx.tasks.onTaskDone((event) => kept.push(event.notice))
+  const dispose = f.t.ctx.tasks.onTaskDone((event) => removed.push(event.taskId))
   const a = await start('true')
   await doneEvent(a.id)
   await dispose()
@@ -108,8 +111,8 @@ test('an onTaskDone listener goes away with the plugin that registered it', asyn
   const seen: string[] = []
   const fiber = f.t.ctx.plugin({
     name: 'listener-plugin',
-    inject: ['bash'],
-    apply: (ctx) => { ctx.bash.onTaskDone((event) => seen.push(event.taskId)) },
+    inject: ['tasks'],
+    apply: (ctx) => { ctx.tasks.onTaskDone((event) => seen.push(event.taskId)) },
   })
   await f.t.active(fiber)
   const a = await start('true')
@@ -123,8 +126,8 @@ test('an onTaskDone listener goes away with the plugin that registered it', asyn
 test('a throwing listener is reported and does not stop the others', async () => {
   f = await fixture()
   const seen: string[] = []
-  f.t.ctx.bash.onTaskDone(() => { throw new Error('listener bug') })
-  f.t.ctx.bash.onTaskDone((event) => seen.push(event.taskId))
+  f.t.ctx.tasks.onTaskDone(() => { throw new Error('listener bug') })
+  f.t.ctx.tasks.onTaskDone((event) => seen.push(event.taskId))
   const a = await start('true')
   await doneEvent(a.id)
   expect(seen).toEqual(['bash-1'])

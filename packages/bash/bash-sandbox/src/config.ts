@@ -1,5 +1,5 @@
 import Schema from 'schemastery'
-import { Config as LocalConfig } from '@deepseek-ai/dsh-bash-local'
+import { Config as LocalConfig } from '@deepseek-ai/dsh-bash-runner'
 
 export interface SandboxConfig {
   network: 'none' | 'host'

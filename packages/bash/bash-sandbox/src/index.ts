@@ -1,6 +1,6 @@
 import type { Context } from 'cordis'
-import type { BashExecRequest, BashExecSpec } from '@deepseek-ai/dsh-bash'
-import { LocalBashExecutor } from '@deepseek-ai/dsh-bash-local'
+import { BashExecutor, type BashExecRequest, type BashExecSpec, type BashRunResult, type TaskProcess } from '@deepseek-ai/dsh-bash'
+import { BashRunner } from '@deepseek-ai/dsh-bash-runner'
 import { Config } from './config.ts'
 import { Sandbox } from './sandbox.ts'
 
@@ -9,27 +9,43 @@ export { Config }
 export { SandboxError, SandboxErrorCode, classify, unavailableError, type Unavailable } from './probe.ts'
 export { bwrapArgs, DEFAULT_DENY_READ, expandHome, hiddenPaths, systemHidden, type HiddenPath, type SandboxPolicy } from './policy.ts'
 
+/** Where the service keeps its state (symbol reads pass Cordis' per-caller proxy straight through). */
+const RUNNER: unique symbol = Symbol('runner')
+
 /**
- * `ctx.bash` inside bubblewrap: the local executor (its task table, output collection, timeouts, disposal), with
- * every command started as `bwrap <confinement> -- <shell> -c -- <command>`. The system is read-only; the
- * session's workspace roots (from the optional `ctx.workspace`), `writable` and a private /tmp are writable;
- * credential paths are hidden; there is no network unless `network` is "host"; each command has its own PID
- * namespace, so whatever it starts dies with its call or task. When the sandbox cannot be set up, every call
+ * `ctx.bash` inside bubblewrap: the bash runner (output collection, timeouts, leftovers, disposal) composed with the
+ * `Sandbox` launcher, which starts every command as `bwrap <confinement> -- <shell> -c -- <command>`. The system is
+ * read-only; the session's workspace roots (from the optional `ctx.workspace`), `writable` and a private /tmp are
+ * writable; credential paths are hidden; there is no network unless `network` is "host"; each command has its own
+ * PID namespace, so whatever it starts dies with its call or task. When the sandbox cannot be set up, every call
  * rejects with BASH_SANDBOX_UNAVAILABLE and nothing runs.
  */
-export class SandboxBashExecutor extends LocalBashExecutor {
-  static override readonly Config = Config
+export class SandboxBashExecutor extends BashExecutor {
+  static readonly inject = ['subprocess']
+  static readonly Config = Config
+  private readonly [RUNNER]: BashRunner
 
   constructor(ctx: Context, config: Partial<Config>) {
+    super(ctx)
     const resolved = Config(config)
     const sandbox = new Sandbox(ctx, ctx.subprocess, resolved)
-    super(ctx, resolved, { argv: (spec) => sandbox.argv(spec), wrap: (handle) => sandbox.wrap(handle), close: () => sandbox.close() })
+    const runner = new BashRunner(ctx, resolved, { argv: (spec) => sandbox.argv(spec), wrap: (handle) => sandbox.wrap(handle), close: () => sandbox.close() })
+    this[RUNNER] = runner
+    ctx.effect(() => () => runner.close(), 'bash-sandbox')
   }
 
-  override resolve(request: BashExecRequest): BashExecSpec {
-    const spec = super.resolve(request)
+  resolve(request: BashExecRequest): BashExecSpec {
+    const spec = this[RUNNER].resolve(request)
     // The host's TMPDIR is read-only in here: temp files go to the private /tmp.
     return { ...spec, env: { TMPDIR: '/tmp', ...spec.env } }
+  }
+
+  run(spec: BashExecSpec): Promise<BashRunResult> {
+    return this[RUNNER].run(spec)
+  }
+
+  start(spec: BashExecSpec): Promise<TaskProcess> {
+    return this[RUNNER].start(spec)
   }
 }
 

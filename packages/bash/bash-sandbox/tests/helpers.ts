@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
 import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
 import LocalSubprocess from '@deepseek-ai/dsh-subprocess-local'
+import LocalTaskService from '@deepseek-ai/dsh-tasks-local'
 import ToolBash from '@deepseek-ai/dsh-tool-bash'
 import type { ToolResult } from '@deepseek-ai/dsh-tools'
 import Workspace, { type Config as WorkspaceConfig } from '@deepseek-ai/dsh-workspace'
@@ -50,6 +51,7 @@ export async function fixture(options: (paths: Paths) => FixtureOptions = () => 
   await t.ctx.plugin(SystemPromptService)
   await t.active(t.ctx.plugin(LocalSubprocess, { spillDir: join(base, '.spill') }))
   if (chosen.workspace) await t.active(t.ctx.plugin(Workspace, chosen.workspace))
+  await t.active(t.ctx.plugin(LocalTaskService))
   await t.active(t.ctx.plugin(SandboxBashExecutor, { graceMs: 200, ...chosen.config }))
   await t.active(t.ctx.plugin(ToolBash))
   const bash = (command: string, extra: Record<string, unknown> = {}) =>

@@ -4,31 +4,35 @@ import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
 import type { Context, Fiber } from 'cordis'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
-import type { BashExecRequest, BashExecSpec, BashTaskDoneEvent } from '@deepseek-ai/dsh-bash'
+import type { BashExecRequest, BashExecSpec, BashRunResult } from '@deepseek-ai/dsh-bash'
+import type { Task, TaskDoneEvent } from '@deepseek-ai/dsh-tasks'
 import { rejection, until } from '@deepseek-ai/dsh-testing'
 import type { SessionNotice } from '@deepseek-ai/dsh-tools'
 
 /** What a provider's factory gives the suite for one case. */
 export interface ExecutorUnderTest {
-  /** A root context with `ctx.tools` and the provider loaded and active as `ctx.bash`. */
+  /** A root context with `ctx.tools`, a `ctx.tasks` provider, and the provider loaded and active as `ctx.bash`. */
   readonly ctx: Context
   /** A fresh empty directory: every case's workdir. */
   readonly dir: string
   /** Disposes the provider alone (its fiber), as a host reloading it would. */
   disposeExecutor(): Promise<void>
+  /** Disposes the `ctx.tasks` provider alone (its fiber). */
+  disposeTasks(): Promise<void>
   /** Disposes everything and removes `dir`; throws if a plugin reported an error. */
   cleanup(): Promise<void>
 }
 
 /**
- * The usual `ExecutorUnderTest` of a provider whose fiber `executor` runs in the test context `t`: disposing the
- * executor disposes that fiber; cleanup disposes `t`, then removes `dir` whatever happened.
+ * The usual `ExecutorUnderTest` of a provider whose fiber `executor` runs in the test context `t` beside the task
+ * provider's fiber `tasks`: disposing either disposes its fiber; cleanup disposes `t`, then removes `dir` whatever happened.
  */
-export function executorUnderTest(t: { readonly ctx: Context; dispose(): Promise<void> }, dir: string, executor: Fiber): ExecutorUnderTest {
+export function executorUnderTest(t: { readonly ctx: Context; dispose(): Promise<void> }, dir: string, executor: Fiber, tasks: Fiber): ExecutorUnderTest {
   return {
     ctx: t.ctx,
     dir,
     disposeExecutor: () => executor.dispose().then(() => {}),
+    disposeTasks: () => tasks.dispose().then(() => {}),
     async cleanup() {
       try {
         await t.dispose()
@@ -69,16 +73,29 @@ export function processesMarked(marker: string): number[] {
 let cases = 0
 
 /**
- * The `BashExecutor` contract, as vitest cases: run, timeout, abort, background tasks, reads, waits, kills,
- * notices, session ends, disposal, and the `&` cases. `make` is called once per case. The provider should have a
- * short kill grace (`graceMs` ≤ 500) so that TERM-trapping cases stay quick. After every case, no process the
- * case started may be left (found through an environment marker in /proc).
+ * The `BashExecutor` contract, as vitest cases: run, timeout, abort, the `&` cases (leftovers handed over as a
+ * process, registered with `ctx.tasks` here as `tool-bash` does), started processes, disposal. `make` is called once
+ * per case. The provider should have a short kill grace (`graceMs` ≤ 500) so that TERM-trapping cases stay quick.
+ * After every case, no process the case started may be left (found through an environment marker in /proc).
  */
 export function bashExecutorContract(name: string, make: () => Promise<ExecutorUnderTest>, options: ContractOptions = {}): void {
-  describe(`BashExecutor contract: ${name}`, () => {
+  contract(`BashExecutor contract: ${name}`, make, options, 'executor')
+}
+
+/**
+ * The `TaskService` contract over the processes of a `ctx.bash` provider, as vitest cases: registration, reads,
+ * waits, kills, notices, session ends, and the disposal of either service. Run it for every bash provider (and every
+ * task provider), with the same factory as `bashExecutorContract`.
+ */
+export function taskContract(name: string, make: () => Promise<ExecutorUnderTest>, options: ContractOptions = {}): void {
+  contract(`TaskService contract: ${name}`, make, options, 'tasks')
+}
+
+function contract(title: string, make: () => Promise<ExecutorUnderTest>, options: ContractOptions, part: 'executor' | 'tasks'): void {
+  describe(title, () => {
     let x: ExecutorUnderTest
     let marker: string
-    let events: BashTaskDoneEvent[]
+    let events: TaskDoneEvent[]
     let notices: SessionNotice[]
     /** Strays a case started on purpose (outside any group): killed after the case, before the survivor scan. */
     let strays: number[]
@@ -89,7 +106,7 @@ export function bashExecutorContract(name: string, make: () => Promise<ExecutorU
       x = await make()
       events = []
       notices = []
-      x.ctx.on('bash/task-done', (event) => void events.push(event))
+      x.ctx.on('tasks/done', (event) => void events.push(event))
       x.ctx.on('tools/session-notice', (notice) => void notices.push(notice))
     })
 
@@ -105,15 +122,28 @@ export function bashExecutorContract(name: string, make: () => Promise<ExecutorU
     })
 
     const bash = () => x.ctx.bash
+    const tasks = () => x.ctx.tasks
     const spec = (command: string, more: Omit<BashExecRequest, 'command'> = {}): BashExecSpec =>
       bash().resolve({ workdir: x.dir, ...more, command, env: { ...more.env, [MARK]: marker } })
-    const run = (command: string, more: Omit<BashExecRequest, 'command'> = {}) => bash().run(spec(command, more))
-    const start = (command: string, more: Omit<BashExecRequest, 'command'> = {}) => bash().start(spec(command, more))
+    /** A foreground run; what it leaves running is registered as a task of its owner (as tool-bash does). */
+    const run = async (command: string, more: Omit<BashExecRequest, 'command'> = {}): Promise<BashRunResult & { adoptedTaskId: string | undefined }> => {
+      const resolved = spec(command, more)
+      const result = await bash().run(resolved)
+      const continuing = result.continuing
+      const adoptedTaskId = continuing && tasks().add({ process: continuing.process, offsets: continuing.offsets, command, workdir: resolved.workdir, owner: resolved.owner }).id
+      return { ...result, adoptedTaskId }
+    }
+    /** A started process, registered as a task (the start signal kills it). */
+    const start = async (command: string, more: Omit<BashExecRequest, 'command'> = {}): Promise<Task> => {
+      const resolved = spec(command, more)
+      const process = await bash().start(resolved)
+      return tasks().add({ process, command, workdir: resolved.workdir, owner: resolved.owner, ...(resolved.signal ? { signal: resolved.signal } : {}) })
+    }
     const file = (name: string) => join(x.dir, name)
-    const done = (taskId: string) => new Promise<BashTaskDoneEvent>((resolve) => {
+    const done = (taskId: string) => new Promise<TaskDoneEvent>((resolve) => {
       const seen = events.find((event) => event.taskId === taskId)
       if (seen) return resolve(seen)
-      const off = x.ctx.on('bash/task-done', (event) => {
+      const off = x.ctx.on('tasks/done', (event) => {
         if (event.taskId !== taskId) return
         off()
         resolve(event)
@@ -123,7 +153,7 @@ export function bashExecutorContract(name: string, make: () => Promise<ExecutorU
     const readUntil = async (taskId: string, check: (stdout: string) => boolean, what: string) => {
       let stdout = ''
       await until(() => {
-        stdout += bash().readOutput(taskId).stdout.text
+        stdout += tasks().readOutput(taskId).stdout.text
         return check(stdout)
       }, what)
       return stdout
@@ -133,7 +163,10 @@ export function bashExecutorContract(name: string, make: () => Promise<ExecutorU
     const daemon = () => `setsid bash -c 'touch ${file('up')}; exec sleep 30' &`
     const open = (name: string) => writeFileSync(file(name), '')
 
-    describe('foreground', () => {
+    const executorPart = part === 'executor' ? describe : describe.skip
+    const tasksPart = part === 'tasks' ? describe : describe.skip
+
+    executorPart('foreground', () => {
       test('a command that succeeds: stdout, empty stderr, exit 0, nothing adopted, nothing left running', async () => {
         const result = await run('echo hello; echo world')
         expect(result).toMatchObject({
@@ -192,17 +225,41 @@ export function bashExecutorContract(name: string, make: () => Promise<ExecutorU
       })
     })
 
-    describe('a foreground command that leaves processes behind', () => {
+    executorPart('a foreground command that runs past backgroundAfterMs', () => {
+      test('it is handed over still running, with its output so far; its later output and its end continue there, nothing repeated', async () => {
+        const result = await run(`echo first; ${gate('go')}; echo done; exit 5`, { owner: 'session-a', backgroundAfterMs: 300 })
+        expect(result).toMatchObject({ exitCode: null, signal: null, timedOut: false, aborted: false, leftRunning: [], continuing: { reason: 'still-running' } })
+        const id = result.adoptedTaskId as string
+        expect(tasks().get(id)).toMatchObject({ owner: 'session-a', status: { state: 'running' } })
+        const waiting = tasks().waitFor(id, { pattern: /^done$/m, timeoutMs: 20_000 })
+        open('go')
+        expect(await waiting).toBe('matched')
+        expect((await done(id)).status).toEqual({ state: 'completed', exitCode: 5 })
+        expect(result.stdout.text + tasks().readOutput(id).stdout.text).toBe('first\ndone\n')
+      })
+
+      test('an explicit timeoutMs wins: the command is killed at its timeout, never handed over', async () => {
+        const result = await run('sleep 100', { timeoutMs: 600, backgroundAfterMs: 100 })
+        expect(result).toMatchObject({ timedOut: true, continuing: undefined, adoptedTaskId: undefined })
+        expect(processesMarked(marker)).toEqual([])
+      })
+
+      test('a command that ends before backgroundAfterMs is an ordinary result', async () => {
+        expect(await run('echo quick', { backgroundAfterMs: 60_000 })).toMatchObject({ exitCode: 0, continuing: undefined, stdout: { text: 'quick\n' } })
+      })
+    })
+
+    executorPart('a foreground command that leaves processes behind', () => {
       test('`sleep 30 &`: the call returns when the shell exits; the sleep becomes a task of the owner, output continuing there', async () => {
         const result = await run(`echo started; (${gate('go')}; echo later; sleep 30) & echo $! > ${file('pid')}`, { owner: 'session-a' })
         expect(result).toMatchObject({ exitCode: 0, timedOut: false, stdout: { text: 'started\n' }, leftRunning: [] })
         const id = result.adoptedTaskId as string
         expect(id).toMatch(/^bash-\d+$/)
-        expect(bash().get(id)).toMatchObject({ owner: 'session-a', status: { state: 'running' } })
+        expect(tasks().get(id)).toMatchObject({ owner: 'session-a', status: { state: 'running' } })
         open('go')
         expect(await readUntil(id, (out) => out === 'later\n', 'the adopted task printed')).toBe('later\n')
-        expect(await bash().kill(id)).toBe(true)
-        expect(bash().get(id)?.status).toMatchObject({ state: 'killed' })
+        expect(await tasks().kill(id)).toBe(true)
+        expect(tasks().get(id)?.status).toMatchObject({ state: 'killed' })
         expect(processesMarked(marker)).toEqual([])
         expect(notices).toEqual([])
       })
@@ -213,7 +270,7 @@ export function bashExecutorContract(name: string, make: () => Promise<ExecutorU
         const id = result.adoptedTaskId as string
         expect(id).toMatch(/^bash-\d+$/)
         expect(processesMarked(marker)).toHaveLength(2)
-        expect(await bash().kill(id)).toBe(true)
+        expect(await tasks().kill(id)).toBe(true)
         expect(processesMarked(marker)).toEqual([])
       })
 
@@ -232,12 +289,12 @@ export function bashExecutorContract(name: string, make: () => Promise<ExecutorU
         const result = await run(`(${gate('go')}; exec ${JSON.stringify(process.execPath)} -e ${shellQuote(script)}) &`, { owner: 'session-a' })
         const id = result.adoptedTaskId as string
         expect(id).toMatch(/^bash-\d+$/)
-        const waiting = bash().waitFor(id, { pattern: /listening \d+/, timeoutMs: 20_000 })
+        const waiting = tasks().waitFor(id, { pattern: /listening \d+/, timeoutMs: 20_000 })
         open('go')
         expect(await waiting).toBe('matched')
-        const port = Number(/listening (\d+)/.exec(bash().readOutput(id).stdout.text)?.[1])
+        const port = Number(/listening (\d+)/.exec(tasks().readOutput(id).stdout.text)?.[1])
         expect(await (await fetch(`http://127.0.0.1:${port}/`)).text()).toBe('pong')
-        expect(await bash().kill(id)).toBe(true)
+        expect(await tasks().kill(id)).toBe(true)
         expect(await portIsFree(port)).toBe(true)
         expect(notices).toEqual([])
         expect(events.filter((e) => e.taskId === id).map((e) => e.requested)).toEqual([true])
@@ -250,7 +307,7 @@ export function bashExecutorContract(name: string, make: () => Promise<ExecutorU
         expect(result).toMatchObject({ exitCode: 0, timedOut: false, stdout: { text: 'started\n' } })
         if (confines) {
           expect(result.leftRunning).toEqual([])
-          expect(await bash().kill(result.adoptedTaskId as string)).toBe(true)
+          expect(await tasks().kill(result.adoptedTaskId as string)).toBe(true)
         } else {
           expect(result.adoptedTaskId).toBeUndefined()
           expect(result.leftRunning).toEqual([{ pid: expect.any(Number), command: 'sleep 30' }])
@@ -278,47 +335,47 @@ export function bashExecutorContract(name: string, make: () => Promise<ExecutorU
       test('a background task whose daemon holds the pipe: killing it ends the task and names what was left running', async () => {
         const task = await start(`${daemon()} ${gate('never')}`)
         await until(() => readable(file('up')), 'the daemon left the group')
-        expect(await bash().kill(task.id)).toBe(true)
-        const after = bash().get(task.id)
+        expect(await tasks().kill(task.id)).toBe(true)
+        const after = tasks().get(task.id)
         strays.push(...(after?.leftRunning ?? []).map((p) => p.pid))
         expect(after?.status).toMatchObject({ state: 'killed' })
         expect(after?.leftRunning.map((p) => p.command)).toEqual(confines ? [] : ['sleep 30'])
-        expect(bash().readOutput(task.id).status).toMatchObject({ state: 'killed' })
+        expect(tasks().readOutput(task.id).status).toMatchObject({ state: 'killed' })
       })
     })
 
-    describe('background tasks', () => {
+    tasksPart('background tasks', () => {
       test('start gives a running task with the next id; get and list know it; ownerOf is verbatim', async () => {
         const first = await start('sleep 100', { owner: '  séance\t42 ' })
         const second = await start('true')
         expect(first).toMatchObject({ command: 'sleep 100', workdir: x.dir, owner: '  séance\t42 ', status: { state: 'running' }, leftRunning: [] })
         expect(typeof first.startedAt).toBe('number')
         expect(Number(second.id.slice(5))).toBe(Number(first.id.slice(5)) + 1)
-        expect(bash().get(first.id)).toEqual(first)
-        expect(bash().list().map((task) => task.id)).toContain(first.id)
-        expect(bash().ownerOf(first.id)).toBe('  séance\t42 ')
-        expect(bash().ownerOf(second.id)).toBeUndefined()
-        expect(bash().get('bash-999999')).toBeUndefined()
+        expect(tasks().get(first.id)).toEqual(first)
+        expect(tasks().list().map((task) => task.id)).toContain(first.id)
+        expect(tasks().ownerOf(first.id)).toBe('  séance\t42 ')
+        expect(tasks().ownerOf(second.id)).toBeUndefined()
+        expect(tasks().get('bash-999999')).toBeUndefined()
       })
 
       test('readOutput delivers each byte once; the final status comes with the rest; then the task leaves the list', async () => {
         const task = await start(`echo one; echo warn >&2; ${gate('go')}; echo two; exit 3`)
         await readUntil(task.id, (out) => out === 'one\n', 'the first line was read')
-        expect(bash().readOutput(task.id)).toMatchObject({ stdout: { text: '' }, status: { state: 'running' } })
+        expect(tasks().readOutput(task.id)).toMatchObject({ stdout: { text: '' }, status: { state: 'running' } })
         open('go')
         await done(task.id)
-        const last = bash().readOutput(task.id)
+        const last = tasks().readOutput(task.id)
         expect(last.stdout.text).toBe('two\n')
         expect(last.status).toEqual({ state: 'completed', exitCode: 3 })
-        expect(bash().list().map((t) => t.id)).not.toContain(task.id)
-        expect(bash().get(task.id)?.status).toEqual({ state: 'completed', exitCode: 3 })
-        expect(bash().readOutput(task.id)).toEqual({ stdout: { text: '', lossy: false }, stderr: { text: '', lossy: false }, status: { state: 'completed', exitCode: 3 } })
+        expect(tasks().list().map((t) => t.id)).not.toContain(task.id)
+        expect(tasks().get(task.id)?.status).toEqual({ state: 'completed', exitCode: 3 })
+        expect(tasks().readOutput(task.id)).toEqual({ stdout: { text: '', lossy: false }, stderr: { text: '', lossy: false }, status: { state: 'completed', exitCode: 3 } })
       })
 
       test('readOutput, waitFor and kill throw BASH_UNKNOWN_TASK for an unknown id', async () => {
-        expect(() => bash().readOutput('bash-999999')).toThrow(expect.objectContaining({ code: 'BASH_UNKNOWN_TASK' }))
-        expect(await rejection(bash().kill('nope'))).toMatchObject({ code: 'BASH_UNKNOWN_TASK' })
-        expect(await rejection(bash().waitFor('nope', { timeoutMs: 10 }))).toMatchObject({ code: 'BASH_UNKNOWN_TASK' })
+        expect(() => tasks().readOutput('bash-999999')).toThrow(expect.objectContaining({ code: 'BASH_UNKNOWN_TASK' }))
+        expect(await rejection(tasks().kill('nope'))).toMatchObject({ code: 'BASH_UNKNOWN_TASK' })
+        expect(await rejection(tasks().waitFor('nope', { timeoutMs: 10 }))).toMatchObject({ code: 'BASH_UNKNOWN_TASK' })
       })
 
       test('a background task has no timeout', async () => {
@@ -326,15 +383,15 @@ export function bashExecutorContract(name: string, make: () => Promise<ExecutorU
         expect((await run('sleep 100', { timeoutMs: 50 })).timedOut).toBe(true)
         open('go')
         await done(task.id)
-        expect(bash().readOutput(task.id).stdout.text).toBe('survived\n')
+        expect(tasks().readOutput(task.id).stdout.text).toBe('survived\n')
       })
 
       test('kill: true once, false after; the status says killed; the tree is gone when it resolves', async () => {
         const task = await start(`sleep 100 & ${gate('never')}`)
-        const [first, second] = await Promise.all([bash().kill(task.id), bash().kill(task.id)])
+        const [first, second] = await Promise.all([tasks().kill(task.id), tasks().kill(task.id)])
         expect([first, second]).toEqual([true, false])
-        expect(await bash().kill(task.id)).toBe(false)
-        expect(bash().get(task.id)?.status).toMatchObject({ state: 'killed' })
+        expect(await tasks().kill(task.id)).toBe(false)
+        expect(tasks().get(task.id)?.status).toMatchObject({ state: 'killed' })
         expect(processesMarked(marker)).toEqual([])
       })
 
@@ -346,33 +403,33 @@ export function bashExecutorContract(name: string, make: () => Promise<ExecutorU
       })
     })
 
-    describe('waiting for output', () => {
+    tasksPart('waiting for output', () => {
       test('wait_for matches output printed after the wait began', async () => {
         const task = await start(`echo booting; ${gate('go')}; echo READY; sleep 100`)
         await readUntil(task.id, (out) => out === 'booting\n', 'the first line was read')
-        const waiting = bash().waitFor(task.id, { pattern: /^READY$/m, timeoutMs: 20_000 })
+        const waiting = tasks().waitFor(task.id, { pattern: /^READY$/m, timeoutMs: 20_000 })
         open('go')
         expect(await waiting).toBe('matched')
-        expect(bash().readOutput(task.id).stdout.text).toBe('READY\n')
+        expect(tasks().readOutput(task.id).stdout.text).toBe('READY\n')
       })
 
       test('undelivered output that already matches returns at once; delivered output never matches again', async () => {
         const task = await start('echo READY; sleep 100')
-        expect(await bash().waitFor(task.id, { pattern: /READY/, timeoutMs: 20_000 })).toBe('matched')
-        bash().readOutput(task.id)
-        expect(await bash().waitFor(task.id, { pattern: /READY/, timeoutMs: 50 })).toBe('timeout')
+        expect(await tasks().waitFor(task.id, { pattern: /READY/, timeoutMs: 20_000 })).toBe('matched')
+        tasks().readOutput(task.id)
+        expect(await tasks().waitFor(task.id, { pattern: /READY/, timeoutMs: 50 })).toBe('timeout')
       })
 
       test('a task that never prints it: timeout; one that exits first: ended; no pattern: waits for the end', async () => {
         const quiet = await start('echo starting; sleep 100')
-        expect(await bash().waitFor(quiet.id, { pattern: /READY/, timeoutMs: 200 })).toBe('timeout')
+        expect(await tasks().waitFor(quiet.id, { pattern: /READY/, timeoutMs: 200 })).toBe('timeout')
         const quitter = await start(`${gate('go')}; echo bye; exit 3`)
-        const waiting = bash().waitFor(quitter.id, { pattern: /READY/, timeoutMs: 20_000 })
+        const waiting = tasks().waitFor(quitter.id, { pattern: /READY/, timeoutMs: 20_000 })
         open('go')
         expect(await waiting).toBe('ended')
-        expect(bash().readOutput(quitter.id).status).toEqual({ state: 'completed', exitCode: 3 })
+        expect(tasks().readOutput(quitter.id).status).toEqual({ state: 'completed', exitCode: 3 })
         const plain = await start(`${gate('go2')}; exit 0`)
-        const whole = bash().waitFor(plain.id, { timeoutMs: 20_000 })
+        const whole = tasks().waitFor(plain.id, { timeoutMs: 20_000 })
         open('go2')
         expect(await whole).toBe('ended')
       })
@@ -383,13 +440,13 @@ export function bashExecutorContract(name: string, make: () => Promise<ExecutorU
         let ticks = 0
         const ticker = setInterval(() => { ticks++ }, 10)
         try {
-          expect(await bash().waitFor(slow.id, { pattern: /^(a+)+$/m, timeoutMs: 60_000 })).toBe('pattern-too-slow')
+          expect(await tasks().waitFor(slow.id, { pattern: /^(a+)+$/m, timeoutMs: 60_000 })).toBe('pattern-too-slow')
         } finally {
           clearInterval(ticker)
         }
         // The test ran off this thread: timers fired all along (a blocked loop would have let one or two through).
         expect(ticks).toBeGreaterThan(10)
-        const waiting = bash().waitFor(task.id, { pattern: /^READY$/m, timeoutMs: 20_000 })
+        const waiting = tasks().waitFor(task.id, { pattern: /^READY$/m, timeoutMs: 20_000 })
         open('go')
         expect(await waiting).toBe('matched')
       })
@@ -397,13 +454,13 @@ export function bashExecutorContract(name: string, make: () => Promise<ExecutorU
       test('an aborted wait says so', async () => {
         const task = await start('sleep 100')
         const controller = new AbortController()
-        const waiting = bash().waitFor(task.id, { pattern: /x/, timeoutMs: 20_000, signal: controller.signal })
+        const waiting = tasks().waitFor(task.id, { pattern: /x/, timeoutMs: 20_000, signal: controller.signal })
         controller.abort()
         expect(await waiting).toBe('aborted')
       })
     })
 
-    describe('notices and sessions', () => {
+    tasksPart('notices and sessions', () => {
       const probe = () => x.ctx.tools.register({ name: 'contract_probe', description: 'd', parameters: { type: 'object' }, execute: () => 'probe' })
       const probeText = async (session: string) =>
         (await x.ctx.tools.execute('contract_probe', {}, { session: { id: session, cwd: x.dir } })).content[0].text
@@ -424,13 +481,13 @@ export function bashExecutorContract(name: string, make: () => Promise<ExecutorU
         probe()
         const task = await start('echo hi', { owner: 'session-a' })
         await done(task.id)
-        expect(bash().readOutput(task.id).status).toEqual({ state: 'completed', exitCode: 0 })
+        expect(tasks().readOutput(task.id).status).toEqual({ state: 'completed', exitCode: 0 })
         expect(await probeText('session-a')).toBe('probe')
       })
 
       test('a kill that was asked for sends no notice; the event says it was requested', async () => {
         const task = await start('sleep 100', { owner: 'session-a' })
-        await bash().kill(task.id)
+        await tasks().kill(task.id)
         expect((await done(task.id)).requested).toBe(true)
         expect(notices).toEqual([])
       })
@@ -442,15 +499,15 @@ export function bashExecutorContract(name: string, make: () => Promise<ExecutorU
         const mine = await start(`sleep 100 & ${gate('never')}`, { owner: 'session-a' })
         await until(() => processesMarked(marker).length >= 2, 'the session\'s own task is up')
         await x.ctx.tools.endSession('session-a')
-        expect(bash().get(mine.id)).toBeUndefined()
-        expect(bash().get(theirs.id)?.status).toEqual({ state: 'running' })
+        expect(tasks().get(mine.id)).toBeUndefined()
+        expect(tasks().get(theirs.id)?.status).toEqual({ state: 'running' })
         expect(notices).toEqual([])
         expect(processesMarked(marker)).toHaveLength(1)
       })
     })
 
-    describe('disposal', () => {
-      test('disposal kills every task, TERM-trapping ones and their children too, and waits: zero survivors, no event', async () => {
+    executorPart('disposal', () => {
+      test('disposal of the executor stops every process it started, TERM-trapping ones and their children too, and waits: zero survivors; their tasks end killed', async () => {
         await start(`trap '' TERM; sleep 1000 & echo $!; wait`)
         await start('sleep 1000 & echo $!; wait', { owner: 'session-a' })
         await start('bash -c "sleep 1000 & wait" & wait')
@@ -459,6 +516,19 @@ export function bashExecutorContract(name: string, make: () => Promise<ExecutorU
         await x.disposeExecutor()
         expect(processesMarked(marker)).toEqual([])
         expect((await running).signal).toBe('SIGKILL')
+        await until(() => events.length === 3, 'the three tasks ended')
+        expect(events.map((event) => event.status.state)).toEqual(['killed', 'killed', 'killed'])
+      })
+    })
+
+    tasksPart('disposal', () => {
+      test('disposal of the task service kills every task, TERM-trapping ones and their children too, and waits: zero survivors, no event', async () => {
+        await start(`trap '' TERM; sleep 1000 & echo $!; wait`)
+        await start('sleep 1000 & echo $!; wait', { owner: 'session-a' })
+        await start('bash -c "sleep 1000 & wait" & wait')
+        await until(() => processesMarked(marker).length >= 7, 'every process is up')
+        await x.disposeTasks()
+        expect(processesMarked(marker)).toEqual([])
         expect(events).toEqual([])
         expect(notices).toEqual([])
       })

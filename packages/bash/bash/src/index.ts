@@ -1,13 +1,12 @@
 import { Context, Service } from 'cordis'
 import { HarnessError } from '@deepseek-ai/dsh-tools'
+import type { StrayProcess, TaskOffsets, TaskProcess } from '@deepseek-ai/dsh-tasks'
+
+export type { StrayProcess, TaskOffsets, TaskProcess }
 
 declare module 'cordis' {
   interface Context {
     bash: BashExecutor
-  }
-  interface Events {
-    /** A background task ended (never emitted once the executor is being disposed). */
-    'bash/task-done'(event: BashTaskDoneEvent): void
   }
 }
 
@@ -19,12 +18,23 @@ export interface BashExecRequest {
   workdir?: string
   /** Foreground budget in ms (default and maximum are the provider's); ignored by `start()`. */
   timeoutMs?: number
-  /** Aborting kills the command (foreground: `run` resolves with `aborted`; background: the task is killed). */
+  /**
+   * Only without `timeoutMs`: a foreground command still running after this many ms is not waited for any longer —
+   * `run` resolves with the output so far and the running command as `continuing` (`still-running`). Ignored by
+   * `start()`. Default: wait until it ends or times out.
+   */
+  backgroundAfterMs?: number
+  /** Aborting kills the command (foreground: `run` resolves with `aborted`; `start`: the process is stopped). */
   signal?: AbortSignal
-  /** Opaque token stored verbatim with a background task (the tools use the session id). */
+  /** Opaque token of the caller (the tools use the session id); a sandbox picks the session's roots by it. */
   owner?: string
   /** Written to the command's stdin, which is then closed. Default: stdin is /dev/null. */
   stdin?: string
+  /**
+   * `start()` only: run the command on a pseudo-terminal and give its process `write` (what is typed into it). Its
+   * output is the terminal's, with control sequences removed (the spill file keeps the raw bytes). Ignored by `run`.
+   */
+  interactive?: boolean
   /** Merged over the provider's child environment: an entry wins, `undefined` removes the name. */
   env?: Readonly<Record<string, string | undefined>>
 }
@@ -36,9 +46,12 @@ export interface BashExecSpec {
   readonly workdir: string
   /** Within the provider's bounds. */
   readonly timeoutMs: number
+  /** The request's `backgroundAfterMs` when it named no `timeoutMs`; else undefined (an explicit timeout kills). */
+  readonly backgroundAfterMs: number | undefined
   readonly signal: AbortSignal | undefined
   readonly owner: string | undefined
   readonly stdin: string | undefined
+  readonly interactive: boolean
   /** The complete set of overrides over the provider's base environment. */
   readonly env: Readonly<Record<string, string | undefined>>
 }
@@ -59,11 +72,19 @@ export interface CollectedOutput {
   readonly spillPath?: string
 }
 
-/** A process the command started that left its process group and still runs: it was not stopped (it cannot be found by group). */
-export interface StrayProcess {
-  readonly pid: number
-  /** Its command line, arguments joined by spaces (cut when long). */
-  readonly command: string
+/**
+ * A foreground command's processes that still run when `run` resolves, handed to the caller: register them with
+ * `ctx.tasks` (or stop them). The executor still stops them when it is disposed.
+ */
+export interface BashContinuation {
+  /**
+   * `leftovers`: the shell exited, processes of its process group still run (`server &`). `still-running`: the shell
+   * itself still ran after `backgroundAfterMs` (exit code and signal are then null; its timeout no longer applies).
+   */
+  readonly reason: 'leftovers' | 'still-running'
+  readonly process: TaskProcess
+  /** Where the output not shown in the result's streams starts. */
+  readonly offsets: TaskOffsets
 }
 
 export interface BashRunResult {
@@ -78,78 +99,11 @@ export interface BashRunResult {
   readonly timeoutMs: number
   readonly stdout: CollectedOutput
   readonly stderr: CollectedOutput
-  /**
-   * The shell exited but processes of its process group still ran (`server &`): they became this background task
-   * of the request's owner, whose output continues where `stdout`/`stderr` stop.
-   */
-  readonly adoptedTaskId: string | undefined
+  /** What still runs of the command (`server &`), its output continuing where `stdout`/`stderr` stop. */
+  readonly continuing: BashContinuation | undefined
   /** Processes outside the process group that still held the output open when the call stopped waiting for it. */
   readonly leftRunning: readonly StrayProcess[]
 }
-
-export type BashTaskStatus =
-  | { readonly state: 'running' }
-  | { readonly state: 'completed'; readonly exitCode: number }
-  | { readonly state: 'killed'; readonly signal: string }
-
-/** A snapshot of one background task. */
-export interface BashTask {
-  /** `bash-1`, `bash-2`, … in start order. */
-  readonly id: string
-  readonly command: string
-  readonly workdir: string
-  readonly owner: string | undefined
-  readonly status: BashTaskStatus
-  /** When it started (ms since the epoch); for an adopted task, when its foreground command started. */
-  readonly startedAt: number
-  /** Processes outside the task's process group that still held its output open when a kill stopped the task. */
-  readonly leftRunning: readonly StrayProcess[]
-}
-
-/** Output of one stream that no earlier `readOutput` delivered. */
-export interface OutputIncrement {
-  readonly text: string
-  /** True when bytes between the previous read and `text` were dropped from the kept tail. */
-  readonly lossy: boolean
-  /** A file holding the complete stream, when one is kept (set whenever one exists; look there when `lossy`). */
-  readonly spillPath?: string
-}
-
-export interface BashTaskRead {
-  readonly stdout: OutputIncrement
-  readonly stderr: OutputIncrement
-  /** The status at the time of the read: once it is not `running`, the increments hold the rest of the output. */
-  readonly status: BashTaskStatus
-}
-
-/** The payload of `'bash/task-done'` and of `onTaskDone` listeners. */
-export interface BashTaskDoneEvent {
-  readonly taskId: string
-  readonly owner: string | undefined
-  readonly status: BashTaskStatus
-  /** For the owner's model: `background task bash-N finished [status: …]. Read its output with bash_output.` */
-  readonly notice: string
-  /**
-   * True when the task ended because `kill` was called (by a tool, a signal, a session's end): the owner asked for it,
-   * so no notice is sent to the owner's session for it.
-   */
-  readonly requested: boolean
-}
-
-/**
- * What `waitFor` saw first. `pattern-too-slow`: testing the pattern against the new output took longer than the
- * executor allows (catastrophic backtracking), so the wait gave it up.
- */
-export type BashWaitOutcome = 'matched' | 'ended' | 'timeout' | 'aborted' | 'pattern-too-slow'
-
-export interface BashWaitOptions {
-  /** Resolve as soon as output not yet delivered by `readOutput` (either stream) matches. Without it: wait for the end. */
-  readonly pattern?: RegExp
-  readonly timeoutMs: number
-  readonly signal?: AbortSignal
-}
-
-export type BashTaskDoneListener = (event: BashTaskDoneEvent) => void
 
 /**
  * The longest command an executor can run, in UTF-8 bytes: every executor hands it to the shell as one argument
@@ -159,10 +113,6 @@ export type BashTaskDoneListener = (event: BashTaskDoneEvent) => void
 export const MAX_COMMAND_BYTES = 131_071
 
 export const BashErrorCode = {
-  /** No task has this id. */
-  BASH_UNKNOWN_TASK: 'BASH_UNKNOWN_TASK',
-  /** The task belongs to another owner (session). */
-  BASH_TASK_FORBIDDEN: 'BASH_TASK_FORBIDDEN',
   /** The working directory does not exist or is not a directory. */
   BASH_INVALID_WORKDIR: 'BASH_INVALID_WORKDIR',
   /** A NUL byte in the command or an env entry: nothing a shell could be given. */
@@ -185,26 +135,10 @@ export class BashError extends HarnessError {
   }
 }
 
-/** `[status: …]`, as `bash_output` and the completion notice show it. */
-export function statusLine(status: BashTaskStatus): string {
-  switch (status.state) {
-    case 'running':
-      return '[status: running]'
-    case 'completed':
-      return `[status: completed, exit code: ${status.exitCode}]`
-    case 'killed':
-      return `[status: killed by ${status.signal}]`
-  }
-}
-
-/** The completion notice every provider sends with `'bash/task-done'`. */
-export function taskDoneNotice(taskId: string, status: BashTaskStatus): string {
-  return `background task ${taskId} finished ${statusLine(status)}. Read its output with bash_output.`
-}
-
 /**
- * `ctx.bash`: runs shell commands in the foreground (`run`) or as background tasks (`start`). A provider decides
- * where and how; callers never re-default a spec, so what `resolve` returned is exactly what runs.
+ * `ctx.bash`: runs shell commands in the foreground (`run`) or starts them as processes that outlive the call
+ * (`start`, which `ctx.tasks` then holds). A provider decides where and how; callers never re-default a spec, so
+ * what `resolve` returned is exactly what runs.
  */
 export abstract class BashExecutor extends Service {
   static readonly provide = 'bash'
@@ -223,40 +157,10 @@ export abstract class BashExecutor extends Service {
    */
   abstract run(spec: BashExecSpec): Promise<BashRunResult>
 
-  /** Starts a background task (no timeout; stop it with `kill`). Rejects like `run`. */
-  abstract start(spec: BashExecSpec): Promise<BashTask>
-
   /**
-   * A snapshot, or undefined for an unknown id. A finished task whose output was read to the end is dropped from
-   * memory but still answers here (bounded: the oldest such answers are forgotten first).
+   * Starts a process that outlives the call (no timeout; `spec.timeoutMs` is ignored): stop it with `terminate()`;
+   * `spec.signal`, when it aborts, stops it too. Register it with `ctx.tasks` to make it a task. Rejects like `run`.
+   * Disposal of the executor stops every process it started.
    */
-  abstract get(id: string): BashTask | undefined
-
-  /** The tasks whose output is still held (running, or finished and not yet read to the end), in start order. */
-  abstract list(): BashTask[]
-
-  /** The owner token given at start, verbatim; undefined for an unknown or ownerless task. */
-  abstract ownerOf(id: string): string | undefined
-
-  /** Output not delivered by an earlier call, and the status. Throws BASH_UNKNOWN_TASK for an unknown id. */
-  abstract readOutput(id: string): BashTaskRead
-
-  /**
-   * Waits, without reading, until undelivered output matches `pattern`, the task ends, `timeoutMs` passes or
-   * `signal` aborts, and says which came first (a match wins over an end seen at the same time). Throws
-   * BASH_UNKNOWN_TASK for an unknown id.
-   */
-  abstract waitFor(id: string, options: BashWaitOptions): Promise<BashWaitOutcome>
-
-  /**
-   * Kills a running task's whole process tree and resolves once it is gone: true for the call that killed it,
-   * false when it had already finished (or another call is killing it). Throws BASH_UNKNOWN_TASK for an unknown id.
-   */
-  abstract kill(id: string): Promise<boolean>
-
-  /**
-   * Calls `listener` once for every task that ends from now on, until the returned disposer runs or the calling
-   * plugin is disposed; never once the executor is being disposed.
-   */
-  abstract onTaskDone(listener: BashTaskDoneListener): () => Promise<void>
+  abstract start(spec: BashExecSpec): Promise<TaskProcess>
 }

@@ -1,4 +1,4 @@
-import type { StrayProcess } from '@deepseek-ai/dsh-bash'
+import type { StrayProcess } from '@deepseek-ai/dsh-tasks'
 import { leftRunningLine } from './common-text.ts'
 
 export const BASH_KILL_DESCRIPTION = 'Stop a background task (started by bash with run_in_background) and every process it started. Its output stays readable with bash_output.'

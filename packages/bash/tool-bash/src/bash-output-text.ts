@@ -2,7 +2,7 @@ import type { ArgumentAliases } from '@deepseek-ai/dsh-tools'
 import type { Static } from '@sinclair/typebox'
 // The builders one by one, not the `Type` object: the bundle then keeps only these (docs/decisions/2026-12-01-start-up-schemas.md).
 import * as Type from '@sinclair/typebox'
-import { statusLine, type BashTask, type BashTaskRead, type BashWaitOutcome, type OutputIncrement } from '@deepseek-ai/dsh-bash'
+import { statusLine, type OutputIncrement, type Task, type TaskRead, type TaskWaitOutcome } from '@deepseek-ai/dsh-tasks'
 import { droppedLine } from './common-text.ts'
 import { DEFAULT_MAX_RESULT_BYTES, type StreamName } from './bash-text.ts'
 import { layout, type Part, type StreamSource } from './stream-text.ts'
@@ -39,7 +39,7 @@ function readSource(name: StreamName, part: OutputIncrement): StreamSource<Strea
 export const PATTERN_TOO_SLOW = '[wait_for given up: testing the pattern against the output took too long (nested repetition such as (a+)+ backtracks without end); wait again with a simpler pattern]'
 
 /** How a wait ended, as the line before the status; none for a plain read, or a wait for the end that saw it. */
-export function waitLine(outcome: BashWaitOutcome | undefined, waitedFor: 'pattern' | 'end', timeoutMs: number): string | undefined {
+export function waitLine(outcome: TaskWaitOutcome | undefined, waitedFor: 'pattern' | 'end', timeoutMs: number): string | undefined {
   switch (outcome) {
     case 'matched':
       return '[wait_for matched]'
@@ -54,7 +54,7 @@ export function waitLine(outcome: BashWaitOutcome | undefined, waitedFor: 'patte
   }
 }
 
-function readLayout(read: BashTaskRead, budget: number, wait: string | undefined): { text: string; cut: StreamName[] } {
+function readLayout(read: TaskRead, budget: number, wait: string | undefined): { text: string; cut: StreamName[] } {
   const parts: Part<StreamName>[] = []
   const increment = (name: StreamName) => {
     const part = read[name]
@@ -76,12 +76,12 @@ function readLayout(read: BashTaskRead, budget: number, wait: string | undefined
  * New output as printed (stdout, then a `[stderr]` section), then how a wait ended (`wait`, see waitLine), then the
  * status on its own line; at most `budget` bytes, a long increment showing head + cut marker + tail.
  */
-export function renderRead(read: BashTaskRead, budget: number = DEFAULT_MAX_RESULT_BYTES, wait?: string): string {
+export function renderRead(read: TaskRead, budget: number = DEFAULT_MAX_RESULT_BYTES, wait?: string): string {
   return readLayout(read, budget, wait).text
 }
 
 /** Increments the render would cut while no file holds their stream: worth saving first. */
-export function unkeptReadCuts(read: BashTaskRead, budget: number = DEFAULT_MAX_RESULT_BYTES, wait?: string): StreamName[] {
+export function unkeptReadCuts(read: TaskRead, budget: number = DEFAULT_MAX_RESULT_BYTES, wait?: string): StreamName[] {
   return readLayout(read, budget, wait).cut.filter((name) => read[name].spillPath === undefined)
 }
 
@@ -109,7 +109,7 @@ export function oneLine(command: string): string {
  * The session's tasks, one per line: id, status, age, command; within `maxBytes`. When they do not all fit, the
  * first ones that do are listed and a last line names the ids of the others.
  */
-export function renderList(tasks: readonly BashTask[], now: number, maxBytes: number): string {
+export function renderList(tasks: readonly Task[], now: number, maxBytes: number): string {
   if (tasks.length === 0) return 'no background tasks in this session'
   const head = `${tasks.length} background task${tasks.length === 1 ? '' : 's'} in this session:`
   const rows = tasks.map((task) => `${task.id} ${statusLine(task.status)} ${age(now - task.startedAt)}: ${oneLine(task.command)}`)

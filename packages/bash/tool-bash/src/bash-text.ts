@@ -2,12 +2,15 @@ import type { ArgumentAliases } from '@deepseek-ai/dsh-tools'
 import type { Static } from '@sinclair/typebox'
 // The builders one by one, not the `Type` object: the bundle then keeps only these (docs/decisions/2026-12-01-start-up-schemas.md).
 import * as Type from '@sinclair/typebox'
-import type { BashRunResult, CollectedOutput } from '@deepseek-ai/dsh-bash'
-import { leftoverLines } from './common-text.ts'
+import type { CollectedOutput } from '@deepseek-ai/dsh-bash'
+import { leftoverLines, type RunOutcome } from './common-text.ts'
 import { layout, type Part, type StreamSource } from './stream-text.ts'
 
 /** The default of `maxResultBytes`: no result text is longer (UTF-8 bytes). */
 export const DEFAULT_MAX_RESULT_BYTES = 30_000
+
+/** The default of `backgroundAfterMs`: under the 60 s request timeout of the official MCP SDK's clients. */
+export const DEFAULT_BACKGROUND_AFTER_MS = 45_000
 
 export const BASH_PROMPT_ID = 'tool:bash'
 export const BASH_PROMPT_ORDER = 105
@@ -18,11 +21,15 @@ export const BASH_PROMPT = [
   'A failing command is not a tool error. Always read the markers on the last lines of the result: "[exit code: N]" means the command exited with status N (no marker means status 0); "[timed out after Nms]" and "[killed by signal: SIG]" mean it did not finish.',
   'For servers, watchers and other long-running commands, set run_in_background: bash returns a task id (bash-N) at once; wait for a line with bash_output wait_for (no need to poll or sleep), read the new output with bash_output and stop the task with bash_kill.',
   'A command that leaves processes running (cmd &) returns when its shell exits; what it left is a background task named on the last line: "[background processes still running: task bash-N]".',
+  'For a program that asks for input (a REPL such as python3 -i, a [y/N] prompt, ssh), start it with run_in_background and interactive: true, then type into it with bash_input (text "print(6*7)\\n"; "\\u0003" is Ctrl-C, "\\u0004" ends the input); it answers with the output that follows.',
+  'A long command given no timeoutMs is never lost to a client\'s request timeout: once it has run for a while, the call returns its output so far and the command continues as a background task named on the last line ("[still running after Nms: it continues as background task bash-N. …]"); wait for it with bash_output wait_for or timeout_ms.',
 ].join('\n')
 
 export interface TimeoutBounds {
   readonly defaultMs: number
   readonly maxMs: number
+  /** 0: a foreground call without timeoutMs is never moved to the background. */
+  readonly backgroundAfterMs?: number
 }
 
 export function bashDescription(bounds: TimeoutBounds): string {
@@ -31,6 +38,7 @@ export function bashDescription(bounds: TimeoutBounds): string {
     'The result is stdout, then a "[stderr]" section when stderr is not empty, or "(no output)"; a long stream shows its first and last lines with one line between them saying what was left out and naming a file with the complete output.',
     'Markers on their own lines: "[exit code: N]" for a non-zero exit, "[timed out after Nms]", "[killed by signal: SIG]". A non-zero exit or a timeout is a normal result, not an error: read the markers.',
     `Foreground commands time out after timeoutMs (default ${bounds.defaultMs}, at most ${bounds.maxMs}; larger values are lowered to it).`,
+    ...(bounds.backgroundAfterMs ? [`Without timeoutMs, a command still running after ${bounds.backgroundAfterMs}ms is not killed: the call returns its output so far and the command continues as a background task, named on the last line; wait for it with bash_output wait_for. An explicit timeoutMs keeps the command in the foreground until it ends or times out.`] : []),
     'With run_in_background the command starts as a background task without a timeout and the result is its id, e.g. "started background task bash-1"; follow it with bash_output and stop it with bash_kill.',
     'The call returns when the shell exits, even if processes it started in the background (cmd &) still run: they become a background task, named on the last line as "[background processes still running: task bash-N]"; a process that left the process group (setsid) is named by pid as still running and is not stopped.',
   ].join(' ')
@@ -42,6 +50,7 @@ export const BashParameters = Type.Object({
   timeoutMs: Type.Optional(Type.Integer({ minimum: 1, description: 'Timeout in milliseconds for a foreground command; ignored with run_in_background.' })),
   workdir: Type.Optional(Type.String({ minLength: 1, description: 'Directory to run in, absolute or relative to the working directory. Default: the working directory.' })),
   run_in_background: Type.Optional(Type.Boolean({ description: 'Start the command as a background task and return its id at once.' })),
+  interactive: Type.Optional(Type.Boolean({ description: 'With run_in_background: start the command on a terminal, so that bash_input can type into it (REPLs, prompts, ssh).' })),
 }, { additionalProperties: false })
 export type BashArgs = Static<typeof BashParameters>
 
@@ -58,11 +67,11 @@ export function runSource(name: StreamName, output: CollectedOutput): StreamSour
     : { ...common, head: output.text, tail: output.text, complete: true, totalLines: undefined }
 }
 
-function runLayout(result: BashRunResult, budget: number): { text: string; cut: StreamName[] } {
+function runLayout(result: RunOutcome, budget: number): { text: string; cut: StreamName[] } {
   const parts: Part<StreamName>[] = []
   if (shows(result.stdout)) parts.push(runSource('stdout', result.stdout))
   if (shows(result.stderr)) parts.push('[stderr]', runSource('stderr', result.stderr))
-  if (parts.length === 0) parts.push('(no output)')
+  if (parts.length === 0) parts.push(result.backgroundedAfterMs === undefined ? '(no output)' : '(no output yet)')
   if (result.timedOut) parts.push(`[timed out after ${result.timeoutMs}ms]`)
   if (result.aborted) parts.push('[aborted]')
   if (result.signal !== null) parts.push(`[killed by signal: ${result.signal}]`)
@@ -75,17 +84,21 @@ function runLayout(result: BashRunResult, budget: number): { text: string; cut: 
  * The model-facing text of a foreground command, at most `budget` bytes: its output (stdout, then a `[stderr]`
  * section), then the markers, one per line. A stream too long for its share shows head + cut marker + tail.
  */
-export function renderRun(result: BashRunResult, budget: number = DEFAULT_MAX_RESULT_BYTES): string {
+export function renderRun(result: RunOutcome, budget: number = DEFAULT_MAX_RESULT_BYTES): string {
   return runLayout(result, budget).text
 }
 
 /** Streams the render would cut although they are whole in memory and no file holds them: worth saving first. */
-export function unkeptCuts(result: BashRunResult, budget: number = DEFAULT_MAX_RESULT_BYTES): StreamName[] {
+export function unkeptCuts(result: RunOutcome, budget: number = DEFAULT_MAX_RESULT_BYTES): StreamName[] {
   return runLayout(result, budget).cut.filter((name) => !result[name].truncated && result[name].spillPath === undefined)
 }
 
-export function renderStarted(taskId: string): string {
-  return `started background task ${taskId}`
+export function renderStarted(taskId: string, interactive = false): string {
+  return interactive ? `started interactive background task ${taskId}: type into it with bash_input, read it with bash_output` : `started background task ${taskId}`
+}
+
+export function interactiveArgsMessage(): string {
+  return 'interactive needs run_in_background: true: an interactive command runs as a background task that bash_input types into'
 }
 
 /** Other clients' names for bash's arguments (DESIGN §20): the INVALID_ARGS text says what to pass instead. */

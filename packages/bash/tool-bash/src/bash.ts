@@ -1,26 +1,32 @@
 import { resolve } from 'node:path'
-import { BashError, BashErrorCode, MAX_COMMAND_BYTES, type BashRunResult, type BashTask } from '@deepseek-ai/dsh-bash'
+import { BashError, BashErrorCode, MAX_COMMAND_BYTES, type BashExecSpec } from '@deepseek-ai/dsh-bash'
+import type { Task } from '@deepseek-ai/dsh-tasks'
 import { CoreErrorCode, HarnessError, invalidArgs, type ToolExecution, type ToolOutput } from '@deepseek-ai/dsh-tools'
-import { renderRun, renderStarted, unkeptCuts, type BashArgs } from './bash-text.ts'
-import { abortedMessage, notStartedMessage, nulMessage, tooLongMessage, workdirMessage } from './common-text.ts'
+import { interactiveArgsMessage, renderRun, renderStarted, unkeptCuts, type BashArgs } from './bash-text.ts'
+import { abortedMessage, notStartedMessage, nulMessage, tooLongMessage, workdirMessage, type RunOutcome } from './common-text.ts'
 import type { Keep } from './keep.ts'
-import type { Executor } from './tasks.ts'
+import type { Services } from './tasks.ts'
 
 /** What a bash call needs besides its executor: the result budget and a way to keep output it cannot show whole. */
 export interface ResultLimits {
   readonly maxResultBytes: number
   readonly keep: Keep
+  /** A foreground call without timeoutMs still running after this many ms becomes a task; 0: never. */
+  readonly backgroundAfterMs: number
 }
 
 /**
  * `bash`: a foreground command (the call lasts as long as it runs, its signal kills it) or a background task
- * (the call returns its id at once). A non-zero exit or a timeout is a result, not an error.
+ * (the call returns its id at once). A non-zero exit or a timeout is a result, not an error. What a foreground
+ * command leaves running becomes a task of the session.
  */
-export async function bash(executor: Executor, args: BashArgs, exec: ToolExecution, limits: ResultLimits): Promise<ToolOutput<BashRunResult | BashTask>> {
+export async function bash(services: Services, args: BashArgs, exec: ToolExecution, limits: ResultLimits): Promise<ToolOutput<RunOutcome | Task>> {
+  const { bash: executor, tasks } = services
   if (args.command.includes('\0')) throw invalidArgs(nulMessage())
   const bytes = Buffer.byteLength(args.command, 'utf8')
   if (bytes > MAX_COMMAND_BYTES) throw invalidArgs(tooLongMessage(bytes, MAX_COMMAND_BYTES))
   if (args.workdir?.includes('\0')) throw invalidArgs(workdirMessage(args.workdir, 'a path cannot contain a NUL byte'))
+  if (args.interactive && !args.run_in_background) throw invalidArgs(interactiveArgsMessage())
   const cwd = exec.session?.cwd ?? process.cwd()
   const request = {
     command: args.command,
@@ -30,11 +36,22 @@ export async function bash(executor: Executor, args: BashArgs, exec: ToolExecuti
   try {
     if (args.run_in_background) {
       // No signal: the task outlives this call; bash_kill stops it.
-      const task = await executor.start(executor.resolve(request))
-      return { text: renderStarted(task.id), value: task }
+      const spec = executor.resolve({ ...request, ...(args.interactive ? { interactive: true } : {}) })
+      const task = tasks.add({ ...taskOf(spec), process: await executor.start(spec) })
+      return { text: renderStarted(task.id, task.interactive), value: task }
     }
-    const spec = executor.resolve({ ...request, signal: exec.signal, ...(args.timeoutMs === undefined ? {} : { timeoutMs: args.timeoutMs }) })
-    const result = await keepWhole(await executor.run(spec), exec, limits)
+    const spec = executor.resolve({
+      ...request,
+      signal: exec.signal,
+      ...(args.timeoutMs === undefined ? {} : { timeoutMs: args.timeoutMs }),
+      ...(limits.backgroundAfterMs > 0 ? { backgroundAfterMs: limits.backgroundAfterMs } : {}),
+    })
+    const startedAt = Date.now()
+    const run = await executor.run(spec)
+    const { continuing, ...rest } = run
+    const adoptedTaskId = continuing && tasks.add({ ...taskOf(spec), process: continuing.process, offsets: continuing.offsets, startedAt }).id
+    const backgrounded = continuing?.reason === 'still-running' ? { backgroundedAfterMs: spec.backgroundAfterMs ?? limits.backgroundAfterMs } : {}
+    const result = await keepWhole({ ...rest, adoptedTaskId, ...backgrounded }, exec, limits)
     if (result.aborted) throw new HarnessError(abortedMessage(result.leftRunning), { code: CoreErrorCode.ABORTED })
     return { text: renderRun(result, limits.maxResultBytes), value: result }
   } catch (error) {
@@ -42,8 +59,13 @@ export async function bash(executor: Executor, args: BashArgs, exec: ToolExecuti
   }
 }
 
+/** What a task of `spec` is listed as. */
+function taskOf(spec: BashExecSpec): { command: string; workdir: string; owner: string | undefined } {
+  return { command: spec.command, workdir: spec.workdir, owner: spec.owner }
+}
+
 /** A stream the result must cut but that no file holds yet is saved first, so the cut marker can name it. */
-async function keepWhole(result: BashRunResult, exec: ToolExecution, limits: ResultLimits): Promise<BashRunResult> {
+async function keepWhole(result: RunOutcome, exec: ToolExecution, limits: ResultLimits): Promise<RunOutcome> {
   let kept = result
   for (const name of unkeptCuts(result, limits.maxResultBytes)) {
     const spillPath = await limits.keep(exec, `bash-${name}.txt`, result[name].text)

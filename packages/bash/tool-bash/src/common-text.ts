@@ -1,4 +1,11 @@
-import type { BashRunResult, StrayProcess } from '@deepseek-ai/dsh-bash'
+import type { BashRunResult } from '@deepseek-ai/dsh-bash'
+import type { StrayProcess } from '@deepseek-ai/dsh-tasks'
+
+/**
+ * A foreground run as the tool renders it: what still runs has become the task `adoptedTaskId` — its leftovers, or,
+ * when `backgroundedAfterMs` is set, the command itself, still running after that long.
+ */
+export type RunOutcome = Omit<BashRunResult, 'continuing'> & { readonly adoptedTaskId: string | undefined; readonly backgroundedAfterMs?: number }
 import { clip, QUOTE_MAX_BYTES, tildeHint } from '@deepseek-ai/dsh-text'
 
 /*
@@ -79,6 +86,11 @@ export function adoptedLine(taskId: string): string {
   return `[background processes still running: task ${taskId}]`
 }
 
+/** The last line of a foreground command moved to the background because it ran long. */
+export function backgroundedLine(taskId: string, afterMs: number): string {
+  return `[still running after ${afterMs}ms: it continues as background task ${taskId}. Wait for it with bash_output {"task_id":"${taskId}","wait_for":"<regex for a line it prints>"} (or timeout_ms alone to wait for its end); bash_kill stops it]`
+}
+
 /** The marker for processes that left the process group, hold the output and were not stopped (`whose`: command, task). */
 export function leftRunningLine(processes: readonly StrayProcess[], whose: 'command' | 'task'): string {
   const list = processes.map((p) => (p.command === '' ? `pid ${p.pid}` : `pid ${p.pid} (${p.command})`)).join(', ')
@@ -86,9 +98,11 @@ export function leftRunningLine(processes: readonly StrayProcess[], whose: 'comm
 }
 
 /** What a foreground command left behind, as the last lines of its result. */
-export function leftoverLines(result: Pick<BashRunResult, 'adoptedTaskId' | 'leftRunning'>): string[] {
+export function leftoverLines(result: Pick<RunOutcome, 'adoptedTaskId' | 'backgroundedAfterMs' | 'leftRunning'>): string[] {
   const lines: string[] = []
-  if (result.adoptedTaskId !== undefined) lines.push(adoptedLine(result.adoptedTaskId))
+  if (result.adoptedTaskId !== undefined) {
+    lines.push(result.backgroundedAfterMs === undefined ? adoptedLine(result.adoptedTaskId) : backgroundedLine(result.adoptedTaskId, result.backgroundedAfterMs))
+  }
   if (result.leftRunning.length > 0) lines.push(leftRunningLine(result.leftRunning, 'command'))
   return lines
 }

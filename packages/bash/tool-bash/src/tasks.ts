@@ -1,25 +1,41 @@
-import { BashError, BashErrorCode, type BashExecutor, type BashTask } from '@deepseek-ai/dsh-bash'
+import type { BashExecutor } from '@deepseek-ai/dsh-bash'
+import { TaskError, TaskErrorCode, type Task, type TaskService } from '@deepseek-ai/dsh-tasks'
 import type { ToolExecution } from '@deepseek-ai/dsh-tools'
 import { forbiddenMessage, unknownTaskMessage } from './common-text.ts'
 
 /** What the tools call on `ctx.bash`. */
-export type Executor = Pick<BashExecutor, 'resolve' | 'run' | 'start' | 'get' | 'list' | 'ownerOf' | 'readOutput' | 'waitFor' | 'kill'>
+export type Executor = Pick<BashExecutor, 'resolve' | 'run' | 'start'>
+
+/** What the tools call on `ctx.tasks`. */
+export type Tasks = Pick<TaskService, 'add' | 'get' | 'list' | 'ownerOf' | 'readOutput' | 'waitFor' | 'write' | 'kill'>
+
+/** The two services the tools use. */
+export interface Services {
+  readonly bash: Executor
+  readonly tasks: Tasks
+}
 
 /**
- * `executor`'s methods, each read once: every read of a method on a Cordis service builds a tracing proxy and a
+ * The services' methods, each read once: every read of a method on a Cordis service builds a tracing proxy and a
  * context for it, which a call should not pay for again and again. Called with the service as `this`, as before.
  */
-export function boundMethods(executor: BashExecutor): Executor {
+export function boundMethods(executor: BashExecutor, tasks: TaskService): Services {
   return {
-    resolve: executor.resolve.bind(executor),
-    run: executor.run.bind(executor),
-    start: executor.start.bind(executor),
-    get: executor.get.bind(executor),
-    list: executor.list.bind(executor),
-    ownerOf: executor.ownerOf.bind(executor),
-    readOutput: executor.readOutput.bind(executor),
-    waitFor: executor.waitFor.bind(executor),
-    kill: executor.kill.bind(executor),
+    bash: {
+      resolve: executor.resolve.bind(executor),
+      run: executor.run.bind(executor),
+      start: executor.start.bind(executor),
+    },
+    tasks: {
+      add: tasks.add.bind(tasks),
+      get: tasks.get.bind(tasks),
+      list: tasks.list.bind(tasks),
+      ownerOf: tasks.ownerOf.bind(tasks),
+      readOutput: tasks.readOutput.bind(tasks),
+      waitFor: tasks.waitFor.bind(tasks),
+      write: tasks.write.bind(tasks),
+      kill: tasks.kill.bind(tasks),
+    },
   }
 }
 
@@ -27,10 +43,10 @@ export function boundMethods(executor: BashExecutor): Executor {
  * The task a call may touch: it must exist, and a task with an owner belongs to that session alone (an ownerless
  * task, started by a library caller without a session, is anyone's).
  */
-export function ownTask(executor: Executor, taskId: string, exec: ToolExecution): BashTask {
-  const task = executor.get(taskId)
-  if (!task) throw new BashError(unknownTaskMessage(taskId), { code: BashErrorCode.BASH_UNKNOWN_TASK })
-  const owner = executor.ownerOf(taskId)
-  if (owner !== undefined && owner !== exec.session?.id) throw new BashError(forbiddenMessage(taskId), { code: BashErrorCode.BASH_TASK_FORBIDDEN })
+export function ownTask(tasks: Tasks, taskId: string, exec: ToolExecution): Task {
+  const task = tasks.get(taskId)
+  if (!task) throw new TaskError(unknownTaskMessage(taskId), { code: TaskErrorCode.BASH_UNKNOWN_TASK })
+  const owner = tasks.ownerOf(taskId)
+  if (owner !== undefined && owner !== exec.session?.id) throw new TaskError(forbiddenMessage(taskId), { code: TaskErrorCode.BASH_TASK_FORBIDDEN })
   return task
 }

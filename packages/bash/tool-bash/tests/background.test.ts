@@ -13,7 +13,7 @@ test('run_in_background starts a task and says its id; ids count up', async () =
   h = await harness()
   expect(await h.text('bash', background('sleep 100'))).toBe('started background task bash-1')
   expect(await h.text('bash', background('sleep 100'))).toBe('started background task bash-2')
-  expect(h.ctx.bash.list().map((task) => [task.id, task.owner])).toEqual([['bash-1', 'session-1'], ['bash-2', 'session-1']])
+  expect(h.ctx.tasks.list().map((task) => [task.id, task.owner])).toEqual([['bash-1', 'session-1'], ['bash-2', 'session-1']])
 })
 
 test('bash_output: new output with the running status, then "(no new output)", then the rest with the exit status', async () => {
@@ -57,12 +57,12 @@ test('another session\'s task is BASH_TASK_FORBIDDEN for bash_output and bash_ki
   await h.text('bash', background('echo mine; sleep 100'), { session: 'owner' })
   for (const tool of ['bash_output', 'bash_kill'] as const) {
     const result = await h.call(tool, { task_id: 'bash-1' }, { session: 'intruder' })
-    expect(result.error).toEqual({ name: 'BashError', code: 'BASH_TASK_FORBIDDEN', message: 'task bash-1 belongs to another session' })
+    expect(result.error).toEqual({ name: 'TaskError', code: 'BASH_TASK_FORBIDDEN', message: 'task bash-1 belongs to another session' })
     expect(result.content[0].text).toBe('Error: task bash-1 belongs to another session')
     const anonymous = await h.call(tool, { task_id: 'bash-1' }, { session: null })
     expect(anonymous.error?.code).toBe('BASH_TASK_FORBIDDEN')
   }
-  expect(h.ctx.bash.get('bash-1')?.status).toEqual({ state: 'running' })
+  expect(h.ctx.tasks.get('bash-1')?.status).toEqual({ state: 'running' })
   expect(await h.text('bash_kill', { task_id: 'bash-1' }, { session: 'owner' })).toBe('killed background task bash-1')
 })
 

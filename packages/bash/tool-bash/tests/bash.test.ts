@@ -201,7 +201,7 @@ test('without a session the command runs in the process cwd and its task has no 
   h = await harness()
   expect(await h.text('bash', run('pwd'), { session: null })).toBe(process.cwd())
   expect(await h.text('bash', run('true', { run_in_background: true }), { session: null })).toBe('started background task bash-1')
-  expect(h.ctx.bash.ownerOf('bash-1')).toBeUndefined()
+  expect(h.ctx.tasks.ownerOf('bash-1')).toBeUndefined()
 })
 
 test('the result value carries the facts for library callers', async () => {

@@ -8,14 +8,15 @@ import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
 import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
 import LocalSubprocess, { processRuns } from '@deepseek-ai/dsh-subprocess-local'
 import LocalBashExecutor, { type Config as LocalConfig } from '@deepseek-ai/dsh-bash-local'
-import type { BashTaskDoneEvent } from '@deepseek-ai/dsh-bash'
+import type { TaskDoneEvent as BashTaskDoneEvent } from '@deepseek-ai/dsh-tasks'
+import LocalTaskService from '@deepseek-ai/dsh-tasks-local'
 import type { ToolResult } from '@deepseek-ai/dsh-tools'
 import LocalSpillStore from '@deepseek-ai/dsh-spill-local'
 import ToolBash, { type Config as ToolConfig } from '../src/index.ts'
 
 export { LocalBashExecutor, processRuns, ToolBash }
 
-export type ToolName = 'bash' | 'bash_output' | 'bash_kill'
+export type ToolName = 'bash' | 'bash_output' | 'bash_input' | 'bash_kill'
 
 export interface CallOptions {
   /** Session id; `null` for a call without a session. Default `session-1`. */
@@ -50,13 +51,14 @@ export async function harness(config: Partial<LocalConfig> = {}, options: Harnes
   const dir = await mkdtemp(join(tmpdir(), 'dsh-tool-bash-'))
   await t.ctx.plugin(SystemPromptService)
   await t.active(t.ctx.plugin(LocalSubprocess, { spillDir: join(dir, '.spill') }))
+  await t.active(t.ctx.plugin(LocalTaskService))
   const executor = t.ctx.plugin(LocalBashExecutor, { graceMs: 200, ...config })
   await t.active(executor)
   if (options.spillStore) await t.active(t.ctx.plugin(LocalSpillStore, { root: join(dir, '.saved') }))
   const tool = t.ctx.plugin(ToolBash, options.tool ?? {})
   await t.active(tool)
   const events: BashTaskDoneEvent[] = []
-  t.ctx.on('bash/task-done', (event) => { events.push(event) })
+  t.ctx.on('tasks/done', (event) => { events.push(event) })
   const call: Harness['call'] = (name, args, o = {}) => t.ctx.tools.execute(name, args, {
     ...(o.session === null ? {} : { session: { id: o.session ?? 'session-1', cwd: o.cwd ?? dir } }),
     ...(o.signal ? { signal: o.signal } : {}),
@@ -77,7 +79,7 @@ export async function harness(config: Partial<LocalConfig> = {}, options: Harnes
       return new Promise((resolve) => {
         const seen = events.find((event) => event.taskId === taskId)
         if (seen) return resolve(seen)
-        const dispose = t.ctx.on('bash/task-done', (event) => {
+        const dispose = t.ctx.on('tasks/done', (event) => {
           if (event.taskId !== taskId) return
           dispose()
           resolve(event)

@@ -74,3 +74,16 @@ test('git asking for credentials fails at once instead of waiting for a person (
   // in 15 runs under load since, so which child it was is not known).
   expect(text).toMatch(/\n\[exit code: 128\](\n\[background processes still running: task bash-\d+\])?$/)
 })
+
+test('a foreground command still running after backgroundAfterMs returns as a task with its output so far; wait_for reaches its end', async () => {
+  h = await harness({}, { tool: { backgroundAfterMs: 2000 } })
+  const text = await h.text('bash', { command: 'echo started; sleep 5; echo done', description: 'a long command' })
+  expect(text).toBe('started\n[still running after 2000ms: it continues as background task bash-1. Wait for it with bash_output {"task_id":"bash-1","wait_for":"<regex for a line it prints>"} (or timeout_ms alone to wait for its end); bash_kill stops it]')
+  expect(await h.text('bash_output', { task_id: 'bash-1', wait_for: '^done$' })).toMatch(/^done\n\[wait_for matched\]\n\[status: (running|completed, exit code: 0)\]$/)
+})
+
+test('with an explicit timeoutMs the command stays in the foreground and is killed at its timeout', async () => {
+  h = await harness({}, { tool: { backgroundAfterMs: 200 } })
+  expect(await h.text('bash', { command: 'sleep 5', description: 'sleep', timeoutMs: 1000 })).toBe('(no output)\n[timed out after 1000ms]\n[killed by signal: SIGTERM]')
+  expect(h.ctx.tasks.list()).toEqual([])
+})

@@ -7,16 +7,16 @@ afterEach(async () => { await h?.cleanup() })
 
 test('the default export is the plugin: name, inject, Config, apply', () => {
   expect(ToolBash.name).toBe('tool-bash')
-  expect(ToolBash.inject).toEqual(['tools', 'systemPrompt', 'bash'])
+  expect(ToolBash.inject).toEqual(['tools', 'systemPrompt', 'bash', 'tasks'])
   expect(ToolBash.Config).toBe(Config)
   expect(typeof ToolBash.apply).toBe('function')
-  expect(Config({})).toEqual({ maxResultBytes: 30_000 })
+  expect(Config({})).toEqual({ maxResultBytes: 30_000, backgroundAfterMs: 45_000 })
   expect(() => Config({ maxResultBytes: 1023 })).toThrow()
 })
 
-test('registers bash, bash_output and bash_kill without a time budget (bash owns its timeout)', async () => {
+test('registers bash, bash_input, bash_output and bash_kill without a time budget (bash owns its timeout)', async () => {
   h = await harness()
-  expect(h.ctx.tools.list().map((tool) => [tool.name, tool.timeoutMs])).toEqual([['bash', undefined], ['bash_kill', undefined], ['bash_output', undefined]])
+  expect(h.ctx.tools.list().map((tool) => [tool.name, tool.timeoutMs])).toEqual([['bash', undefined], ['bash_input', undefined], ['bash_kill', undefined], ['bash_output', undefined]])
 })
 
 test('the tool:bash prompt section sits at order 105 and tells the model to read the exit-code marker', async () => {
@@ -37,9 +37,11 @@ test('the schemas are byte-stable JSON Schemas without extra properties', async 
   await h.cleanup()
   h = await harness()
   expect(JSON.stringify(h.ctx.tools.schemas())).toBe(first)
-  const [bash, kill, output] = h.ctx.tools.schemas()
+  const [bash, input, kill, output] = h.ctx.tools.schemas()
   expect(bash?.parameters).toMatchObject({ type: 'object', required: ['command', 'description'], additionalProperties: false })
-  expect(Object.keys(bash?.parameters.properties as object)).toEqual(['command', 'description', 'timeoutMs', 'workdir', 'run_in_background'])
+  expect(Object.keys(bash?.parameters.properties as object)).toEqual(['command', 'description', 'timeoutMs', 'workdir', 'run_in_background', 'interactive'])
+  expect(input?.parameters).toMatchObject({ type: 'object', required: ['task_id', 'text'], additionalProperties: false })
+  expect(Object.keys(input?.parameters.properties as object)).toEqual(['task_id', 'text', 'wait_for', 'timeout_ms'])
   expect(JSON.parse(JSON.stringify(kill?.parameters))).toEqual({
     type: 'object', additionalProperties: false, required: ['task_id'],
     properties: { task_id: { type: 'string', minLength: 1, description: 'The task id that bash returned, e.g. "bash-1".' } },

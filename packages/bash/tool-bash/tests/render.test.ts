@@ -1,10 +1,11 @@
 import fc from 'fast-check'
 import { expect, test } from 'vitest'
-import type { BashRunResult, BashTask, BashTaskRead, CollectedOutput } from '@deepseek-ai/dsh-bash'
+import type { CollectedOutput } from '@deepseek-ai/dsh-bash'
+import type { Task as BashTask, TaskRead as BashTaskRead } from '@deepseek-ai/dsh-tasks'
 import { renderRun, renderStarted } from '../src/bash-text.ts'
 import { age, oneLine, renderList, renderRead, waitLine } from '../src/bash-output-text.ts'
 import { renderKill } from '../src/bash-kill-text.ts'
-import { abortedMessage, forbiddenMessage, notStartedMessage, unknownTaskMessage, nulMessage, workdirMessage } from '../src/common-text.ts'
+import { abortedMessage, forbiddenMessage, notStartedMessage, unknownTaskMessage, nulMessage, workdirMessage, type RunOutcome as BashRunResult } from '../src/common-text.ts'
 
 const out = (text: string, more: Partial<CollectedOutput> = {}): CollectedOutput => ({ text, truncated: false, totalBytes: Buffer.byteLength(text), ...more })
 const run = (more: Partial<BashRunResult> = {}): BashRunResult => ({
@@ -194,7 +195,7 @@ test('wait lines say how a wait ended; none for a plain read or a wait for the e
 
 test('the task list: one line per task with status, age and a one-line command', () => {
   const task = (id: string, command: string, startedAt: number, status: BashTask['status'] = { state: 'running' }): BashTask =>
-    ({ id, command, workdir: '/w', owner: 's', status, startedAt, leftRunning: [] })
+    ({ id, command, workdir: '/w', owner: 's', status, startedAt, interactive: false, leftRunning: [] })
   expect(renderList([], 0, 30_000)).toBe('no background tasks in this session')
   expect(renderList([task('bash-1', 'npm run dev', 0)], 192_000, 30_000)).toBe('1 background task in this session:\nbash-1 [status: running] 3m 12s: npm run dev')
   expect(renderList([task('bash-1', 'a\nb\tc\x1b', 1000), task('bash-2', 'x'.repeat(130), 0, { state: 'completed', exitCode: 0 })], 42_000, 30_000))
@@ -204,7 +205,7 @@ test('the task list: one line per task with status, age and a one-line command',
 })
 
 test('a task list longer than the budget lists the first tasks that fit and names the ids of the rest (property)', () => {
-  const task = (n: number, command: string): BashTask => ({ id: `bash-${n}`, command, workdir: '/w', owner: 's', status: { state: 'running' }, startedAt: 0, leftRunning: [] })
+  const task = (n: number, command: string): BashTask => ({ id: `bash-${n}`, command, workdir: '/w', owner: 's', status: { state: 'running' }, startedAt: 0, interactive: false, leftRunning: [] })
   fc.assert(fc.property(fc.integer({ min: 1024, max: 40_000 }), fc.array(fc.string({ unit: 'grapheme', maxLength: 150 }), { minLength: 1, maxLength: 400 }), (budget, commands) => {
     const tasks = commands.map((command, i) => task(i + 1, command))
     const text = renderList(tasks, 5000, budget)

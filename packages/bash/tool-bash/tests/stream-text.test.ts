@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { expect, test } from 'vitest'
-import type { BashTaskRead } from '@deepseek-ai/dsh-bash'
+import type { TaskRead as BashTaskRead } from '@deepseek-ai/dsh-tasks'
 import { cutMarker, fitStream, layout, type StreamSource } from '../src/stream-text.ts'
 import { renderRead } from '../src/bash-output-text.ts'
 

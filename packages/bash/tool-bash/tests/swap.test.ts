@@ -1,7 +1,6 @@
-import type { Context } from 'cordis'
 import { afterEach, expect, test } from 'vitest'
-import type { BashExecRequest, BashExecSpec, BashRunResult } from '@deepseek-ai/dsh-bash'
-import { TaskBashExecutor, type TaskExit, type TaskProcess } from '@deepseek-ai/dsh-bash-tasks'
+import { BashExecutor, type BashExecRequest, type BashExecSpec, type BashRunResult } from '@deepseek-ai/dsh-bash'
+import type { TaskExit, TaskProcess } from '@deepseek-ai/dsh-tasks'
 import type { SessionNotice } from '@deepseek-ai/dsh-tools'
 import { harness, type Harness } from './helpers.ts'
 
@@ -9,21 +8,17 @@ let h: Harness
 afterEach(async () => { await h?.cleanup() })
 
 /**
- * Test-only provider: runs nothing, answers from memory. It implements resolve, run and spawnTask only — the shared
- * task table does the rest — which proves that the tools depend on ctx.bash alone and that a provider gets ids,
- * reads, kills and notices for free.
+ * Test-only provider: runs nothing, answers from memory. It implements resolve, run and start — all a provider does
+ * — which proves that the tools depend on ctx.bash alone and that ctx.tasks gives any provider's processes ids,
+ * reads, kills and notices.
  */
-class EchoExecutor extends TaskBashExecutor {
-  /** Ends every task started so far (as exit 0). */
+class EchoExecutor extends BashExecutor {
+  /** Ends every process started so far (as exit 0). */
   static finishAll: () => void = () => {}
-
-  constructor(ctx: Context) {
-    super(ctx)
-  }
 
   resolve(request: BashExecRequest): BashExecSpec {
     return {
-      command: request.command, workdir: request.workdir ?? '/', timeoutMs: Math.min(request.timeoutMs ?? 1000, 2000),
+      command: request.command, workdir: request.workdir ?? '/', timeoutMs: Math.min(request.timeoutMs ?? 1000, 2000), backgroundAfterMs: undefined, interactive: false,
       signal: request.signal, owner: request.owner, stdin: request.stdin, env: request.env ?? {},
     }
   }
@@ -33,11 +28,11 @@ class EchoExecutor extends TaskBashExecutor {
     return {
       exitCode: 0, signal: null, timedOut: false, aborted: false, timeoutMs: spec.timeoutMs,
       stdout: { text, truncated: false, totalBytes: text.length }, stderr: { text: '', truncated: false, totalBytes: 0 },
-      adoptedTaskId: undefined, leftRunning: [],
+      continuing: undefined, leftRunning: [],
     }
   }
 
-  protected async spawnTask(spec: BashExecSpec): Promise<TaskProcess> {
+  async start(spec: BashExecSpec): Promise<TaskProcess> {
     const text = `output of ${spec.command}\n`
     let end!: (exit: TaskExit) => void
     const ended = new Promise<TaskExit>((resolve) => { end = resolve })

@@ -83,3 +83,17 @@ test('a wait_for that backtracks without end is given up: the output comes with 
   expect(await h.text('bash', { command: 'echo meanwhile', description: 'another call' })).toBe('meanwhile')
   expect(await waiting).toBe('aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!\n[wait_for given up: testing the pattern against the output took too long (nested repetition such as (a+)+ backtracks without end); wait again with a simpler pattern]\n[status: running]')
 })
+
+test('attack: catastrophic wait_for patterns of one session never delay another session\'s wait', async () => {
+  h = await harness()
+  await h.text('bash', background("printf 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!\\n'; sleep 100"), { session: 'attacker' })
+  await h.text('bash', background('echo ready; sleep 100'), { session: 'victim' })
+  let attackerSettled = 0
+  const attacks = Array.from({ length: 8 }, () => h.call('bash_output', { task_id: 'bash-1', wait_for: '^(a+)+$', timeout_ms: 60_000 }, { session: 'attacker' })
+    .finally(() => { attackerSettled++ }))
+  // Each attack pattern holds a pattern test for its whole time bound; the victim's test must not queue behind them.
+  const victim = await h.text('bash_output', { task_id: 'bash-2', wait_for: '^ready$' }, { session: 'victim' })
+  expect(victim).toBe('ready\n[wait_for matched]\n[status: running]')
+  expect(attackerSettled).toBe(0)
+  await Promise.all(attacks)
+})

@@ -38,6 +38,7 @@ const ENTRIES: readonly Entry[] = [
   { key: 'timeout-policy', load: () => module(import('@deepseek-ai/dsh-timeout-policy')) },
   { key: 'subprocess-local', load: () => module(import('@deepseek-ai/dsh-subprocess-local')) },
   { key: 'spill-local', load: () => module(import('@deepseek-ai/dsh-spill-local')) },
+  { key: 'tasks-local', load: () => module(import('@deepseek-ai/dsh-tasks-local')) },
   { key: 'bash-local', load: () => module(import('@deepseek-ai/dsh-bash-local')), only: (mode) => !mode.sandbox },
   { key: 'bash-sandbox', load: () => module(import('@deepseek-ai/dsh-bash-sandbox')), only: (mode) => mode.sandbox },
   { key: 'spill-policy', load: () => module(import('@deepseek-ai/dsh-spill-policy')) },

@@ -7,6 +7,7 @@ export const CONFIG_KEYS = [
   'tools',
   'timeout-policy',
   'subprocess-local',
+  'tasks-local',
   'bash-local',
   'bash-sandbox',
   'tool-bash',

@@ -63,7 +63,8 @@ Examples:
   dsh call read '{"path":"package.json","limit":20}' --cwd ~/project
   echo '{"command":"git status","description":"Show status"}' | dsh call bash -
 
-A background bash task does not outlive the command: it is stopped when dsh exits.
+Every bash command stays in the foreground until it ends or times out (tool-bash's backgroundAfterMs is off: no
+later call could wait for a task). A background bash task does not outlive the command: it is stopped when dsh exits.
 ${EXIT_CODES}
 `,
   tools: `Usage: ${USAGE.tools}

@@ -117,6 +117,14 @@ interface Unavailable {
   unavailable: { message: string; name: string; code: string }
 }
 
+/** `config` with tool-bash's `backgroundAfterMs` off (a section that is not an object is left for validation to name). */
+function foregroundOnly(config: unknown): unknown {
+  if (typeof config !== 'object' || config === null || Array.isArray(config)) return config
+  const section: unknown = (config as Record<string, unknown>)['tool-bash'] ?? {}
+  if (typeof section !== 'object' || section === null || Array.isArray(section)) return config
+  return { ...config, 'tool-bash': { ...section, backgroundAfterMs: 0 } }
+}
+
 /**
  * The composition with `--config` applied (or fronting `remote`), or the exit code of why it could not be built
  * (already reported), or — for a remote that cannot be reached — its REMOTE_UNAVAILABLE error for the caller to
@@ -134,7 +142,9 @@ async function startHost(command: CommandName, configPath: string | undefined, s
     for (const line of lines) if (keep(line)) process.stderr.write(`${line}\n`)
   }
   try {
-    const config = configPath === undefined ? {} : await readConfigFile(configPath)
+    const read = configPath === undefined ? {} : await readConfigFile(configPath)
+    // dsh call keeps every bash command in the foreground: no later call could wait for a task, and its exit ends them.
+    const config = command === 'call' && !remote ? foregroundOnly(read) : read
     const host = await createDefaultContext({ config, log, sandbox, hidden, ...(remote ? { remote } : {}) })
     release(() => true)
     // The tools never need credentials, and a command could read them back from /proc/$PPID/environ. The token

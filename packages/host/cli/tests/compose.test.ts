@@ -25,8 +25,8 @@ describe('default composition', () => {
     const lines: string[] = []
     const host = await createDefaultContext({ log: (line) => lines.push(line) })
     try {
-      expect(host.plugins).toEqual(['tools', 'system-prompt', 'timeout-policy', 'subprocess-local', 'spill-local', 'bash-local', 'spill-policy', 'tool-bash', 'tool-fs', 'tool-fs-search'])
-      expect(host.ctx.tools.list().map((tool) => tool.name)).toEqual(['bash', 'bash_kill', 'bash_output', 'edit', 'glob', 'grep', 'read', 'write'])
+      expect(host.plugins).toEqual(['tools', 'system-prompt', 'timeout-policy', 'subprocess-local', 'spill-local', 'tasks-local', 'bash-local', 'spill-policy', 'tool-bash', 'tool-fs', 'tool-fs-search'])
+      expect(host.ctx.tools.list().map((tool) => tool.name)).toEqual(['bash', 'bash_input', 'bash_kill', 'bash_output', 'edit', 'glob', 'grep', 'read', 'write'])
       expect(host.ctx.systemPrompt.list().map((section) => section.id)).toEqual(['tool:read', 'tool:glob', 'tool:grep', 'tool:bash', 'tool:write-edit'])
       for (const service of ['subprocess', 'spillStore', 'bash'] as const) expect(host.ctx.get(service), service).toBeDefined()
       expect(lines).toEqual([])

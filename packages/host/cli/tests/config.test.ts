@@ -23,7 +23,7 @@ afterEach(async () => {
 
 describe('--config', () => {
   test('the keys are the configurable plugins\' short names', () => {
-    expect(CONFIG_KEYS).toEqual(['tools', 'timeout-policy', 'subprocess-local', 'bash-local', 'bash-sandbox', 'tool-bash', 'spill-local', 'spill-policy', 'workspace', 'tool-fs', 'tool-fs-search'])
+    expect(CONFIG_KEYS).toEqual(['tools', 'timeout-policy', 'subprocess-local', 'tasks-local', 'bash-local', 'bash-sandbox', 'tool-bash', 'spill-local', 'spill-policy', 'workspace', 'tool-fs', 'tool-fs-search'])
   })
 
   test('a section gets its plugin\'s defaults; absent sections stay absent', async () => {

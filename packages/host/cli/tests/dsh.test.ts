@@ -210,6 +210,7 @@ describe('dsh tools and dsh prompt', () => {
     const readOnly = { readOnlyHint: true, destructiveHint: false, openWorldHint: false }
     expect(Object.fromEntries(tools.map((tool) => [tool.name, tool.annotations]))).toEqual({
       bash: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+      bash_input: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
       bash_kill: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
       bash_output: { ...readOnly, idempotentHint: false },
       edit: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },

@@ -90,12 +90,12 @@ describe('the README', () => {
 })
 
 describe('the installed dsh mcp', () => {
-  test('the MCP SDK client lists the eight tools, and every one answers', async () => {
+  test('the MCP SDK client lists the nine tools, and every one answers', async () => {
     const client = new Client({ name: 'installed-test', version: '1' })
     await client.connect(new StdioClientTransport({ command: 'dsh', args: ['mcp', '--cwd', ws.dir], cwd: ws.dir, env, stderr: 'pipe' }))
     try {
       const { tools } = await client.listTools()
-      expect(tools.map((tool) => tool.name).sort()).toEqual(['bash', 'bash_kill', 'bash_output', 'edit', 'glob', 'grep', 'read', 'write'])
+      expect(tools.map((tool) => tool.name).sort()).toEqual(['bash', 'bash_input', 'bash_kill', 'bash_output', 'edit', 'glob', 'grep', 'read', 'write'])
       const text = async (name: string, args: Record<string, unknown>) => {
         const result = await client.callTool({ name, arguments: args }) as { content: { text: string }[]; isError?: boolean }
         return { text: result.content[0]!.text, isError: result.isError ?? false }
@@ -112,6 +112,8 @@ describe('the installed dsh mcp', () => {
       expect(id, started.text).toBeDefined()
       expect((await text('bash_output', { task_id: id })).isError).toBe(false)
       expect((await text('bash_kill', { task_id: id })).isError).toBe(false)
+      const cat = /task (bash-\d+)/.exec((await text('bash', { command: 'cat', description: 'Echo', run_in_background: true, interactive: true })).text)?.[1]
+      expect(await text('bash_input', { task_id: cat, text: 'hi\n', wait_for: 'hi\\n(.|\\n)*hi' })).toEqual({ text: 'hi\nhi\n[wait_for matched]\n[status: running]', isError: false })
     } finally {
       await client.close()
     }
@@ -123,7 +125,7 @@ describe('the installed dsh mcp', () => {
     const list = await inspect(['--method', 'tools/list'])
     expect(list.code, list.stderr).toBe(0)
     const names = (JSON.parse(list.stdout) as { result: { tools: { name: string }[] } }).result.tools.map((tool) => tool.name)
-    expect(names.sort()).toEqual(['bash', 'bash_kill', 'bash_output', 'edit', 'glob', 'grep', 'read', 'write'])
+    expect(names.sort()).toEqual(['bash', 'bash_input', 'bash_kill', 'bash_output', 'edit', 'glob', 'grep', 'read', 'write'])
     const calls: [string, Record<string, unknown>, number][] = [
       ['glob', { pattern: '**/*.ts' }, 0],
       ['grep', { pattern: 'TODO' }, 0],
@@ -135,6 +137,7 @@ describe('the installed dsh mcp', () => {
       // Every Inspector run is a fresh server: no task exists in it, and the answer says so (an error result, exit 5).
       ['bash_output', { task_id: 'bash-1' }, 5],
       ['bash_kill', { task_id: 'bash-1' }, 5],
+      ['bash_input', { task_id: 'bash-1', text: 'x' }, 5],
     ]
     for (const [name, args, exit] of calls) {
       const call = await inspect(['--method', 'tools/call', '--tool-name', name, '--tool-args-json', JSON.stringify(args)])

@@ -11,6 +11,7 @@ const MODULES: Record<string, () => Promise<unknown>> = {
   'tools': () => import('@deepseek-ai/dsh-tools'),
   'timeout-policy': () => import('@deepseek-ai/dsh-timeout-policy'),
   'subprocess-local': () => import('@deepseek-ai/dsh-subprocess-local'),
+  'tasks-local': () => import('@deepseek-ai/dsh-tasks-local'),
   'bash-local': () => import('@deepseek-ai/dsh-bash-local'),
   'bash-sandbox': () => import('@deepseek-ai/dsh-bash-sandbox'),
   'tool-bash': () => import('@deepseek-ai/dsh-tool-bash'),

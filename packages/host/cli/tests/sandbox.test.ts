@@ -155,7 +155,7 @@ describe('dsh mcp --sandbox', () => {
 test('the composition with sandbox: true loads bash-sandbox and workspace instead of bash-local', async () => {
   const host = await createDefaultContext({ sandbox: true })
   try {
-    expect(host.plugins).toEqual(['tools', 'system-prompt', 'timeout-policy', 'subprocess-local', 'spill-local', 'bash-sandbox', 'spill-policy', 'workspace', 'tool-bash', 'tool-fs', 'tool-fs-search'])
+    expect(host.plugins).toEqual(['tools', 'system-prompt', 'timeout-policy', 'subprocess-local', 'spill-local', 'tasks-local', 'bash-sandbox', 'spill-policy', 'workspace', 'tool-bash', 'tool-fs', 'tool-fs-search'])
     expect(host.ctx.workspace.roots('/').readOnly.length).toBe(1)
   } finally {
     await host.dispose()

@@ -99,6 +99,39 @@ describe('tools-remote over ssh -T host dsh mcp', () => {
     expect(facts(again)).toEqual(facts(await local.ctx.tools.execute('read', { path: 'a.txt' }, { session })))
   })
 
+  test('an interactive task over ssh: a Python REPL answers 42, a read -p prompt is answered, Ctrl-C stops sleep, EOF ends cat', async () => {
+    const session = { id: 'ssh-input', cwd: ws.dir }
+    const text = async (name: string, args: Record<string, unknown>) => {
+      const result = await host.ctx.tools.execute(name, args, { session })
+      expect(result.isError, result.content[0].text).toBe(false)
+      return result.content[0].text
+    }
+    const interactive = (command: string) => text('bash', { command, description: 'interactive', run_in_background: true, interactive: true })
+    const repl = /task (bash-\d+)/.exec(await interactive('/usr/bin/python3 -i -q'))![1]!
+    await text('bash_output', { task_id: repl, wait_for: '>>> $' })
+    expect(await text('bash_input', { task_id: repl, text: 'print(6*7)\n', wait_for: '^42$' })).toMatch(/^print\(6\*7\)\n42\n(>>> \n)?\[wait_for matched\]/)
+    const prompt = /task (bash-\d+)/.exec(await interactive('read -p "Continue? [y/N] " a; printf "\\033[1manswer: %s\\033[0m\\n" "$a"; sleep 100'))![1]!
+    await text('bash_output', { task_id: prompt, wait_for: '\\[y/N\\] $' })
+    expect(await text('bash_input', { task_id: prompt, text: 'y\n', wait_for: 'answer' })).toBe('y\nanswer: y\n[wait_for matched]\n[status: running]')
+    const sleeper = /task (bash-\d+)/.exec(await interactive('echo ready; sleep 100; echo after'))![1]!
+    await text('bash_output', { task_id: sleeper, wait_for: 'ready' })
+    await text('bash_input', { task_id: sleeper, text: '\u0003' })
+    expect(await text('bash_output', { task_id: sleeper, timeout_ms: 20_000 })).toMatch(/\[status: (completed, exit code: 130|killed by SIGINT)\]$/)
+    const cat = /task (bash-\d+)/.exec(await interactive('cat'))![1]!
+    await text('bash_input', { task_id: cat, text: 'hello\n', wait_for: 'hello\\n(.|\\n)*hello' })
+    await text('bash_input', { task_id: cat, text: '\u0004' })
+    expect(await text('bash_output', { task_id: cat, timeout_ms: 20_000 })).toMatch(/\[status: completed, exit code: 0\]$/)
+    const plain = /task (bash-\d+)/.exec(await text('bash', { command: 'sleep 100', description: 'plain', run_in_background: true }))![1]!
+    expect((await host.ctx.tools.execute('bash_input', { task_id: plain, text: 'x' }, { session })).error?.code).toBe('BASH_TASK_NOT_INTERACTIVE')
+    await text('bash_kill', { task_id: plain })
+    await text('bash_kill', { task_id: prompt })
+  })
+
+  test('over ssh, a command sees no ssh session variables (bash would source ~/.bashrc for each) and Python output unbuffered', async () => {
+    const result = await host.ctx.tools.execute('bash', { command: 'echo "[${SSH_CLIENT-unset}] [${SSH_CONNECTION-unset}] [$PYTHONUNBUFFERED]"', description: 'env' }, { session: { id: 'ssh-env', cwd: ws.dir } })
+    expect(result.content[0].text).toBe('[unset] [unset] [1]')
+  })
+
   test('disposal closes the ssh connections, and the remote side exits', async () => {
     const other = await createDefaultContext({ remote: { command: [...sshd.ssh, ...dshMcpArgv(ws.dir)] } })
     await other.ctx.tools.execute('read', { path: 'a.txt' }, { session: { id: 'd1', cwd: ws.dir } })

@@ -1,40 +1,8 @@
-import type { StrayProcess } from '@deepseek-ai/dsh-bash'
+import type { TaskExit, TaskProcess } from '@deepseek-ai/dsh-tasks'
 import type { SubprocessHandle } from '@deepseek-ai/dsh-subprocess'
 
 /** How long output may keep arriving after a shell exits before the call stops waiting for it, in ms. */
 export const DRAIN_MS = 250
-
-/** One output stream of a task, read from an absolute byte offset (the shape of a collected subprocess stream). */
-export interface TaskStream {
-  readFrom(offset: number): { text: string; nextOffset: number; lossy: boolean; spillPath?: string }
-}
-
-/** How a task's processes ended. */
-export interface TaskExit {
-  /** The shell's exit code; null when a signal killed it. */
-  readonly exitCode: number | null
-  readonly signal: string | null
-  /** Processes outside the task's reach that still held its output open when a stop gave up waiting for them. */
-  readonly leftRunning?: readonly StrayProcess[]
-}
-
-/**
- * What a provider hands the task table for one background task: its output, its end, a way to stop it and to
- * hear of new output. The table never spawns or signals anything itself.
- */
-export interface TaskProcess {
-  readonly stdout: TaskStream | undefined
-  readonly stderr: TaskStream | undefined
-  /**
-   * Settles once nothing of the task runs any more and its output is complete (or given up on). Never rejects; must
-   * settle within the provider's grace after `terminate()`, whatever holds the output open.
-   */
-  readonly ended: Promise<TaskExit>
-  /** Stops everything the task runs. Idempotent; may be called after it ended. */
-  terminate(): void
-  /** Calls `listener` after new output became readable; returns the remover. */
-  onOutput(listener: () => void): () => void
-}
 
 /** Microtask turns given to `done` before a timer is set (the local provider's `done` follows `exited` in four). */
 const QUICK_TURNS = 8
@@ -56,7 +24,7 @@ export async function outputEnds(handle: SubprocessHandle, ms: number): Promise<
 }
 
 /**
- * A `ctx.subprocess` handle as a task: it ends once its whole process group is gone and its output ended. A process
+ * A `ctx.subprocess` handle as a task's process: it ends once its whole process group is gone and its output ended. A process
  * that left the group but holds the output open keeps the task running (its output is still the task's) until a
  * stop: then the table waits `drainMs` for the output, gives it up and names the holders in `leftRunning`.
  */

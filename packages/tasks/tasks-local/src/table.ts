@@ -1,12 +1,11 @@
 import type { Context } from 'cordis'
 import {
-  BashError, BashErrorCode, taskDoneNotice,
-  type BashExecSpec, type BashTask, type BashTaskDoneEvent, type BashTaskDoneListener, type BashTaskRead, type BashTaskStatus,
-  type BashWaitOptions, type BashWaitOutcome, type OutputIncrement, type StrayProcess,
-} from '@deepseek-ai/dsh-bash'
+  TaskError, TaskErrorCode, taskDoneNotice,
+  type OutputIncrement, type StrayProcess, type Task, type TaskDoneEvent, type TaskDoneListener, type TaskExit, type TaskInit,
+  type TaskProcess, type TaskRead, type TaskStatus, type TaskStream, type TaskWaitOptions, type TaskWaitOutcome,
+} from '@deepseek-ai/dsh-tasks'
 import type {} from '@deepseek-ai/dsh-tools'
 import { PatternTester } from './pattern-tester.ts'
-import type { TaskExit, TaskProcess, TaskStream } from './process.ts'
 
 type StreamName = 'stdout' | 'stderr'
 const STREAMS: readonly StreamName[] = ['stdout', 'stderr']
@@ -20,19 +19,14 @@ export interface TaskTableOptions {
   patternTestMs?: number
 }
 
-/** Where the unread output of each stream starts. */
-export interface TaskOffsets {
-  readonly stdout: number
-  readonly stderr: number
-}
-
 interface Entry {
   readonly id: string
   readonly command: string
   readonly workdir: string
   readonly owner: string | undefined
   readonly startedAt: number
-  status: BashTaskStatus
+  readonly interactive: boolean
+  status: TaskStatus
   leftRunning: readonly StrayProcess[]
   /** Undefined once the task was dropped from memory (read to the end, or too many finished unread). */
   process: TaskProcess | undefined
@@ -51,9 +45,9 @@ const NONE: OutputIncrement = { text: '', lossy: false }
 const MAX_TIMER_MS = 2 ** 31 - 1
 
 /**
- * The background tasks of one executor: ids, owners, incremental reads, waits, status, completion events and
+ * The tasks of one service: ids, owners, incremental reads, waits, status, completion events and
  * session notices, kills and their bookkeeping. Plain state, kept out of the Service object (whose properties Cordis
- * reads through a per-caller proxy). `ctx` is the executor's own context: events are emitted from it.
+ * reads through a per-caller proxy). `ctx` is the service's own context: events are emitted from it.
  */
 export class TaskTable {
   private readonly entries = new Map<string, Entry>()
@@ -61,35 +55,29 @@ export class TaskTable {
   private readonly unread: Entry[] = []
   /** Ids of dropped tasks that still answer `get`, oldest first. */
   private readonly forgotten: string[] = []
-  private readonly listeners = new Set<BashTaskDoneListener>()
-  /** Starts in flight: disposal waits for them, so nothing started during disposal escapes it. */
-  private readonly pending = new Set<Promise<unknown>>()
+  private readonly listeners = new Set<TaskDoneListener>()
   private readonly maxFinished: number
   private readonly maxForgotten: number
   private counter = 0
   private closed = false
-  private readonly patterns: PatternTester
+  /** One pattern tester per owner (session): a session's slow patterns queue behind its own tests only. */
+  private readonly patterns = new Map<string | undefined, PatternTester>()
+  private readonly patternTestMs: number | undefined
 
   constructor(private readonly ctx: Context, options: TaskTableOptions = {}) {
     this.maxFinished = options.maxFinishedTasks ?? 100
     this.maxForgotten = options.maxForgottenTasks ?? 1000
-    this.patterns = new PatternTester(options.patternTestMs)
+    this.patternTestMs = options.patternTestMs
   }
 
-  assertOpen(): void {
-    if (this.closed) throw new BashError('the bash executor was disposed', { code: BashErrorCode.BASH_DISPOSED })
-  }
-
-  /** Starts a task through `spawn` and registers it; the spec's signal kills it. */
-  async start(spec: BashExecSpec, spawn: () => Promise<TaskProcess>): Promise<BashTask> {
-    this.assertOpen()
-    if (spec.signal?.aborted) throw new BashError('command not started: the signal was already aborted', { code: BashErrorCode.BASH_ABORTED, cause: spec.signal.reason })
-    const spawned = spawn()
-    this.pending.add(spawned)
-    const forget = () => { this.pending.delete(spawned) }
-    spawned.then(forget, forget)
-    const entry = this.register(spec, await spawned, { stdout: 0, stderr: 0 })
-    const signal = spec.signal
+  /** Registers a running process as the next task; its unread output starts at `init.offsets`; the signal kills it. */
+  add(init: TaskInit): Task {
+    if (this.closed) {
+      init.process.terminate()
+      throw new TaskError('the task service was disposed', { code: TaskErrorCode.TASKS_DISPOSED })
+    }
+    const entry = this.register(init)
+    const signal = init.signal
     if (signal) {
       const onAbort = () => void this.kill(entry.id).catch(() => {})
       if (signal.aborted) onAbort()
@@ -98,24 +86,15 @@ export class TaskTable {
         void entry.ended.then(() => signal.removeEventListener('abort', onAbort))
       }
     }
-    // Disposal began while the task was starting: it is stopped like every other.
-    if (this.closed) entry.process?.terminate()
     return snapshot(entry)
   }
 
-  /** Makes an already running process a task (a foreground command's leftovers); its unread output starts at `offsets`. */
-  adopt(spec: BashExecSpec, process: TaskProcess, offsets: TaskOffsets): BashTask {
-    const entry = this.register(spec, process, offsets)
-    if (this.closed) process.terminate()
-    return snapshot(entry)
-  }
-
-  get(id: string): BashTask | undefined {
+  get(id: string): Task | undefined {
     const entry = this.entries.get(id)
     return entry && snapshot(entry)
   }
 
-  list(): BashTask[] {
+  list(): Task[] {
     return [...this.entries.values()].filter((entry) => entry.process !== undefined).map(snapshot)
   }
 
@@ -123,7 +102,7 @@ export class TaskTable {
     return this.entries.get(id)?.owner
   }
 
-  readOutput(id: string): BashTaskRead {
+  readOutput(id: string): TaskRead {
     const entry = this.require(id)
     const process = entry.process
     if (!process) {
@@ -132,7 +111,7 @@ export class TaskTable {
       return { stdout: lost?.stdout ?? NONE, stderr: lost?.stderr ?? NONE, status: entry.status }
     }
     // Synchronous, and the status turns final only once the output is complete: a final status comes with the rest.
-    const read: BashTaskRead = { stdout: this.advance(entry, process, 'stdout'), stderr: this.advance(entry, process, 'stderr'), status: entry.status }
+    const read: TaskRead = { stdout: this.advance(entry, process, 'stdout'), stderr: this.advance(entry, process, 'stderr'), status: entry.status }
     if (entry.finished) {
       this.drop(entry)
       // The model has just read the end itself: a notice still waiting for its next result would only repeat it.
@@ -141,7 +120,7 @@ export class TaskTable {
     return read
   }
 
-  async waitFor(id: string, options: BashWaitOptions): Promise<BashWaitOutcome> {
+  async waitFor(id: string, options: TaskWaitOptions): Promise<TaskWaitOutcome> {
     const entry = this.require(id)
     const { pattern, signal } = options
     // The pattern is the model's: it is tested on a worker, within a time bound (PatternTester), never on this loop.
@@ -153,13 +132,13 @@ export class TaskTable {
         const stream = process[name]
         if (stream) texts.push(stream.readFrom(entry.offsets[name]).text)
       }
-      return this.patterns.test(pattern, texts)
+      return this.tester(entry.owner).test(pattern, texts)
     }
-    const judged = (outcome: boolean | 'too-slow'): BashWaitOutcome | undefined => (outcome === 'too-slow' ? 'pattern-too-slow' : outcome ? 'matched' : undefined)
+    const judged = (outcome: boolean | 'too-slow'): TaskWaitOutcome | undefined => (outcome === 'too-slow' ? 'pattern-too-slow' : outcome ? 'matched' : undefined)
     return new Promise((resolve) => {
       let settled = false
       const cleanup: (() => void)[] = []
-      const finish = (outcome: BashWaitOutcome) => {
+      const finish = (outcome: TaskWaitOutcome) => {
         if (settled) return
         settled = true
         for (const undo of cleanup) undo()
@@ -203,6 +182,23 @@ export class TaskTable {
     })
   }
 
+  async write(id: string, text: string): Promise<void> {
+    const entry = this.require(id)
+    const process = entry.process
+    if (!entry.interactive) {
+      throw new TaskError(`task ${id} takes no input: it was not started with interactive: true (start a program that reads input with bash run_in_background: true, interactive: true)`, { code: TaskErrorCode.BASH_TASK_NOT_INTERACTIVE })
+    }
+    if (entry.finished || !process?.write) {
+      throw new TaskError(`task ${id} has ended ${statusText(entry.status)}: it takes no more input (read its output with bash_output)`, { code: TaskErrorCode.BASH_TASK_ENDED })
+    }
+    try {
+      await process.write(text)
+    } catch (error) {
+      // It ended while the text was on its way (its terminal closed).
+      throw new TaskError(`task ${id} has ended: it takes no more input (read its output with bash_output)`, { code: TaskErrorCode.BASH_TASK_ENDED, cause: error })
+    }
+  }
+
   async kill(id: string): Promise<boolean> {
     const entry = this.require(id)
     if (entry.finished || !entry.process) return false
@@ -213,7 +209,7 @@ export class TaskTable {
     return first
   }
 
-  addListener(listener: BashTaskDoneListener): () => void {
+  addListener(listener: TaskDoneListener): () => void {
     if (this.closed) return () => {}
     this.listeners.add(listener)
     return () => { this.listeners.delete(listener) }
@@ -228,26 +224,32 @@ export class TaskTable {
       const at = this.unread.indexOf(entry)
       if (at !== -1) this.unread.splice(at, 1)
     }
+    const tester = this.patterns.get(owner)
+    this.patterns.delete(owner)
+    await tester?.close()
   }
 
   /** Disposal: no event from now on; every running task (and all it runs) is stopped and awaited. */
   async close(): Promise<void> {
     this.closed = true
     this.listeners.clear()
-    await Promise.allSettled([...this.pending])
     const running = [...this.entries.values()].filter((entry) => !entry.finished)
     for (const entry of running) entry.process?.terminate()
     await Promise.all(running.map((entry) => entry.ended))
-    await this.patterns.close()
+    await Promise.all([...this.patterns.values()].map((tester) => tester.close()))
+    this.patterns.clear()
   }
 
-  private register(spec: BashExecSpec, process: TaskProcess, offsets: TaskOffsets): Entry {
+  private register(init: TaskInit): Entry {
+    const process = init.process
+    const offsets = init.offsets ?? { stdout: 0, stderr: 0 }
     const entry: Entry = {
       id: `bash-${++this.counter}`,
-      command: spec.command,
-      workdir: spec.workdir,
-      owner: spec.owner,
-      startedAt: Date.now(),
+      command: init.command,
+      workdir: init.workdir,
+      owner: init.owner,
+      startedAt: init.startedAt ?? Date.now(),
+      interactive: process.write !== undefined,
       status: { state: 'running' },
       leftRunning: [],
       process,
@@ -266,9 +268,15 @@ export class TaskTable {
     return entry
   }
 
+  private tester(owner: string | undefined): PatternTester {
+    let tester = this.patterns.get(owner)
+    if (!tester) this.patterns.set(owner, tester = new PatternTester(this.patternTestMs))
+    return tester
+  }
+
   private require(id: string): Entry {
     const entry = this.entries.get(id)
-    if (!entry) throw new BashError(`unknown bash task ${JSON.stringify(id)}`, { code: BashErrorCode.BASH_UNKNOWN_TASK })
+    if (!entry) throw new TaskError(`unknown bash task ${JSON.stringify(id)}`, { code: TaskErrorCode.BASH_UNKNOWN_TASK })
     return entry
   }
 
@@ -291,7 +299,7 @@ export class TaskTable {
     while (this.unread.length > this.maxFinished) this.release(this.unread[0] as Entry)
     if (this.closed) return
     const notice = taskDoneNotice(entry.id, entry.status)
-    const event: BashTaskDoneEvent = { taskId: entry.id, owner: entry.owner, status: entry.status, notice, requested: entry.killing }
+    const event: TaskDoneEvent = { taskId: entry.id, owner: entry.owner, status: entry.status, notice, requested: entry.killing }
     for (const listener of [...this.listeners]) {
       try {
         listener(event)
@@ -300,9 +308,9 @@ export class TaskTable {
       }
     }
     try {
-      this.ctx.emit('bash/task-done', event)
+      this.ctx.emit('tasks/done', event)
     } catch (error) {
-      this.warn('a bash/task-done listener failed: %s', error)
+      this.warn('a tasks/done listener failed: %s', error)
     }
     if (!entry.killing && entry.owner !== undefined) this.ctx.get('tools')?.notify({ sessionId: entry.owner, text: notice, key: entry.id })
   }
@@ -331,13 +339,18 @@ export class TaskTable {
   }
 
   private warn(format: string, error: unknown): void {
-    this.ctx.logger('bash').warn(format, (error as Error)?.message ?? String(error))
+    this.ctx.logger('tasks').warn(format, (error as Error)?.message ?? String(error))
   }
 }
 
-function snapshot(entry: Entry): BashTask {
+function snapshot(entry: Entry): Task {
   return {
     id: entry.id, command: entry.command, workdir: entry.workdir, owner: entry.owner, status: entry.status,
-    startedAt: entry.startedAt, leftRunning: entry.leftRunning,
+    startedAt: entry.startedAt, interactive: entry.interactive, leftRunning: entry.leftRunning,
   }
+}
+
+/** `(completed, exit code 0)`, `(killed by SIGTERM)`. */
+function statusText(status: TaskStatus): string {
+  return status.state === 'completed' ? `(completed, exit code ${status.exitCode})` : status.state === 'killed' ? `(killed by ${status.signal})` : '(running)'
 }

@@ -28,19 +28,24 @@ interface Job {
   readonly resolve: (outcome: boolean | 'too-slow') => void
 }
 
+/** How long a worker with nothing to test is kept before it is ended (the next test starts another). */
+export const PATTERN_IDLE_MS = 10_000
+
 /**
  * Tests model-supplied patterns off the event loop, one at a time, on one worker thread started on the first test.
  * A test that runs past its time is given up: the worker is terminated (a regex cannot be interrupted otherwise) and
- * the next test starts a new one. The worker never keeps the process alive; `close` ends it.
+ * the next test starts a new one. The worker never keeps the process alive, ends after `idleMs` without a test, and
+ * `close` ends it. The task table keeps one tester per session, so one session's slow patterns never queue another's.
  */
 export class PatternTester {
   private worker: Worker | undefined
   private readonly queue: Job[] = []
   private running: Job | undefined
   private timer: NodeJS.Timeout | undefined
+  private idle: NodeJS.Timeout | undefined
   private closed = false
 
-  constructor(private readonly limitMs: number = PATTERN_TEST_MS) {}
+  constructor(private readonly limitMs: number = PATTERN_TEST_MS, private readonly idleMs: number = PATTERN_IDLE_MS) {}
 
   /** Whether `pattern` matches any of `texts` (one round trip); 'too-slow' when testing took longer than the limit. */
   test(pattern: RegExp, texts: readonly string[]): Promise<boolean | 'too-slow'> {
@@ -62,7 +67,12 @@ export class PatternTester {
   private next(): void {
     if (this.running || this.closed) return
     const job = this.queue.shift()
-    if (!job) return
+    if (!job) {
+      clearTimeout(this.idle)
+      if (this.worker) this.idle = setTimeout(() => { if (!this.running) void this.stop() }, this.idleMs).unref()
+      return
+    }
+    clearTimeout(this.idle)
     this.running = job
     const worker = this.worker ??= this.start()
     worker.ref()
@@ -104,6 +114,7 @@ export class PatternTester {
   }
 
   private async stop(): Promise<void> {
+    clearTimeout(this.idle)
     const worker = this.worker
     this.worker = undefined
     await worker?.terminate()

@@ -3,20 +3,20 @@ import { resolve as resolvePath } from 'node:path'
 import type { Context } from 'cordis'
 import {
   BashError, BashErrorCode,
-  type BashExecRequest, type BashExecSpec, type BashRunResult, type BashTask, type CollectedOutput, type StrayProcess,
+  type BashExecRequest, type BashExecSpec, type BashRunResult, type CollectedOutput, type StrayProcess, type TaskProcess,
 } from '@deepseek-ai/dsh-bash'
-import { CHILD_ENV, DRAIN_MS, outputEnds, subprocessTask, type TaskOffsets, type TaskProcess } from '@deepseek-ai/dsh-bash-tasks'
 import {
-  SubprocessError, SubprocessErrorCode, type CollectedStream, type CollectOptions, type SubprocessHandle, type SubprocessService,
+  SubprocessError, SubprocessErrorCode, type CollectedStream, type CollectOptions, type ExitStatus, type SubprocessHandle, type SubprocessService,
 } from '@deepseek-ai/dsh-subprocess'
 import { clampTimeout } from '@deepseek-ai/dsh-timeout'
 import type { Config } from './config.ts'
-
-export { CHILD_ENV }
+import { CHILD_ENV } from './env.ts'
+import { DRAIN_MS, outputEnds, subprocessTask } from './process.ts'
+import { onTerminal, terminalTask } from './terminal.ts'
 
 /**
- * How a provider built on this executor starts a command: the argv for a spec (may reject, e.g. when a sandbox is
- * unavailable: the call then rejects with that error and nothing runs), and what to release after disposal.
+ * How a provider starts a command: the argv for a spec (may reject, e.g. when a sandbox is unavailable: the call then
+ * rejects with that error and nothing runs), and what to release after disposal. Without one: `<shell> -c -- <command>`.
  */
 export interface Launcher {
   argv(spec: BashExecSpec): Promise<readonly string[]>
@@ -24,9 +24,6 @@ export interface Launcher {
   wrap?(handle: SubprocessHandle): SubprocessHandle
   close?(): void | Promise<void>
 }
-
-/** Makes a foreground command's leftovers a background task of its owner (the executor's table does it). */
-export type Adopt = (process: TaskProcess, offsets: TaskOffsets) => BashTask
 
 /**
  * The timeout and the caller's signal of one foreground command: one timer and one listener; the first cause wins.
@@ -68,11 +65,14 @@ class Limit {
 }
 
 /**
- * What the local executor does itself, kept out of the Service object (whose properties Cordis reads through a
- * per-caller proxy): resolving, running in the foreground, spawning tasks for the table, the commands in flight.
+ * The mechanics of a `ctx.bash` provider over `ctx.subprocess`, which a provider composes with its launcher (kept out
+ * of the Service object, whose properties Cordis reads through a per-caller proxy): resolving, running in the
+ * foreground, starting processes that outlive the call, and stopping all of them at disposal.
  */
-export class LocalBash {
+export class BashRunner {
   private readonly foreground = new Set<SubprocessHandle>()
+  /** Started processes and a foreground command's leftovers, until they end: disposal stops them. */
+  private readonly live = new Set<TaskProcess>()
   /** Spawns in flight: disposal waits for them, so nothing started during disposal escapes it. */
   private readonly pending = new Set<Promise<unknown>>()
   private readonly collect: CollectOptions
@@ -96,18 +96,21 @@ export class LocalBash {
       command: request.command,
       workdir: resolvePath(request.workdir ?? process.cwd()),
       timeoutMs: clampTimeout(request.timeoutMs, { defaultMs: this.config.timeoutMs, maxMs: this.config.maxTimeoutMs }),
+      backgroundAfterMs: request.timeoutMs === undefined ? request.backgroundAfterMs : undefined,
       signal: request.signal,
       owner: request.owner,
       stdin: request.stdin,
+      interactive: request.interactive ?? false,
       env: { ...CHILD_ENV, ...request.env },
     }
   }
 
   /**
    * Runs until the shell exits (or is stopped), then gives the output at most DRAIN_MS to end. What still runs in
-   * the process group is adopted as a task; a process outside it that holds the output is named, not waited for.
+   * the process group is handed over as `continuing` (leftovers); a process outside it that holds the output is
+   * named, not waited for. With `backgroundAfterMs`, a shell still running then is handed over itself (still-running).
    */
-  async run(spec: BashExecSpec, adopt: Adopt): Promise<BashRunResult> {
+  async run(spec: BashExecSpec): Promise<BashRunResult> {
     this.prepare(spec)
     const limit = new Limit(spec.signal, spec.timeoutMs)
     let handle: SubprocessHandle
@@ -119,7 +122,20 @@ export class LocalBash {
     }
     limit.attach(handle)
     try {
-      const exit = await handle.exited
+      const first = spec.backgroundAfterMs === undefined ? await handle.exited : await exitedWithin(handle, spec.backgroundAfterMs)
+      if (first === undefined && !limit.cause) {
+        // Still running: from here on neither the timeout nor the caller's signal reaches it; the caller makes it a task.
+        limit.dispose()
+        this.foreground.delete(handle)
+        const stdout = shown(handle.collected.stdout)
+        const stderr = shown(handle.collected.stderr)
+        return {
+          exitCode: null, signal: null, timedOut: false, aborted: false, timeoutMs: spec.timeoutMs,
+          stdout: stdout.output, stderr: stderr.output, leftRunning: [],
+          continuing: { reason: 'still-running', process: this.track(subprocessTask(handle)), offsets: { stdout: stdout.next, stderr: stderr.next } },
+        }
+      }
+      const exit = first ?? await handle.exited
       let drained = await outputEnds(handle, DRAIN_MS)
       const timedOut = limit.cause === 'timeout'
       const aborted = limit.cause === 'abort'
@@ -137,10 +153,10 @@ export class LocalBash {
       const leftRunning: readonly StrayProcess[] = !leftover && (!drained || timedOut || aborted) ? handle.abandonOutput() : []
       const stdout = shown(handle.collected.stdout)
       const stderr = shown(handle.collected.stderr)
-      let adoptedTaskId: string | undefined
+      let continuing: BashRunResult['continuing']
       if (leftover) {
         this.foreground.delete(handle)
-        adoptedTaskId = adopt(subprocessTask(handle), { stdout: stdout.next, stderr: stderr.next }).id
+        continuing = { reason: 'leftovers', process: this.track(subprocessTask(handle)), offsets: { stdout: stdout.next, stderr: stderr.next } }
       }
       return {
         exitCode: exit.exitCode,
@@ -150,7 +166,7 @@ export class LocalBash {
         timeoutMs: spec.timeoutMs,
         stdout: stdout.output,
         stderr: stderr.output,
-        adoptedTaskId,
+        continuing,
         leftRunning,
       }
     } finally {
@@ -159,20 +175,41 @@ export class LocalBash {
     }
   }
 
-  /** A background task's process, for the table (which wires the spec's signal to a kill itself). */
-  async spawnTask(spec: BashExecSpec): Promise<TaskProcess> {
+  /** A process that outlives the call; the spec's signal stops it. */
+  async start(spec: BashExecSpec): Promise<TaskProcess> {
     this.prepare(spec)
-    return subprocessTask(await this.launch(spec, undefined, () => {}))
+    const process = this.track(spec.interactive ? terminalTask(await this.launch(onTerminal(spec), undefined, () => {}, 'pipe')) : subprocessTask(await this.launch(spec, undefined, () => {})))
+    const signal = spec.signal
+    if (signal) {
+      const stop = () => process.terminate()
+      signal.addEventListener('abort', stop, { once: true })
+      void process.ended.then(() => signal.removeEventListener('abort', stop))
+      if (signal.aborted) stop()
+    }
+    return process
   }
 
-  /** Disposal: every foreground command (and its descendants) is stopped and awaited. */
+  /** Disposal: every foreground command and every process still running (and their descendants) is stopped and awaited. */
   async close(): Promise<void> {
     this.closed = true
     await Promise.allSettled([...this.pending])
     const handles = [...this.foreground]
+    const processes = [...this.live]
     for (const handle of handles) handle.terminate()
-    await Promise.all(handles.map((handle) => Promise.all([handle.done, handle.waitForExit()])))
+    for (const process of processes) process.terminate()
+    await Promise.all([
+      ...handles.map((handle) => Promise.all([handle.done, handle.waitForExit()])),
+      ...processes.map((process) => process.ended),
+    ])
     await this.launcher?.close?.()
+  }
+
+  private track(process: TaskProcess): TaskProcess {
+    this.live.add(process)
+    void process.ended.then(() => this.live.delete(process))
+    // Disposal began while it was being handed over: it is stopped like every other.
+    if (this.closed) process.terminate()
+    return process
   }
 
   /** The checks that make `run`/`start` reject instead of running: each failure says what is wrong. */
@@ -183,7 +220,7 @@ export class LocalBash {
   }
 
   /** Spawns `<shell> -c <command>` and hands the handle to `register` before disposal can look for it. */
-  private launch(spec: BashExecSpec, limit: Limit | undefined, register: (handle: SubprocessHandle) => void): Promise<SubprocessHandle> {
+  private launch(spec: BashExecSpec, limit: Limit | undefined, register: (handle: SubprocessHandle) => void, stdin?: 'pipe'): Promise<SubprocessHandle> {
     const launched = (async () => {
       let handle: SubprocessHandle
       try {
@@ -195,7 +232,7 @@ export class LocalBash {
           argv,
           cwd: spec.workdir,
           env: spec.env,
-          stdin: spec.stdin === undefined ? 'ignore' : { data: spec.stdin },
+          stdin: stdin ?? (spec.stdin === undefined ? 'ignore' : { data: spec.stdin }),
           stdout: this.collect,
           stderr: this.collect,
           graceMs: this.config.graceMs,
@@ -216,6 +253,17 @@ export class LocalBash {
     const forget = () => { this.pending.delete(launched) }
     launched.then(forget, forget)
     return launched
+  }
+}
+
+/** The shell's exit if it comes within `ms`, else undefined. */
+async function exitedWithin(handle: SubprocessHandle, ms: number): Promise<ExitStatus | undefined> {
+  let timer: NodeJS.Timeout | undefined
+  const bound = new Promise<undefined>((resolve) => { timer = setTimeout(resolve, ms, undefined) })
+  try {
+    return await Promise.race([handle.exited, bound])
+  } finally {
+    clearTimeout(timer)
   }
 }
 
