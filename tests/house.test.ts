@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, test } from 'vitest'
@@ -21,6 +21,8 @@ function packages(): Pkg[] {
   for (const group of readdirSync(join(ROOT, 'packages'))) {
     for (const name of readdirSync(join(ROOT, 'packages', group))) {
       const dir = join(ROOT, 'packages', group, name)
+      // A folder a moved package left behind (its git-ignored dist/) is no package.
+      if (!existsSync(join(dir, 'package.json'))) continue
       const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name: string }
       found.push({ name: manifest.name, dir: `${group}/${name}`, files: sources(join(dir, 'src')) })
     }

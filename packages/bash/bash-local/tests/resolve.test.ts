@@ -46,7 +46,7 @@ test('resolve applies the defaults: timeout, workdir = the process cwd, the chil
   expect(CHILD_ENV).toEqual({
     NO_COLOR: '1', TERM: 'dumb', PAGER: 'cat', GIT_PAGER: 'cat',
     GIT_TERMINAL_PROMPT: '0', DEBIAN_FRONTEND: 'noninteractive', GIT_EDITOR: 'true', EDITOR: 'true',
-    PYTHONUNBUFFERED: '1', SSH_CLIENT: undefined, SSH_CONNECTION: undefined, SSH2_CLIENT: undefined,
+    PYTHONUNBUFFERED: '1', SHLVL: '1', SSH_CLIENT: undefined, SSH_CONNECTION: undefined, SSH2_CLIENT: undefined,
   })
 })
 

@@ -88,3 +88,27 @@ test('bash_kill of an interactive task also stops what ignores the hang-up (nohu
   expect(await h.text('bash_kill', { task_id: 'bash-1' })).toBe('killed background task bash-1')
   await until(() => processesWith(sleep.marker).length === 0, 'no process is left')
 })
+
+test('an interactive task does not source ~/.bashrc, though its stdin is a socket and dsh was started without SHLVL', async () => {
+  // bash sources ~/.bashrc when stdin is a socket and SHLVL is unset or 0; Node's stdin pipe is a socketpair.
+  const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs')
+  const { join } = await import('node:path')
+  const { tmpdir } = await import('node:os')
+  const home = mkdtempSync(join(tmpdir(), 'dsh-rc-home-'))
+  writeFileSync(join(home, '.bashrc'), 'echo RC-SOURCED\n')
+  const saved = { HOME: process.env.HOME, SHLVL: process.env.SHLVL }
+  process.env.HOME = home
+  delete process.env.SHLVL
+  try {
+    h = await harness()
+    await h.text('bash', interactive('echo started; sleep 100'))
+    const text = await h.text('bash_output', { task_id: 'bash-1', wait_for: 'started' })
+    expect(text).toBe('started\n[wait_for matched]\n[status: running]')
+  } finally {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name]
+      else process.env[name] = value
+    }
+    rmSync(home, { recursive: true, force: true })
+  }
+})

@@ -50,21 +50,7 @@ const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY
  */
 export async function openFile(path: string, options: OpenOptions): Promise<OpenedFile> {
   const absolute = resolve(options.cwd, path)
-  let handle: FileHandle
-  try {
-    handle = await open(absolute, FILE_FLAGS)
-  } catch (error) {
-    return await unopened(absolute, error, options)
-  }
-  try {
-    const real = fdReal(handle)
-    const stats = fstatSync(handle.fd)
-    verify(handle, real, stats, absolute, options)
-    return opened({ handle, real, absolute, stats })
-  } catch (error) {
-    await handle.close()
-    throw error
-  }
+  return opened(await openVerified(absolute, absolute, FILE_FLAGS, options))
 }
 
 /**
@@ -102,6 +88,12 @@ export async function openDirectory(path: string, options: OpenOptions & { reado
 }
 
 async function openDir(openPath: string, absolute: string, flags: number, options: OpenOptions): Promise<OpenedDir> {
+  const verified = await openVerified(openPath, absolute, flags, options)
+  return { ...opened(verified), fdPath: `/proc/${process.pid}/fd/${verified.handle.fd}` }
+}
+
+/** Opens `openPath`, then judges the descriptor (its real path, its and its directories' identities); closes it on refusal. */
+async function openVerified(openPath: string, absolute: string, flags: number, options: OpenOptions): Promise<{ handle: FileHandle; real: string; absolute: string; stats: Stats }> {
   let handle: FileHandle
   try {
     handle = await open(openPath, flags)
@@ -112,7 +104,7 @@ async function openDir(openPath: string, absolute: string, flags: number, option
     const real = fdReal(handle)
     const stats = fstatSync(handle.fd)
     verify(handle, real, stats, absolute, options)
-    return { ...opened({ handle, real, absolute, stats }), fdPath: `/proc/${process.pid}/fd/${handle.fd}` }
+    return { handle, real, absolute, stats }
   } catch (error) {
     await handle.close()
     throw error
