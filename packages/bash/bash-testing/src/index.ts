@@ -163,8 +163,11 @@ function contract(title: string, make: () => Promise<ExecutorUnderTest>, options
     const daemon = () => `setsid bash -c 'touch ${file('up')}; exec sleep 30' &`
     const open = (name: string) => writeFileSync(file(name), '')
 
-    const executorPart = part === 'executor' ? describe : describe.skip
-    const tasksPart = part === 'tasks' ? describe : describe.skip
+    // One body holds both suites (they share the helpers above); the other suite's groups are not registered at all,
+    // so a run lists no skipped cases.
+    const omitted = (_name: string, _cases: () => void): void => {}
+    const executorPart = part === 'executor' ? describe : omitted
+    const tasksPart = part === 'tasks' ? describe : omitted
 
     executorPart('foreground', () => {
       test('a command that succeeds: stdout, empty stderr, exit 0, nothing adopted, nothing left running', async () => {
