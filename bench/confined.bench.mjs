@@ -56,7 +56,10 @@ const searches = (call) => async () => {
 }
 
 console.log(`load average ${loadAverage()}`)
-const read = await pairedRatios(reads(local), { confined: reads(confined) }, { rounds: 15, warmup: 2 })
+// The read guard (tool-fs, loaded in both) copies or digests what was read after each call: settled between runs,
+// so one run's deferred work is not timed in the next (the floor always runs first).
+const settle = () => new Promise((resolve) => setTimeout(resolve, 50))
+const read = await pairedRatios(reads(local), { confined: reads(confined) }, { rounds: 15, warmup: 2, settle })
 row(`read ×${READS}, no workspace (floor)`, `${read.floorMs.toFixed(1)} ms`)
 row(`read ×${READS}, workspace policy`, `${read.confined.ms.toFixed(1)} ms`)
 summaryRow({ figure: 'confined read (workspace policy)', value: read.confined.ratio, goal: 1.10, floor: 'read without workspace' })

@@ -64,14 +64,17 @@ export function row(label, value) {
  * no candidate always runs right after the floor), and divides. Returns the floor's median ms and, per candidate,
  * the median of its per-round ratios (noise that hits one round hits its floor too) and its median ms.
  */
-export async function pairedRatios(floor, candidates, { rounds = 11, warmup = 1 } = {}) {
+export async function pairedRatios(floor, candidates, { rounds = 11, warmup = 1, settle } = {}) {
   const names = Object.keys(candidates)
   const floorMs = []
   const samples = Object.fromEntries(names.map((name) => [name, { ratios: [], ms: [] }]))
   for (let round = 0; round < warmup + rounds; round++) {
+    // settle (untimed): lets work a run deferred past its last call finish, so it is not timed in the next run.
+    if (settle) await settle()
     const base = await time(floor)
     const order = names.map((_, i) => names[(i + round) % names.length])
     for (const name of order) {
+      if (settle) await settle()
       const ms = await time(candidates[name])
       if (round < warmup) continue
       samples[name].ratios.push(ms / base)
