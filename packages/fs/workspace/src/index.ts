@@ -40,6 +40,9 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
   hidden: Schema.array(Schema.string().min(1)).default([]).description('Hidden paths set by dsh itself (its token and config file).'),
 })
 
+/** Where the service keeps its core (see Policies). */
+const CORE: unique symbol = Symbol('workspace core')
+
 /**
  * `ctx.workspace`: the one path policy (DESIGN §17). While it is loaded, `read`, `glob`, `grep` (and `write`, `edit`)
  * open a path and then check what they opened against `policy(cwd)`, and the bash sandbox binds exactly its roots
@@ -48,7 +51,52 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
 export class Workspace extends Service {
   static readonly provide = 'workspace'
   static readonly Config = Config
-  private readonly state: {
+  private readonly [CORE]: Policies
+
+  constructor(ctx: Context, config: Partial<Config> = {}) {
+    super(ctx, 'workspace')
+    const core = new Policies(Config(config))
+    this[CORE] = core
+    // The cwd of each session, as its calls carry it: the bash executor only sees the session id.
+    ctx.on('tools/pre-execute', (call) => {
+      if (call.session) core.state.sessions.set(call.session.id, call.session.cwd)
+    })
+    ctx.on('tools/session-end', (sessionId) => { core.state.sessions.delete(sessionId) })
+  }
+
+  /** The policy of a session whose directory is `cwd` (see Policies.policy); WORKSPACE_ROOT_REFUSED for a broad root. */
+  policy(cwd: string, tool = 'dsh', fresh = false): PathPolicy {
+    return this[CORE].policy(cwd, tool, fresh)
+  }
+
+  /** The roots of a session whose directory is `cwd`. A root that does not exist (yet) is kept as written. */
+  roots(cwd: string): WorkspaceRoots {
+    return this[CORE].roots(cwd)
+  }
+
+  /** The cwd the session's last tool call carried, or undefined for an unknown (or no) session. */
+  sessionCwd(sessionId: string | undefined): string | undefined {
+    return this[CORE].sessionCwd(sessionId)
+  }
+
+  /** Adds a read-only root (a spill store's directory, say) until the returned function runs. */
+  addReadOnly(path: string): () => void {
+    return this[CORE].addReadOnly(path)
+  }
+
+  /** Hides more paths (the bash sandbox's `denyRead`, say) until the returned function runs. */
+  addHidden(paths: readonly string[]): () => void {
+    return this[CORE].addHidden(paths)
+  }
+}
+
+/**
+ * The service's state and logic as a plain object. Cordis hands consumers a tracing proxy of the service, and a method
+ * called through it reads every `this.…` through the proxy's trap: policy() ran on every file-tool call at about
+ * 20–40 µs that way. The service keeps this under a symbol (which the proxy passes straight through) and delegates.
+ */
+class Policies {
+  readonly state: {
     config: Config
     added: string[]
     hidden: string[]
@@ -61,14 +109,8 @@ export class Workspace extends Service {
     moved: Map<string, Moved>
   }
 
-  constructor(ctx: Context, config: Partial<Config> = {}) {
-    super(ctx, 'workspace')
-    this.state = { config: Config(config), added: [], hidden: [], sessions: new Map(), identities: new Map(), policies: new Map(), version: 0, moved: new Map() }
-    // The cwd of each session, as its calls carry it: the bash executor only sees the session id.
-    ctx.on('tools/pre-execute', (call) => {
-      if (call.session) this.state.sessions.set(call.session.id, call.session.cwd)
-    })
-    ctx.on('tools/session-end', (sessionId) => { this.state.sessions.delete(sessionId) })
+  constructor(config: Config) {
+    this.state = { config, added: [], hidden: [], sessions: new Map(), identities: new Map(), policies: new Map(), version: 0, moved: new Map() }
     // The identities of the hidden entries as they are at start: a later rename of one cannot un-hide it.
     hiddenEntries(this.hiddenList(), process.cwd(), this.state.identities)
   }
