@@ -20,8 +20,8 @@ import { onTerminal, terminalTask } from './terminal.ts'
  */
 export interface Launcher {
   argv(spec: BashExecSpec): Promise<readonly string[]>
-  /** The handle the executor uses in place of the spawned one (e.g. to report a wrapped shell's own exit). */
-  wrap?(handle: SubprocessHandle): SubprocessHandle
+  /** The handle the executor uses in place of the spawned one (e.g. to report a wrapped shell's own exit), for `spec`. */
+  wrap?(handle: SubprocessHandle, spec: BashExecSpec): SubprocessHandle
   close?(): void | Promise<void>
 }
 
@@ -243,7 +243,7 @@ export class BashRunner {
         if (error instanceof SubprocessError && error.code === SubprocessErrorCode.SUBPROCESS_SPAWN_FAILED) checkWorkdir(spec.workdir)
         throw translate(error)
       }
-      if (this.launcher?.wrap) handle = this.launcher.wrap(handle)
+      if (this.launcher?.wrap) handle = this.launcher.wrap(handle, spec)
       register(handle)
       // Disposal began while the shell was starting: it is stopped like every other.
       if (this.closed) handle.terminate()

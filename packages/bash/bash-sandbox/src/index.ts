@@ -29,7 +29,7 @@ export class SandboxBashExecutor extends BashExecutor {
     super(ctx)
     const resolved = Config(config)
     const sandbox = new Sandbox(ctx, ctx.subprocess, resolved)
-    const runner = new BashRunner(ctx, resolved, { argv: (spec) => sandbox.argv(spec), wrap: (handle) => sandbox.wrap(handle), close: () => sandbox.close() })
+    const runner = new BashRunner(ctx, resolved, { argv: (spec) => sandbox.argv(spec), wrap: (handle, spec) => sandbox.wrap(handle, spec.owner), close: () => sandbox.close() })
     this[RUNNER] = runner
     ctx.effect(() => () => runner.close(), 'bash-sandbox')
   }

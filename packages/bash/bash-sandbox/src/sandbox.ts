@@ -46,11 +46,14 @@ export class Sandbox {
   private lifeline: Lifeline | undefined
   /** The full-output files of each session's commands (by session key), kept visible to that session only. */
   private readonly outputFiles = new Map<string, Set<string>>()
+  /** Commands of each session not yet recorded there: their files are read from the handle (the call may have returned first). */
+  private readonly pendingOutputs = new Map<string, Set<SubprocessHandle>>()
 
   constructor(private readonly ctx: Context, private readonly subprocess: SubprocessService, private readonly config: Config) {
     // A session's /tmp goes with it (its commands and tasks are stopped at the same time).
     ctx.on('tools/session-end', (sessionId) => {
       this.outputFiles.delete(sessionKey(sessionId))
+      this.pendingOutputs.delete(sessionKey(sessionId))
       if (this.stateDir) rmSync(join(this.stateDir, 'tmp', sessionKey(sessionId)), { recursive: true, force: true })
     })
   }
@@ -77,7 +80,7 @@ export class Sandbox {
   }
 
   /** bwrap exits 128 + N when the shell died of signal N: the handle reports that as the signal, like a local shell. */
-  wrap(handle: SubprocessHandle): SubprocessHandle {
+  wrap(handle: SubprocessHandle, owner: string | undefined): SubprocessHandle {
     const mapped = (status: ExitStatus): ExitStatus => {
       const signal = status.signal === null && status.exitCode !== null && status.exitCode > 128 ? SIGNALS.get(status.exitCode - 128) : undefined
       return signal ? { exitCode: null, signal } : status
@@ -91,14 +94,15 @@ export class Sandbox {
     const done = Promise.all([handle.done, exited]).then(([status]) => mapped(status))
     this.lifeline?.watch(handle)
     // The command's full-output files, once complete, stay readable to its own session (see othersSavedResults).
-    const session = this.sessionOfLeader(handle.pid)
+    // Until `done` has recorded them, the next call of the session reads them from the handle: the tool's result
+    // can go out before this callback runs (seen in CI: the next call's `tail` of the file found no such file).
+    const session = sessionKey(owner)
+    this.pendingOutputs.set(session, (this.pendingOutputs.get(session) ?? new Set()).add(handle))
     void done.then(() => {
-      for (const stream of [handle.collected.stdout, handle.collected.stderr]) {
-        if (!stream?.spillPath || session === undefined) continue
-        const files = this.outputFiles.get(session) ?? new Set<string>()
-        files.add(stream.spillPath)
-        this.outputFiles.set(session, files)
-      }
+      const files = this.outputFiles.get(session) ?? new Set<string>()
+      for (const path of spillPaths(handle)) files.add(path)
+      this.outputFiles.set(session, files)
+      this.pendingOutputs.get(session)?.delete(handle)
     })
     return new Proxy(handle, {
       get(target, key) {
@@ -142,22 +146,11 @@ export class Sandbox {
     const all = dirs && existing(dirs.all)
     if (!dirs || all?.kind !== 'dir') return []
     const own = existing(dirs.own)
-    const outputs = [...(this.outputFiles.get(sessionKey(owner)) ?? [])].map(existing).filter((file) => file?.kind === 'file' && within(file.real, all.real))
+    const key = sessionKey(owner)
+    const pending = [...(this.pendingOutputs.get(key) ?? [])].flatMap(spillPaths)
+    const outputs = [...(this.outputFiles.get(key) ?? []), ...pending].map(existing).filter((file) => file?.kind === 'file' && within(file.real, all.real))
     const keep = [...(own?.kind === 'dir' ? [own.real] : []), ...outputs.map((file) => (file as { real: string }).real)]
     return [{ path: all.real, kind: 'dir', keep }]
-  }
-
-  /** The session key of a command, from its leader's command line (`--bind <state>/tmp/<key> /tmp`, before and after the wrapper's exec). */
-  private sessionOfLeader(pid: number): string | undefined {
-    if (!this.stateDir) return undefined
-    try {
-      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
-      const at = argv.indexOf('/tmp')
-      const source = at > 0 ? argv[at - 1] : undefined
-      return source?.startsWith(join(this.stateDir, 'tmp') + '/') ? source.slice(join(this.stateDir, 'tmp').length + 1) : undefined
-    } catch {
-      return undefined
-    }
   }
 
   /**
@@ -235,6 +228,11 @@ export class Sandbox {
 }
 
 /** A session id as a directory name: opaque ids may hold anything, so a digest of it. */
+/** The complete-stream files of a command's collected stdout and stderr, as far as they exist yet. */
+function spillPaths(handle: SubprocessHandle): string[] {
+  return [handle.collected.stdout?.spillPath, handle.collected.stderr?.spillPath].filter((path): path is string => path !== undefined)
+}
+
 function sessionKey(owner: string | undefined): string {
   return owner === undefined ? '-' : createHash('sha256').update(owner).digest('hex').slice(0, 24)
 }
