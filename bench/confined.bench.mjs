@@ -30,7 +30,11 @@ async function context(confined) {
   if (confined) ctx.plugin(Workspace, { denyRead: ['secrets'] })
   ctx.plugin(ToolFs)
   ctx.plugin(FsSearch)
-  for (let turn = 0; !ctx.get('tools')?.get('grep') || !ctx.get('tools')?.get('read') || (confined && !ctx.get('workspace')); turn++) {
+  for (
+    let turn = 0;
+    !ctx.get('tools')?.get('grep') || !ctx.get('tools')?.get('read') || (confined && !ctx.get('workspace'));
+    turn++
+  ) {
     if (turn > 10_000) throw new Error('the plugins never became active')
     await new Promise((resolve) => setImmediate(resolve))
   }
@@ -62,10 +66,20 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, 50))
 const read = await pairedRatios(reads(local), { confined: reads(confined) }, { rounds: 15, warmup: 2, settle })
 row(`read ×${READS}, no workspace (floor)`, `${read.floorMs.toFixed(1)} ms`)
 row(`read ×${READS}, workspace policy`, `${read.confined.ms.toFixed(1)} ms`)
-summaryRow({ figure: 'confined read (workspace policy)', value: read.confined.ratio, goal: 1.10, floor: 'read without workspace' })
+summaryRow({
+  figure: 'confined read (workspace policy)',
+  value: read.confined.ratio,
+  goal: 1.1,
+  floor: 'read without workspace',
+})
 const search = await pairedRatios(searches(local), { confined: searches(confined) }, { rounds: 9, warmup: 1 })
 row(`grep + glob ×${SEARCHES}, no workspace (floor)`, `${search.floorMs.toFixed(1)} ms`)
 row(`grep + glob ×${SEARCHES}, workspace policy`, `${search.confined.ms.toFixed(1)} ms`)
-summaryRow({ figure: 'confined grep + glob (workspace policy)', value: search.confined.ratio, goal: 1.10, floor: 'grep + glob without workspace' })
+summaryRow({
+  figure: 'confined grep + glob (workspace policy)',
+  value: search.confined.ratio,
+  goal: 1.1,
+  floor: 'grep + glob without workspace',
+})
 rmSync(tree, { recursive: true, force: true })
 process.exit(0)

@@ -18,7 +18,12 @@ const session = { id: 'bench', cwd: dir }
 
 /** `size` bytes of 100-byte source-like lines, one of them the marker the edits flip. */
 function makeFile(name, size) {
-  const lines = Array.from({ length: Math.floor(size / 100) }, (_, i) => `    const value${String(i).padStart(8, '0')} = compute(${i}, 'some text to fill the line') // ${'x'.repeat(17)}`.slice(0, 99))
+  const lines = Array.from({ length: Math.floor(size / 100) }, (_, i) =>
+    `    const value${String(i).padStart(8, '0')} = compute(${i}, 'some text to fill the line') // ${'x'.repeat(17)}`.slice(
+      0,
+      99,
+    ),
+  )
   lines[lines.length >> 1] = 'MARKER A'.padEnd(99, '.')
   const path = join(dir, name)
   writeFileSync(path, lines.join('\n') + '\n')
@@ -35,7 +40,10 @@ async function main() {
   await new Promise((resolve) => setTimeout(resolve, 50))
   const execute = (name, args) => ctx.tools.execute(name, args, { session })
 
-  for (const [label, size] of [['20 MB', 20_000_000], ['1 MB', 1_000_000]]) {
+  for (const [label, size] of [
+    ['20 MB', 20_000_000],
+    ['1 MB', 1_000_000],
+  ]) {
     const path = makeFile(`file-${size}.txt`, size)
     const bare = makeFile(`bare-${size}.txt`, size)
     await execute('read', { path, limit: 10 })
@@ -48,7 +56,10 @@ async function main() {
     // The floor: what any editor does at the least (no checks, no fsync), on a file of the same size.
     const floor = async () => {
       const text = await readFile(bare, 'utf8')
-      await writeFile(`${bare}.tmp`, text.replace(flip % 2 ? 'MARKER B' : 'MARKER A', flip % 2 ? 'MARKER A' : 'MARKER B'))
+      await writeFile(
+        `${bare}.tmp`,
+        text.replace(flip % 2 ? 'MARKER B' : 'MARKER A', flip % 2 ? 'MARKER A' : 'MARKER B'),
+      )
       await rename(`${bare}.tmp`, bare)
     }
     // The same with the fdatasync §18 asks for (the tool's temp file is synced before the rename): where the time goes.
@@ -65,19 +76,38 @@ async function main() {
       globalThis.gc?.()
       const { peakGrowth } = await peakRssDuring(edit)
       row(`peak RSS growth during one ${label} edit`, mib(peakGrowth))
-      summaryRow({ figure: `peak RSS growth during one ${label} edit`, value: peakGrowth / 1048576, goal: 4 * size / 1048576, unit: 'MiB' }) // the bytes, the text, the new text, the new bytes
+      summaryRow({
+        figure: `peak RSS growth during one ${label} edit`,
+        value: peakGrowth / 1048576,
+        goal: (4 * size) / 1048576,
+        unit: 'MiB',
+      }) // the bytes, the text, the new text, the new bytes
     }
     const result = await pairedRatios(floor, { edit, synced }, { rounds: size > 5e6 ? 9 : 15 })
-    row(`edit of one line, ${label}: tool ${result.edit.ms.toFixed(1)} ms, bare ${result.floorMs.toFixed(1)} ms, bare + fdatasync ${result.synced.ms.toFixed(1)} ms`, '')
-    summaryRow({ figure: `edit of one line in a ${label} file`, value: result.edit.ratio, goal: 1.5, floor: 'fs.readFile + writeFile + rename' })
-    row(`  the same bare edit with an fdatasync before the rename: ${result.synced.ratio.toFixed(2)}× the bare one; the tool's median ${(result.edit.ms / result.synced.ms).toFixed(2)}× its median`, '')
+    row(
+      `edit of one line, ${label}: tool ${result.edit.ms.toFixed(1)} ms, bare ${result.floorMs.toFixed(1)} ms, bare + fdatasync ${result.synced.ms.toFixed(1)} ms`,
+      '',
+    )
+    summaryRow({
+      figure: `edit of one line in a ${label} file`,
+      value: result.edit.ratio,
+      goal: 1.5,
+      floor: 'fs.readFile + writeFile + rename',
+    })
+    row(
+      `  the same bare edit with an fdatasync before the rename: ${result.synced.ratio.toFixed(2)}× the bare one; the tool's median ${(result.edit.ms / result.synced.ms).toFixed(2)}× its median`,
+      '',
+    )
   }
 
   // The guard's cost on read: the same page, read with the guard following it (a session that has not seen the
   // file yet, so everything is gathered) and without.
   const caps = capsWithin({ maxLines: 2000, maxBytes: 51200, maxLineChars: 2000, maxResultBytes: 30000 })
   const signal = new AbortController().signal
-  for (const [label, size] of [['a 30 KB source file, read whole', 30_000], ['a 1 MB file, first page', 1_000_000]]) {
+  for (const [label, size] of [
+    ['a 30 KB source file, read whole', 30_000],
+    ['a 1 MB file, first page', 1_000_000],
+  ]) {
     const path = makeFile(`read-${size}.txt`, size)
     let n = 0
     const guard = new Observations()
@@ -104,8 +134,16 @@ async function main() {
       ms.guarded.push(b)
       ms.after.push(after)
     }
-    row(`read of ${label}: with the guard ${(median(ms.guarded) * 1000).toFixed(0)} µs, without ${(median(ms.plain) * 1000).toFixed(0)} µs; after the call ${median(ms.after).toFixed(2)} ms`, '')
-    summaryRow({ figure: `guard's cost on read (${label})`, value: median(ratios), goal: 1.05, floor: 'the same read without the guard' })
+    row(
+      `read of ${label}: with the guard ${(median(ms.guarded) * 1000).toFixed(0)} µs, without ${(median(ms.plain) * 1000).toFixed(0)} µs; after the call ${median(ms.after).toFixed(2)} ms`,
+      '',
+    )
+    summaryRow({
+      figure: `guard's cost on read (${label})`,
+      value: median(ratios),
+      goal: 1.05,
+      floor: 'the same read without the guard',
+    })
   }
   await ctx.fiber.dispose()
 }

@@ -26,7 +26,8 @@ const unbundled = join(root, 'packages/host/cli/dist/bin.js')
 // A small project directory, so that the figure is the host's start-up and not ripgrep walking a big tree
 // (the checkout's node_modules: glob lists ignored files too).
 const project = mkdtempSync(join(tmpdir(), 'dsh-host-bench-'))
-for (const name of ['package.json', 'tsconfig.json', 'README.md', 'index.ts']) writeFileSync(join(project, name), '{}\n')
+for (const name of ['package.json', 'tsconfig.json', 'README.md', 'index.ts'])
+  writeFileSync(join(project, name), '{}\n')
 
 // NODE_EXTRA_CA_CERTS makes every Node process read a certificate file at start (about 85 ms on the machines this
 // was measured on, where it is set for every process): floor and candidate alike, which flatters every ratio. So
@@ -51,9 +52,17 @@ const rgGlob = ['--files', '--glob=*.json', '--no-ignore', '--hidden']
  */
 async function stackFloor() {
   const code = join(project, '.stack-floor', 'floor.code.cjs')
-  await build({ input: join(root, 'bench', 'stack-floor.mjs'), platform: 'node', logLevel: 'warn', output: { format: 'cjs', file: code, codeSplitting: false } })
+  await build({
+    input: join(root, 'bench', 'stack-floor.mjs'),
+    platform: 'node',
+    logLevel: 'warn',
+    output: { format: 'cjs', file: code, codeSplitting: false },
+  })
   const stub = code.replace(/\.code\.cjs$/, '.cjs')
-  writeFileSync(stub, `'use strict'\nrequire(${JSON.stringify(join(root, 'packages/host/cli/bin/load-bundle.cjs'))}).load(module, require, __filename)\n`)
+  writeFileSync(
+    stub,
+    `'use strict'\nrequire(${JSON.stringify(join(root, 'packages/host/cli/bin/load-bundle.cjs'))}).load(module, require, __filename)\n`,
+  )
   run(process.execPath, [stub, rg, ...rgGlob], { ...process.env, DSH_BUILD_CODE_CACHE: '1' })
   return stub
 }
@@ -87,16 +96,24 @@ function mcpInitialize(entry, env) {
 const ROUNDS = Number(process.env.DSH_BENCH_ROUNDS) || 21
 const glob = ['call', 'glob', '{"pattern":"*.json"}']
 for (const [where, env] of ENVIRONMENTS) {
-  console.log(`\nCold start in a 4-file directory, ${where}: ${ROUNDS} paired rounds (node -e 0, then each candidate), load average ${loadAverage()}`)
-  const cold = await pairedRatios(() => run(process.execPath, ['-e', '0'], env), {
-    'rg --files (the tool\'s own work)': () => run(rg, rgGlob, env),
-    'the stack alone (Cordis, 10 empty plugins, one rg; no goal)': () => run(process.execPath, [floorStub, rg, ...rgGlob], env),
-    'dsh --version': () => run(process.execPath, [bin, '--version'], env),
-    'dsh call glob': () => run(process.execPath, [bin, ...glob], env),
-    'dsh call glob, unbundled (dist/bin.js)': () => run(process.execPath, [unbundled, ...glob], env),
-  }, { rounds: ROUNDS, warmup: 2 })
+  console.log(
+    `\nCold start in a 4-file directory, ${where}: ${ROUNDS} paired rounds (node -e 0, then each candidate), load average ${loadAverage()}`,
+  )
+  const cold = await pairedRatios(
+    () => run(process.execPath, ['-e', '0'], env),
+    {
+      "rg --files (the tool's own work)": () => run(rg, rgGlob, env),
+      'the stack alone (Cordis, 10 empty plugins, one rg; no goal)': () =>
+        run(process.execPath, [floorStub, rg, ...rgGlob], env),
+      'dsh --version': () => run(process.execPath, [bin, '--version'], env),
+      'dsh call glob': () => run(process.execPath, [bin, ...glob], env),
+      'dsh call glob, unbundled (dist/bin.js)': () => run(process.execPath, [unbundled, ...glob], env),
+    },
+    { rounds: ROUNDS, warmup: 2 },
+  )
   row('node -e 0 (the floor)', `${cold.floorMs.toFixed(1)} ms`)
-  for (const [name, { ms, ratio }] of Object.entries(cold)) if (name !== 'floorMs') row(name, `${ms.toFixed(1)} ms  ${ratio.toFixed(2)}× node -e 0`)
+  for (const [name, { ms, ratio }] of Object.entries(cold))
+    if (name !== 'floorMs') row(name, `${ms.toFixed(1)} ms  ${ratio.toFixed(2)}× node -e 0`)
 
   // Paired by hand: the figure is the answer's time, not the candidate's whole promise (which waits for the exit).
   const mcpSamples = { bundle: [], unbundled: [], floor: [] }
@@ -115,12 +132,25 @@ for (const [where, env] of ENVIRONMENTS) {
   const mcpRatio = median(mcpSamples.bundle)
   console.log(`\ndsh mcp: spawn → initialize answered, ${where}, ${ROUNDS} paired rounds`)
   row('node -e 0 (the floor)', `${median(mcpSamples.floor).toFixed(1)} ms`)
-  row('dsh mcp (bundle)', `${mcpRatio.toFixed(2)}× node -e 0 (≈ ${(mcpRatio * median(mcpSamples.floor)).toFixed(0)} ms)`)
+  row(
+    'dsh mcp (bundle)',
+    `${mcpRatio.toFixed(2)}× node -e 0 (≈ ${(mcpRatio * median(mcpSamples.floor)).toFixed(0)} ms)`,
+  )
   row('dsh mcp, unbundled (dist/bin.js)', `${median(mcpSamples.unbundled).toFixed(2)}× node -e 0`)
 
   const suffix = where === 'environment as is' ? '' : `, ${where}`
-  summaryRow({ figure: `cold \`dsh call glob\` (4-file dir)${suffix}`, value: cold['dsh call glob'].ratio, goal: 2.0, floor: 'node -e 0' })
-  summaryRow({ figure: `\`dsh mcp\` spawn → initialize answered${suffix}`, value: mcpRatio, goal: 2.0, floor: 'node -e 0' })
+  summaryRow({
+    figure: `cold \`dsh call glob\` (4-file dir)${suffix}`,
+    value: cold['dsh call glob'].ratio,
+    goal: 2.0,
+    floor: 'node -e 0',
+  })
+  summaryRow({
+    figure: `\`dsh mcp\` spawn → initialize answered${suffix}`,
+    value: mcpRatio,
+    goal: 2.0,
+    floor: 'node -e 0',
+  })
 }
 rmSync(project, { recursive: true, force: true })
 
@@ -139,16 +169,26 @@ await connect(host.ctx, serverSide, { cwd: root })
 const memoryClient = new Client({ name: 'bench', version: '0' })
 await memoryClient.connect(clientSide)
 const stdioClient = new Client({ name: 'bench', version: '0' })
-await stdioClient.connect(new StdioClientTransport({ command: process.execPath, args: [bin, 'mcp', '--cwd', root], cwd: root, stderr: 'inherit' }))
+await stdioClient.connect(
+  new StdioClientTransport({
+    command: process.execPath,
+    args: [bin, 'mcp', '--cwd', root],
+    cwd: root,
+    stderr: 'inherit',
+  }),
+)
 
 // The physical floor of "over stdio": one line to a Node child and back (no MCP, no tool).
-const echo = spawn(process.execPath, ['-e', 'process.stdin.on("data", (d) => process.stdout.write(d))'], { stdio: ['pipe', 'pipe', 'inherit'] })
+const echo = spawn(process.execPath, ['-e', 'process.stdin.on("data", (d) => process.stdout.write(d))'], {
+  stdio: ['pipe', 'pipe', 'inherit'],
+})
 let pendingEcho
 echo.stdout.on('data', () => pendingEcho?.())
-const pipeRoundTrip = () => new Promise((resolve) => {
-  pendingEcho = resolve
-  echo.stdin.write('{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
-})
+const pipeRoundTrip = () =>
+  new Promise((resolve) => {
+    pendingEcho = resolve
+    echo.stdin.write('{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
+  })
 
 async function lap(fn) {
   const start = performance.now()
@@ -166,7 +206,12 @@ for (const [label, name, args] of TRIVIAL) {
   const samples = { inProcess: [], inMemory: [], stdio: [], pipe: [] }
   for (let i = 0; i < 50; i++) for (const fn of Object.values(ways)) await fn() // warm-up: JIT, ajv compile
   for (let i = 0; i < CALLS; i++) for (const [way, fn] of Object.entries(ways)) samples[way].push(await lap(fn))
-  const [p, m, s, e] = [median(samples.inProcess), median(samples.inMemory), median(samples.stdio), median(samples.pipe)]
+  const [p, m, s, e] = [
+    median(samples.inProcess),
+    median(samples.inMemory),
+    median(samples.stdio),
+    median(samples.pipe),
+  ]
   const us = (ms) => `${(ms * 1000).toFixed(0)} µs`
   console.log(`\nOne trivial call: ${label}, median of ${CALLS} interleaved calls`)
   row('in-process ctx.tools.execute', us(p))

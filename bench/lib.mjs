@@ -45,7 +45,9 @@ export async function peakRssDuring(fn, everyMs = 5) {
   globalThis.gc?.()
   const base = process.memoryUsage.rss()
   let peak = base
-  const timer = setInterval(() => { peak = Math.max(peak, process.memoryUsage.rss()) }, everyMs)
+  const timer = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage.rss())
+  }, everyMs)
   try {
     const result = await fn()
     peak = Math.max(peak, process.memoryUsage.rss())
@@ -84,12 +86,17 @@ export async function pairedRatios(floor, candidates, { rounds = 11, warmup = 1,
   }
   return {
     floorMs: median(floorMs),
-    ...Object.fromEntries(names.map((name) => [name, { ratio: median(samples[name].ratios), ms: median(samples[name].ms) }])),
+    ...Object.fromEntries(
+      names.map((name) => [name, { ratio: median(samples[name].ratios), ms: median(samples[name].ms) }]),
+    ),
   }
 }
 
 export function loadAverage() {
-  return os.loadavg().map((value) => value.toFixed(2)).join(' ')
+  return os
+    .loadavg()
+    .map((value) => value.toFixed(2))
+    .join(' ')
 }
 
 /**
@@ -100,7 +107,10 @@ export function loadAverage() {
  */
 export function summaryRow({ figure, value, goal, unit = '×', floor = '' }) {
   const entry = { figure, value, goal, unit, floor, load: os.loadavg()[0] }
-  row(`${figure}${floor ? ` (vs ${floor})` : ''}`, `${formatValue(value, unit)}  goal ≤ ${formatValue(goal, unit)}  ${value <= goal ? 'met' : 'NOT met'}`)
+  row(
+    `${figure}${floor ? ` (vs ${floor})` : ''}`,
+    `${formatValue(value, unit)}  goal ≤ ${formatValue(goal, unit)}  ${value <= goal ? 'met' : 'NOT met'}`,
+  )
   if (process.env.DSH_BENCH_SUMMARY) appendFileSync(process.env.DSH_BENCH_SUMMARY, `${JSON.stringify(entry)}\n`)
 }
 

@@ -31,11 +31,12 @@ function wire() {
     }
   })
   let next = 0
-  const request = (method, params) => new Promise((resolve) => {
-    const id = ++next
-    waiting.set(id, resolve)
-    stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`)
-  })
+  const request = (method, params) =>
+    new Promise((resolve) => {
+      const id = ++next
+      waiting.set(id, resolve)
+      stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`)
+    })
   return { stdin, stdout, request }
 }
 
@@ -53,14 +54,21 @@ const CASES = [
   ['read a 2000-line page (~50 KB answer)', { name: 'read', arguments: { path: 'package-lock.json' } }],
   ['bash_output of an unknown task (pipeline only)', { name: 'bash_output', arguments: { task_id: 'bash-999' } }],
 ]
-console.log(`load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} (1, 5, 15 min), ${CALLS} interleaved calls per case`)
+console.log(
+  `load average ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')} (1, 5, 15 min), ${CALLS} interleaved calls per case`,
+)
 for (const [label, params] of CASES) {
   const lap = async (client) => {
     const start = performance.now()
     await client.request('tools/call', params)
     return performance.now() - start
   }
-  for (let i = 0; i < 50; i++) { await lap(sdk); await lap(own) } // warm-up
+  for (let i = 0; i < 50; i++) {
+    await lap(sdk)
+    await lap(own)
+  } // warm-up
   const ratios = []
   const old = []
   const mine = []

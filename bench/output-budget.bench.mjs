@@ -23,13 +23,14 @@ await writeFile(flat, Buffer.alloc(64 * MiB, 'x'))
 
 console.log(`load average at start: ${loadAverage()}`)
 
-const bare = (argv) => new Promise((resolve, reject) => {
-  const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] })
-  child.once('error', reject)
-  child.stdout.resume()
-  child.stderr.resume()
-  child.once('close', resolve)
-})
+const bare = (argv) =>
+  new Promise((resolve, reject) => {
+    const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] })
+    child.once('error', reject)
+    child.stdout.resume()
+    child.stderr.resume()
+    child.once('close', resolve)
+  })
 
 // 1. Collect mode with a head: the per-chunk newline count and the head copy.
 const ctx = new Context()
@@ -37,19 +38,43 @@ await ctx.plugin(LocalSubprocess, { spillDir: dir })
 const seam = ctx.subprocess
 const collect = { maxBytes: 64000, headBytes: 64000 }
 // The flat file is the seam's own collect cost (no newline to count): printed, not a goal of the budget's.
-for (const [name, file, goal] of [['64 MiB of 8-byte lines', lines, 2.5], ['64 MiB without a newline', flat, undefined]]) {
+for (const [name, file, goal] of [
+  ['64 MiB of 8-byte lines', lines, 2.5],
+  ['64 MiB without a newline', flat, undefined],
+]) {
   let counted = 0
   const viaSeam = async () => {
-    const handle = await seam.spawn({ argv: ['cat', file], cwd: dir, stdin: 'ignore', stdout: collect, stderr: collect, graceMs: 1000 })
+    const handle = await seam.spawn({
+      argv: ['cat', file],
+      cwd: dir,
+      stdin: 'ignore',
+      stdout: collect,
+      stderr: collect,
+      graceMs: 1000,
+    })
     await handle.done
     counted = handle.collected.stdout.totalLines
   }
   const result = await pairedRatios(() => bare(['cat', file]), { collect: viaSeam }, { rounds: ROUNDS })
   const { peakGrowth } = await peakRssDuring(viaSeam)
-  row(`collect (head + tail + line count), ${name}`, `${result.collect.ms.toFixed(0)} ms vs bare pipe ${result.floorMs.toFixed(0)} ms; ${counted} lines counted; peak RSS growth ${mib(peakGrowth)}`)
+  row(
+    `collect (head + tail + line count), ${name}`,
+    `${result.collect.ms.toFixed(0)} ms vs bare pipe ${result.floorMs.toFixed(0)} ms; ${counted} lines counted; peak RSS growth ${mib(peakGrowth)}`,
+  )
   row('  ratio (median of per-call ratios)', `${result.collect.ratio.toFixed(3)}× of the bare pipe`)
-  if (goal !== undefined) summaryRow({ figure: `collect with head + line count, ${name}`, value: result.collect.ratio, goal, floor: 'bare Node pipe' })
-  summaryRow({ figure: `collect with head + line count, ${name}: peak RSS growth`, value: peakGrowth / 1048576, goal: 64, unit: 'MiB' })
+  if (goal !== undefined)
+    summaryRow({
+      figure: `collect with head + line count, ${name}`,
+      value: result.collect.ratio,
+      goal,
+      floor: 'bare Node pipe',
+    })
+  summaryRow({
+    figure: `collect with head + line count, ${name}: peak RSS growth`,
+    value: peakGrowth / 1048576,
+    goal: 64,
+    unit: 'MiB',
+  })
 }
 
 // 2. The bash tool through the shipped composition, against bare bash read to end.
@@ -61,8 +86,16 @@ const viaTool = async () => {
   size = Buffer.byteLength(result.content[0].text)
 }
 const tool = await pairedRatios(() => bare(['bash', '-c', 'seq 1 400000']), { tool: viaTool }, { rounds: ROUNDS })
-row('bash tool `seq 1 400000` (head + marker + tail)', `${tool.tool.ms.toFixed(1)} ms vs bare bash ${tool.floorMs.toFixed(1)} ms; result ${size} bytes`)
-summaryRow({ figure: 'bash tool `seq 1 400000` within the 30 000-byte budget', value: tool.tool.ratio, goal: 2.0, floor: 'bare bash read to end' })
+row(
+  'bash tool `seq 1 400000` (head + marker + tail)',
+  `${tool.tool.ms.toFixed(1)} ms vs bare bash ${tool.floorMs.toFixed(1)} ms; result ${size} bytes`,
+)
+summaryRow({
+  figure: 'bash tool `seq 1 400000` within the 30 000-byte budget',
+  value: tool.tool.ratio,
+  goal: 2.0,
+  floor: 'bare bash read to end',
+})
 await host.dispose()
 await ctx.fiber.dispose()
 console.log(`load average at end: ${loadAverage()}`)

@@ -13,7 +13,12 @@ import { median, row, summaryRow } from './lib.mjs'
 
 const base = mkdtempSync(join(tmpdir(), 'dsh-private-dir-bench-'))
 const DAY = 86_400_000
-row('load average (1, 5, 15 min)', loadavg().map((n) => n.toFixed(2)).join(', '))
+row(
+  'load average (1, 5, 15 min)',
+  loadavg()
+    .map((n) => n.toFixed(2))
+    .join(', '),
+)
 
 /** Runs `a` and `b` alternately `n` times; the median of the per-pair ratios a/b and the medians of each. */
 async function paired(n, a, b) {
@@ -43,10 +48,28 @@ const floorDir = join(base, 'floor')
 mkdirSync(floorDir, { mode: 0o700 })
 for (const size of [2_000, 100_000]) {
   const content = 'x'.repeat(size - 1) + '\n'
-  const request = (i) => ({ owner: { sessionId: 'bench' }, source: { toolName: 'bench', callId: `c${i}` }, suggestedName: 'out.txt', content })
-  const r = await paired(600, (i) => store.saveText(request(i)), (i) => writeFile(join(floorDir, `${size}-${i}.txt`), content, { flag: 'wx', mode: 0o600 }))
-  row(`spill save ${size} B vs bare writeFile(wx) (600 pairs)`, `${r.a.toFixed(3)} ms vs ${r.b.toFixed(3)} ms: ${r.ratio.toFixed(3)}×`)
-  if (size === 2_000) summaryRow({ figure: 'spill save, 2 000 B (descriptor walk every save)', value: r.ratio, goal: 2.5, floor: 'bare writeFile(wx)' })
+  const request = (i) => ({
+    owner: { sessionId: 'bench' },
+    source: { toolName: 'bench', callId: `c${i}` },
+    suggestedName: 'out.txt',
+    content,
+  })
+  const r = await paired(
+    600,
+    (i) => store.saveText(request(i)),
+    (i) => writeFile(join(floorDir, `${size}-${i}.txt`), content, { flag: 'wx', mode: 0o600 }),
+  )
+  row(
+    `spill save ${size} B vs bare writeFile(wx) (600 pairs)`,
+    `${r.a.toFixed(3)} ms vs ${r.b.toFixed(3)} ms: ${r.ratio.toFixed(3)}×`,
+  )
+  if (size === 2_000)
+    summaryRow({
+      figure: 'spill save, 2 000 B (descriptor walk every save)',
+      value: r.ratio,
+      goal: 2.5,
+      floor: 'bare writeFile(wx)',
+    })
 }
 await ctx.dispose?.()
 
@@ -56,15 +79,25 @@ await ctx.dispose?.()
   const path = join(base, 'out')
   openPrivateDir(path).close()
   let k = 0
-  const r = await paired(5000,
+  const r = await paired(
+    5000,
     () => {
       const dir = openPrivateDir(path, { create: false })
       closeSync(openSync(dir.at(`a${++k}.log`), CREATE_FILE_FLAGS, 0o600))
       dir.close()
     },
-    () => closeSync(openSync(join(path, `b${k}.log`), 'wx', 0o600)))
-  row('create a spill file: checked + anchored vs by path (5000 pairs)', `${(r.a * 1000).toFixed(1)} µs vs ${(r.b * 1000).toFixed(1)} µs: ${r.ratio.toFixed(3)}×`)
-  summaryRow({ figure: 'subprocess spill file, checked and anchored', value: r.ratio, goal: 2.0, floor: 'bare open(wx)' })
+    () => closeSync(openSync(join(path, `b${k}.log`), 'wx', 0o600)),
+  )
+  row(
+    'create a spill file: checked + anchored vs by path (5000 pairs)',
+    `${(r.a * 1000).toFixed(1)} µs vs ${(r.b * 1000).toFixed(1)} µs: ${r.ratio.toFixed(3)}×`,
+  )
+  summaryRow({
+    figure: 'subprocess spill file, checked and anchored',
+    value: r.ratio,
+    goal: 2.0,
+    floor: 'bare open(wx)',
+  })
 }
 
 // 3. Start-up pruning of a root of 1000 sessions × 3 files: scan only (all recent), and removing all (all old),
@@ -102,8 +135,16 @@ async function walk(dir) {
     await walk(root)
     walks.push(performance.now() - t)
   }
-  row('prune 1000 sessions × 3 recent files (scan only), median of 5', `${median(scans).toFixed(1)} ms vs bare walk ${median(walks).toFixed(1)} ms: ${(median(scans) / median(walks)).toFixed(3)}×`)
-  summaryRow({ figure: 'prune scan, 1000 sessions × 3 recent files', value: median(scans) / median(walks), goal: 2.0, floor: 'bare readdir + lstat walk' })
+  row(
+    'prune 1000 sessions × 3 recent files (scan only), median of 5',
+    `${median(scans).toFixed(1)} ms vs bare walk ${median(walks).toFixed(1)} ms: ${(median(scans) / median(walks)).toFixed(3)}×`,
+  )
+  summaryRow({
+    figure: 'prune scan, 1000 sessions × 3 recent files',
+    value: median(scans) / median(walks),
+    goal: 2.0,
+    floor: 'bare readdir + lstat walk',
+  })
   const removals = []
   for (let round = 0; round < 5; round++) {
     const root = join(base, `old-${round}`)
@@ -119,4 +160,9 @@ async function walk(dir) {
 }
 
 rmSync(base, { recursive: true, force: true })
-row('load average after', loadavg().map((n) => n.toFixed(2)).join(', '))
+row(
+  'load average after',
+  loadavg()
+    .map((n) => n.toFixed(2))
+    .join(', '),
+)

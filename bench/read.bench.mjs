@@ -40,7 +40,7 @@ async function build() {
       const head = `${++n}:`
       const parts = [head]
       const target = 40 + next(121)
-      for (let bytes = head.length; bytes < target;) {
+      for (let bytes = head.length; bytes < target; ) {
         const w = next(words.length)
         parts.push(words[w])
         bytes += wordBytes[w]
@@ -63,7 +63,9 @@ function run(argv) {
     const chunks = []
     child.stdout.on('data', (chunk) => chunks.push(chunk))
     child.on('error', reject)
-    child.on('close', (code) => (code === 0 ? resolve(Buffer.concat(chunks).toString('utf8')) : reject(new Error(`${argv[0]} exited ${code}`))))
+    child.on('close', (code) =>
+      code === 0 ? resolve(Buffer.concat(chunks).toString('utf8')) : reject(new Error(`${argv[0]} exited ${code}`)),
+    )
   })
 }
 
@@ -72,7 +74,7 @@ async function rawRead(bytes) {
   const handle = await open(corpus)
   const buffer = Buffer.allocUnsafe(1024 * 1024)
   try {
-    for (let position = 0; position < bytes;) {
+    for (let position = 0; position < bytes; ) {
       const { bytesRead } = await handle.read(buffer, 0, buffer.length, position)
       if (bytesRead === 0) break
       position += bytesRead
@@ -84,7 +86,10 @@ async function rawRead(bytes) {
 
 const started = performance.now()
 const built = await build()
-row('corpus', `${corpus} (${mib(statSync(corpus).size)}${built ? `, built in ${((performance.now() - started) / 1000).toFixed(1)} s` : ', reused'})`)
+row(
+  'corpus',
+  `${corpus} (${mib(statSync(corpus).size)}${built ? `, built in ${((performance.now() - started) / 1000).toFixed(1)} s` : ', reused'})`,
+)
 
 /** A context with the read tool, under the given tool-fs config. */
 async function readTool(config) {
@@ -106,25 +111,39 @@ const viaToolDefault = await readTool({})
 const viaSed = () => run(['sed', '-n', `${OFFSET},${OFFSET + LIMIT - 1}p`, corpus])
 const viaSedQuit = () => run(['sed', '-n', `${OFFSET},${OFFSET + LIMIT - 1}p;${OFFSET + LIMIT - 1}q`, corpus])
 
-const strip = (text) => text.slice(0, text.lastIndexOf('\n\n')).split('\n').map((r) => r.slice(r.indexOf(': ') + 2))
+const strip = (text) =>
+  text
+    .slice(0, text.lastIndexOf('\n\n'))
+    .split('\n')
+    .map((r) => r.slice(r.indexOf(': ') + 2))
 const sedLines = (await viaSed()).split('\n').slice(0, -1)
 const toolText = await viaTool()
 const defaultText = await viaToolDefault()
 if (strip(toolText).join('\n') !== sedLines.join('\n')) throw new Error('read and sed disagree on the window')
 const defaultRows = strip(defaultText)
-if (defaultRows.join('\n') !== sedLines.slice(0, defaultRows.length).join('\n')) throw new Error('read (default caps) and sed disagree')
+if (defaultRows.join('\n') !== sedLines.slice(0, defaultRows.length).join('\n'))
+  throw new Error('read (default caps) and sed disagree')
 const windowEnd = (await run(['sh', '-c', `head -n ${OFFSET + LIMIT - 1} '${corpus}' | wc -c`])).trim()
-row('window', `lines ${OFFSET}-${OFFSET + LIMIT - 1} (${mib(Buffer.byteLength(sedLines.join('\n')))}), ending at byte ${windowEnd} (${(Number(windowEnd) / statSync(corpus).size * 100).toFixed(1)}% of the file)`)
-row('tool rows = sed lines', `${sedLines.length} (maxBytes and maxResultBytes 4 MiB); default caps: first ${defaultRows.length}, then`)
+row(
+  'window',
+  `lines ${OFFSET}-${OFFSET + LIMIT - 1} (${mib(Buffer.byteLength(sedLines.join('\n')))}), ending at byte ${windowEnd} (${((Number(windowEnd) / statSync(corpus).size) * 100).toFixed(1)}% of the file)`,
+)
+row(
+  'tool rows = sed lines',
+  `${sedLines.length} (maxBytes and maxResultBytes 4 MiB); default caps: first ${defaultRows.length}, then`,
+)
 row('', defaultText.slice(defaultText.lastIndexOf('\n\n') + 2))
 
-const times = await sideBySide({
-  tool: viaTool,
-  toolDefault: viaToolDefault,
-  sed: viaSed,
-  sedQuit: viaSedQuit,
-  rawRead: () => rawRead(Number(windowEnd)),
-}, { rounds: 5, warmup: 1 })
+const times = await sideBySide(
+  {
+    tool: viaTool,
+    toolDefault: viaToolDefault,
+    sed: viaSed,
+    sedQuit: viaSedQuit,
+    rawRead: () => rawRead(Number(windowEnd)),
+  },
+  { rounds: 5, warmup: 1 },
+)
 row('read tool, 2000 rows (median of 5, warm page cache)', `${times.tool.toFixed(0)} ms`)
 row('read tool, default caps', `${times.toolDefault.toFixed(0)} ms`)
 row(`sed -n '${OFFSET},${OFFSET + LIMIT - 1}p'`, `${times.sed.toFixed(0)} ms`)
@@ -136,4 +155,7 @@ row('tool / raw read floor', ratio(times.tool, times.rawRead))
 
 const rss = []
 for (let i = 0; i < 3; i++) rss.push((await peakRssDuring(viaTool, 2)).peakGrowth)
-row('tool peak RSS growth during one read, 2000 rows (max of 3)', `${mib(Math.max(...rss))} (file ${mib(statSync(corpus).size)})`)
+row(
+  'tool peak RSS growth during one read, 2000 rows (max of 3)',
+  `${mib(Math.max(...rss))} (file ${mib(statSync(corpus).size)})`,
+)

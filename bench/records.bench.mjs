@@ -20,13 +20,26 @@ const { GrepCollector, RecordSplitter } = await import(join(dist, 'records.js'))
 const { resolveRoot, relativeKey } = await import(join(dist, 'paths.js'))
 
 buildCorpus()
-const json = execFileSync(rgPath, ['--no-config', '--json', '--no-require-git', '--regexp=function', '--', tree], { maxBuffer: 1 << 30 })
+const json = execFileSync(rgPath, ['--no-config', '--json', '--no-require-git', '--regexp=function', '--', tree], {
+  maxBuffer: 1 << 30,
+})
 const root = resolveRoot(tree, undefined)
 const MAX = 2000
 
 /** A sink that only counts (what both readers hand over is the same; keeping it is another module's cost). */
 function sink() {
-  return { files: 0, lines: 0, chars: 0, file() { this.files++ }, line(line) { this.lines++; this.chars += line.preview?.length ?? 0 } }
+  return {
+    files: 0,
+    lines: 0,
+    chars: 0,
+    file() {
+      this.files++
+    },
+    line(line) {
+      this.lines++
+      this.chars += line.preview?.length ?? 0
+    },
+  }
 }
 
 function recogniser(out) {
@@ -74,7 +87,10 @@ function pass(make) {
 const samples = { recogniser: [], plain: [] }
 let check
 for (let round = 0; round < 8; round++) {
-  for (const [name, make] of [['recogniser', recogniser], ['plain', plain]]) {
+  for (const [name, make] of [
+    ['recogniser', recogniser],
+    ['plain', plain],
+  ]) {
     globalThis.gc?.()
     const { ms, out } = pass(make)
     if (round > 0) samples[name].push(ms)
@@ -87,4 +103,9 @@ const plainMs = median(samples.plain)
 row(`rg --json function over the corpus: ${(json.length / 1048576).toFixed(1)} MiB, ${check} matching lines`, '')
 row('  hand-written recogniser (records.ts), CPU per pass', `${recogniserMs.toFixed(0)} ms`)
 row('  JSON.parse of every record, CPU per pass', `${plainMs.toFixed(0)} ms`)
-summaryRow({ figure: 'grep reader: records.ts CPU / JSON.parse per record CPU', value: recogniserMs / plainMs, goal: 0.75, floor: 'JSON.parse reader, same run' })
+summaryRow({
+  figure: 'grep reader: records.ts CPU / JSON.parse per record CPU',
+  value: recogniserMs / plainMs,
+  goal: 0.75,
+  floor: 'JSON.parse reader, same run',
+})

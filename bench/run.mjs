@@ -21,7 +21,10 @@ const loadAtStart = loadAverage()
 let failed = 0
 for (const file of files) {
   console.log(`\n## ${file}`)
-  const result = spawnSync(process.execPath, ['--expose-gc', join(here, file)], { stdio: 'inherit', env: { ...process.env, DSH_BENCH_SUMMARY: summary } })
+  const result = spawnSync(process.execPath, ['--expose-gc', join(here, file)], {
+    stdio: 'inherit',
+    env: { ...process.env, DSH_BENCH_SUMMARY: summary },
+  })
   if (result.status !== 0) {
     failed++
     console.log(`(${file} exited ${result.status ?? result.signal})`)
@@ -30,18 +33,30 @@ for (const file of files) {
 
 let rows = []
 try {
-  rows = readFileSync(summary, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line))
+  rows = readFileSync(summary, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line))
 } catch {}
 rmSync(scratch, { recursive: true, force: true })
 
 const cells = rows.map((r) => [
-  r.figure, formatValue(r.value, r.unit), `≤ ${formatValue(r.goal, r.unit)}`, r.value <= r.goal ? 'met' : 'NOT met', r.floor || '—', r.load.toFixed(2),
+  r.figure,
+  formatValue(r.value, r.unit),
+  `≤ ${formatValue(r.goal, r.unit)}`,
+  r.value <= r.goal ? 'met' : 'NOT met',
+  r.floor || '—',
+  r.load.toFixed(2),
 ])
 const header = ['figure', 'now', 'goal', '', 'floor (same run)', 'load']
 const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)))
 const line = (c) => `| ${c.map((v, i) => v.padEnd(widths[i])).join(' | ')} |`
-console.log(`\n# Summary: ${rows.length} rows (ratios are medians of per-round ratios against the floor; load = 1-min load average when measured)`)
-console.log(`load average ${loadAtStart} at start, ${loadAverage()} at end (${os.cpus().length} CPUs, Node ${process.version})\n`)
+console.log(
+  `\n# Summary: ${rows.length} rows (ratios are medians of per-round ratios against the floor; load = 1-min load average when measured)`,
+)
+console.log(
+  `load average ${loadAtStart} at start, ${loadAverage()} at end (${os.cpus().length} CPUs, Node ${process.version})\n`,
+)
 console.log(line(header))
 console.log(line(widths.map((w) => '-'.repeat(w))))
 for (const c of cells) console.log(line(c))

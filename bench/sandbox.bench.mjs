@@ -39,17 +39,28 @@ const local = await host(LocalBashExecutor)
 const sandboxed = await host(SandboxBashExecutor)
 const tool = (ctx) => async () => {
   const result = await ctx.tools.execute('bash', { command: 'true', description: 'bench' }, { session })
-  if (result.isError || result.content[0].text !== '(no output)') throw new Error(`unexpected result ${result.content[0].text}`)
+  if (result.isError || result.content[0].text !== '(no output)')
+    throw new Error(`unexpected result ${result.content[0].text}`)
 }
-const spawned = (program, args) => () => new Promise((resolve, reject) => {
-  const child = spawn(program, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
-  child.once('error', reject)
-  child.stdout.resume()
-  child.stderr.resume()
-  child.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`${program} exited ${code}`))))
-})
+const spawned = (program, args) => () =>
+  new Promise((resolve, reject) => {
+    const child = spawn(program, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
+    child.once('error', reject)
+    child.stdout.resume()
+    child.stderr.resume()
+    child.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`${program} exited ${code}`))))
+  })
 // The same confinement as the executor's, spawned bare: what bubblewrap itself costs.
-const argv = bwrapArgs({ writable: [root], readOnly: [], hidden: hiddenPaths(DEFAULT_DENY_READ), tmpDir: join(root, '.tmp'), network: 'none' }, root)
+const argv = bwrapArgs(
+  {
+    writable: [root],
+    readOnly: [],
+    hidden: hiddenPaths(DEFAULT_DENY_READ),
+    tmpDir: join(root, '.tmp'),
+    network: 'none',
+  },
+  root,
+)
 await mkdir(join(root, '.tmp'))
 
 const candidates = {
@@ -68,10 +79,13 @@ for (let round = 0; round < WARMUP + ROUNDS; round++) {
     await fn()
     times[name] = performance.now() - t
   }
-  if (round >= WARMUP) for (const name of Object.keys(candidates)) samples[name].push({ ms: times[name], ratio: times[name] / times.bare })
+  if (round >= WARMUP)
+    for (const name of Object.keys(candidates)) samples[name].push({ ms: times[name], ratio: times[name] / times.bare })
 }
 const [one, five] = loadavg()
-console.log(`foreground \`true\` (${ROUNDS} rounds after ${WARMUP} warm-up, interleaved; load average ${one.toFixed(2)} / ${five.toFixed(2)})`)
+console.log(
+  `foreground \`true\` (${ROUNDS} rounds after ${WARMUP} warm-up, interleaved; load average ${one.toFixed(2)} / ${five.toFixed(2)})`,
+)
 for (const [name, label] of [
   ['bare', 'bare child_process.spawn(bash -c true)'],
   ['bareBwrap', 'bare spawn of bwrap <confinement> -- bash -c true'],
@@ -86,7 +100,12 @@ const overLocal = median(samples.sandbox.map((s, i) => s.ms / samples.local[i].m
 row('  sandbox / local, paired', `${overLocal.toFixed(3)}×`)
 // The goal: the sandbox (bwrap, its seccomp filter, the trusted wrapper) stays within the few-fold cost recorded in
 // the bash-sandbox README; a regression past it shows here.
-summaryRow({ figure: 'sandboxed `bash true` vs local `bash true`', value: overLocal, goal: 6, floor: 'the local bash tool, same run' })
+summaryRow({
+  figure: 'sandboxed `bash true` vs local `bash true`',
+  value: overLocal,
+  goal: 6,
+  floor: 'the local bash tool, same run',
+})
 
 await local.fiber.dispose()
 await sandboxed.fiber.dispose()

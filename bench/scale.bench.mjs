@@ -15,7 +15,10 @@ import { median, row, summaryRow } from './lib.mjs'
 
 const scale = join(corpus, 'scale')
 
-const GOALS = { grep: { ratio: 1.5, floor: 'bare rg --json function read to end' }, glob: { ratio: 1.3, floor: 'bare rg --files --sort=modified' } }
+const GOALS = {
+  grep: { ratio: 1.5, floor: 'bare rg --json function read to end' },
+  glob: { ratio: 1.3, floor: 'bare rg --files --sort=modified' },
+}
 const RSS_GOAL_MIB = 160
 
 /** `xN`: N hard-linked copies of the corpus tree side by side, an ignore rule that keeps node_modules searchable. */
@@ -42,23 +45,44 @@ else await main()
 async function main() {
   buildCorpus()
   const sizes = (process.env.DSH_SCALE_SIZES ?? '1,4,10').split(',').map(Number)
-  console.log('\n# scale: the tool (fresh process per row, warm) vs the bare rg floor in the same process, paired medians')
+  console.log(
+    '\n# scale: the tool (fresh process per row, warm) vs the bare rg floor in the same process, paired medians',
+  )
   for (const copies of sizes) {
     const root = sizedTree(copies)
     for (const tool of ['grep', 'glob']) {
       const rounds = copies >= 10 ? 2 : 3
-      const result = spawnSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), '--child', tool, root, String(rounds)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+      const result = spawnSync(
+        process.execPath,
+        ['--expose-gc', fileURLToPath(import.meta.url), '--child', tool, root, String(rounds)],
+        { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
+      )
       const line = result.stdout.trim().split('\n').at(-1) ?? ''
       if (result.status !== 0 || !line.startsWith('{')) {
-        console.log(`x${copies} ${tool}: the child failed (${result.status ?? result.signal}): ${result.stdout.slice(-500)}`)
+        console.log(
+          `x${copies} ${tool}: the child failed (${result.status ?? result.signal}): ${result.stdout.slice(-500)}`,
+        )
         process.exitCode = 1
         continue
       }
       const m = JSON.parse(line)
       const what = tool === 'grep' ? 'grep "function" (broad)' : 'glob "**/*.js"'
-      summaryRow({ figure: `x${copies} ${what}: time`, value: m.ratio, goal: GOALS[tool].ratio, floor: GOALS[tool].floor })
-      summaryRow({ figure: `x${copies} ${what}: peak RSS of the tool's process`, value: m.maxRssMiB, goal: RSS_GOAL_MIB, unit: 'MiB' })
-      row(`  ${m.header}`, `tool ${m.toolMs.toFixed(0)} ms, floor ${m.floorMs.toFixed(0)} ms, ${m.files} files in the tree`)
+      summaryRow({
+        figure: `x${copies} ${what}: time`,
+        value: m.ratio,
+        goal: GOALS[tool].ratio,
+        floor: GOALS[tool].floor,
+      })
+      summaryRow({
+        figure: `x${copies} ${what}: peak RSS of the tool's process`,
+        value: m.maxRssMiB,
+        goal: RSS_GOAL_MIB,
+        unit: 'MiB',
+      })
+      row(
+        `  ${m.header}`,
+        `tool ${m.toolMs.toFixed(0)} ms, floor ${m.floorMs.toFixed(0)} ms, ${m.files} files in the tree`,
+      )
     }
   }
   rmSync(join(corpus, 'spill-scale'), { recursive: true, force: true })
@@ -87,16 +111,29 @@ async function child(tool, root, rounds) {
     if (result.isError) throw new Error(`${tool} ${JSON.stringify(callArgs)}: ${result.content[0].text.slice(0, 300)}`)
     return result.content[0].text
   }
-  const floorArgv = tool === 'grep'
-    ? ['--no-config', '--json', '--no-require-git', '--regexp=function', '--', root]
-    : ['--no-config', '--files', '--null', '--glob=**/*.js', '--no-ignore', '--hidden', '--sort=modified', ...VCS.map((d) => `--glob=!${d}/`), '--', root]
-  const floor = () => new Promise((resolve, reject) => {
-    const started = performance.now()
-    const rg = spawn(rgPath, floorArgv, { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] })
-    rg.stdout.on('data', () => {})
-    rg.once('error', reject)
-    rg.once('close', () => resolve(performance.now() - started))
-  })
+  const floorArgv =
+    tool === 'grep'
+      ? ['--no-config', '--json', '--no-require-git', '--regexp=function', '--', root]
+      : [
+          '--no-config',
+          '--files',
+          '--null',
+          '--glob=**/*.js',
+          '--no-ignore',
+          '--hidden',
+          '--sort=modified',
+          ...VCS.map((d) => `--glob=!${d}/`),
+          '--',
+          root,
+        ]
+  const floor = () =>
+    new Promise((resolve, reject) => {
+      const started = performance.now()
+      const rg = spawn(rgPath, floorArgv, { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] })
+      rg.stdout.on('data', () => {})
+      rg.once('error', reject)
+      rg.once('close', () => resolve(performance.now() - started))
+    })
   // Warm the code paths on a small subtree first (the x10 call itself is too long to repeat as a warm-up).
   await call({ ...args, path: join(tree, 'node_modules', '@mui', 'material') })
   const ratios = []
@@ -108,14 +145,31 @@ async function child(tool, root, rounds) {
     const started = performance.now()
     const text = await call(args)
     const ms = performance.now() - started
-    header = text.split('\n')[0]?.startsWith('Found') ? text.split('\n')[0] : (/\[Showing \d+ of \d+ files/.exec(text)?.[0] ?? '').slice(1)
+    header = text.split('\n')[0]?.startsWith('Found')
+      ? text.split('\n')[0]
+      : (/\[Showing \d+ of \d+ files/.exec(text)?.[0] ?? '').slice(1)
     ratios.push(ms / base)
     toolMs.push(ms)
     floorMs.push(base)
   }
   // Before anything else allocates: the peak of the calls themselves.
   const maxRssMiB = process.resourceUsage().maxRSS / 1024
-  const files = Number(execFileSync(rgPath, ['--no-config', '--files', '--no-ignore', '--hidden', '--null', '--', root], { maxBuffer: 1 << 30 }).toString('latin1').split('\0').length - 1)
+  const files = Number(
+    execFileSync(rgPath, ['--no-config', '--files', '--no-ignore', '--hidden', '--null', '--', root], {
+      maxBuffer: 1 << 30,
+    })
+      .toString('latin1')
+      .split('\0').length - 1,
+  )
   await ctx.fiber.dispose()
-  console.log(JSON.stringify({ ratio: median(ratios), toolMs: median(toolMs), floorMs: median(floorMs), maxRssMiB, header, files }))
+  console.log(
+    JSON.stringify({
+      ratio: median(ratios),
+      toolMs: median(toolMs),
+      floorMs: median(floorMs),
+      maxRssMiB,
+      header,
+      files,
+    }),
+  )
 }

@@ -19,13 +19,14 @@ import FsSearch from '@deepseek-ai/dsh-tool-fs-search'
 import { buildCorpus, corpus, MIN_FILES, tree, VCS } from './corpus.mjs'
 import { loadAverage, mib, pairedRatios, peakRssDuring, row, summaryRow } from './lib.mjs'
 
-
 /** The identical rg invocation, spawned bare and read to the end. */
 function bare(args, cwd) {
   return new Promise((resolve, reject) => {
     const child = spawn(rgPath, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] })
     let bytes = 0
-    child.stdout.on('data', (chunk) => { bytes += chunk.length })
+    child.stdout.on('data', (chunk) => {
+      bytes += chunk.length
+    })
     child.stderr.resume()
     child.once('error', reject)
     child.once('close', (code) => resolve({ code, bytes }))
@@ -69,14 +70,19 @@ async function context({ spill = false, config = {} } = {}) {
     ctx,
     async run(tool, args, expectError) {
       const result = await ctx.tools.execute(tool, args, { session })
-      if (result.isError !== Boolean(expectError)) throw new Error(`${tool} ${JSON.stringify(args)}: ${result.content[0].text.slice(0, 300)}`)
+      if (result.isError !== Boolean(expectError))
+        throw new Error(`${tool} ${JSON.stringify(args)}: ${result.content[0].text.slice(0, 300)}`)
       return result
     },
   }
 }
 
 function countFiles() {
-  const out = execFileSync(rgPath, ['--no-config', '--files', '--null', '--no-ignore', '--hidden', ...VCS.map((d) => `--glob=!${d}/`)], { cwd: tree, maxBuffer: 1 << 30 })
+  const out = execFileSync(
+    rgPath,
+    ['--no-config', '--files', '--null', '--no-ignore', '--hidden', ...VCS.map((d) => `--glob=!${d}/`)],
+    { cwd: tree, maxBuffer: 1 << 30 },
+  )
   return out.toString('latin1').split('\0').filter(Boolean).length
 }
 
@@ -85,7 +91,11 @@ function countFiles() {
  * `reference` reader, when given, is timed in the same rounds.
  */
 async function paired(candidate, floor, { rounds = 9, reference } = {}) {
-  const result = await pairedRatios(floor, { tool: candidate, ...(reference ? { reference } : {}) }, { rounds, warmup: 1 })
+  const result = await pairedRatios(
+    floor,
+    { tool: candidate, ...(reference ? { reference } : {}) },
+    { rounds, warmup: 1 },
+  )
   return { ratio: result.tool.ratio, tool: result.tool.ms, floor: result.floorMs, reference: result.reference }
 }
 
@@ -94,7 +104,10 @@ const load = loadAverage
 /** One row of the summary table (bench/lib.mjs summaryRow), then the medians behind it. */
 function ratioRow(figure, floor, detail, { ratio, tool, floor: floorMs }, goal, cpu) {
   summaryRow({ figure, value: ratio, goal, floor })
-  row(`  ${detail}`, `tool ${tool.toFixed(1)} ms, floor ${floorMs.toFixed(1)} ms${cpu === undefined ? '' : `, tool CPU ${cpu.toFixed(1)} ms`}`)
+  row(
+    `  ${detail}`,
+    `tool ${tool.toFixed(1)} ms, floor ${floorMs.toFixed(1)} ms${cpu === undefined ? '' : `, tool CPU ${cpu.toFixed(1)} ms`}`,
+  )
 }
 
 /**
@@ -121,16 +134,35 @@ const plain = await context()
 const spilled = await context({ spill: true })
 
 // The tool's own grep argv without the prlimit prefix: the identical rg, bare.
-const grepArgv = (pattern, root, include) => ['--no-config', '--json', '--no-require-git', `--regexp=${pattern}`, ...(include ? [`--glob=${include}`] : []), '--', root]
+const grepArgv = (pattern, root, include) => [
+  '--no-config',
+  '--json',
+  '--no-require-git',
+  `--regexp=${pattern}`,
+  ...(include ? [`--glob=${include}`] : []),
+  '--',
+  root,
+]
 const vcs = VCS.map((d) => `--glob=!${d}/`)
-const globArgv = (pattern, root) => ['--no-config', '--files', '--null', `--glob=${pattern}`, '--no-ignore', '--hidden', '--sort=modified', ...vcs, '--', root]
+const globArgv = (pattern, root) => [
+  '--no-config',
+  '--files',
+  '--null',
+  `--glob=${pattern}`,
+  '--no-ignore',
+  '--hidden',
+  '--sort=modified',
+  ...vcs,
+  '--',
+  root,
+]
 
 console.log(`\n# load average at start: ${load()} (${cpus().length} CPUs)`)
 console.log('\n# issue 17 rows: tool (in-process, warm) vs bare rg read to the end, paired medians of per-call ratios')
 
 const subtree = join(tree, 'node_modules', '@mui', 'material')
 const grepRows = [
-  ['grep broad under a subtree', { pattern: 'React', path: subtree }, 1.10],
+  ['grep broad under a subtree', { pattern: 'React', path: subtree }, 1.1],
   ['grep broad over the whole tree (include *.js)', { pattern: 'function', include: '*.js' }, 1.25],
   ['grep rare', { pattern: 'queueMicrotask' }, 1.05],
   ['grep regex', { pattern: 'use[A-Z]\\w+Effect\\(' }, 1.05],
@@ -142,10 +174,18 @@ for (const [label, args, goal] of grepRows) {
   const probe = await bare(argv, tree)
   const header = (await spilled.run('grep', args)).content[0].text.split('\n')[0]
   const reference = label.includes('broad') ? () => parsedBare(argv, tree) : undefined
-  const result = await paired(() => spilled.run('grep', args), () => bare(argv, tree), { rounds: label.includes('whole') ? 5 : 9, reference })
+  const result = await paired(
+    () => spilled.run('grep', args),
+    () => bare(argv, tree),
+    { rounds: label.includes('whole') ? 5 : 9, reference },
+  )
   const cpu = await cpuPerCall(() => spilled.run('grep', args), label.includes('whole') ? 3 : 5)
   ratioRow(label, 'bare rg --json read to end', `${header}, ${mib(probe.bytes)} raw JSON`, result, goal, cpu)
-  if (result.reference) row('  reference, no goal: the same rg, each record JSON.parse\'d', `${result.reference.ratio.toFixed(2)}× (${result.reference.ms.toFixed(1)} ms)`)
+  if (result.reference)
+    row(
+      "  reference, no goal: the same rg, each record JSON.parse'd",
+      `${result.reference.ratio.toFixed(2)}× (${result.reference.ms.toFixed(1)} ms)`,
+    )
 }
 
 const globRows = [
@@ -157,22 +197,37 @@ for (const [label, args, goal] of globRows) {
   const argv = globArgv(args.pattern, root)
   const count = (await spilled.run('glob', args)).content[0].text
   const shown = /\[Showing \d+ of (\d+) files/.exec(count)?.[1] ?? String(count.split('\n').length)
-  const result = await paired(() => spilled.run('glob', args), () => bare(argv, root), { rounds: 9 })
+  const result = await paired(
+    () => spilled.run('glob', args),
+    () => bare(argv, root),
+    { rounds: 9 },
+  )
   const cpu = await cpuPerCall(() => spilled.run('glob', args))
   ratioRow(label, 'bare rg --files --sort=modified', `${shown} files`, result, goal, cpu)
 }
 
 console.log(`\n# memory: broad greps past rawOutputMaxBytes (20 MB of raw JSON), answered; load average ${load()}`)
-for (const args of [{ pattern: 'function', include: '*.js' }, { pattern: 'jsx' }, { pattern: 'Object\\.defineProperty' }]) {
+for (const args of [
+  { pattern: 'function', include: '*.js' },
+  { pattern: 'jsx' },
+  { pattern: 'Object\\.defineProperty' },
+]) {
   const argv = grepArgv(args.pattern, tree, args.include)
   const probe = await bare(argv, tree)
   const { result, peakGrowth } = await peakRssDuring(() => spilled.run('grep', args))
   const header = result.content[0].text.split('\n')[0]
-  const timing = await paired(() => spilled.run('grep', args), () => bare(argv, tree), { rounds: 3 })
+  const timing = await paired(
+    () => spilled.run('grep', args),
+    () => bare(argv, tree),
+    { rounds: 3 },
+  )
   const what = `grep "${args.pattern}"${args.include ? ` include ${args.include}` : ''} past rawOutputMaxBytes`
   summaryRow({ figure: `${what}: peak RSS growth`, value: peakGrowth / 1048576, goal: 64, unit: 'MiB' })
   summaryRow({ figure: `${what}: time`, value: timing.ratio, goal: 1.25, floor: 'bare rg --json read to end' })
-  row(`  ${header}, ${mib(probe.bytes)} raw JSON`, `tool ${timing.tool.toFixed(0)} ms, floor ${timing.floor.toFixed(0)} ms`)
+  row(
+    `  ${header}, ${mib(probe.bytes)} raw JSON`,
+    `tool ${timing.tool.toFixed(0)} ms, floor ${timing.floor.toFixed(0)} ms`,
+  )
 }
 console.log(`# load average at end: ${load()}`)
 

@@ -11,11 +11,13 @@ const CONSUMERS = [['subprocess'], ['tools'], ['bash', 'tools'], ['tools'], ['su
 
 const ctx = new Context()
 for (const name of SERVICES) {
-  ctx.plugin(class extends Service {
-    constructor(parent) {
-      super(parent, name)
-    }
-  })
+  ctx.plugin(
+    class extends Service {
+      constructor(parent) {
+        super(parent, name)
+      }
+    },
+  )
 }
 let ready
 const started = new Promise((resolve) => (ready = resolve))

@@ -19,13 +19,14 @@ await ctx.plugin(LocalSubprocess, { spillDir: spillRoot })
 const seam = ctx.subprocess
 const base = { cwd: process.cwd(), stdin: 'ignore', graceMs: 1000 }
 
-const bareExit = (file, args, stdio, options = {}) => new Promise((resolve, reject) => {
-  const child = spawn(file, args, { stdio, ...options })
-  child.once('error', reject)
-  if (child.stdout) child.stdout.resume()
-  if (child.stderr) child.stderr.resume()
-  child.once('close', resolve)
-})
+const bareExit = (file, args, stdio, options = {}) =>
+  new Promise((resolve, reject) => {
+    const child = spawn(file, args, { stdio, ...options })
+    child.once('error', reject)
+    if (child.stdout) child.stdout.resume()
+    if (child.stderr) child.stderr.resume()
+    child.once('close', resolve)
+  })
 
 // 1. Per-spawn overhead. The seam must spawn `detached` (setsid: a process group of its own), which on a kernel with
 // CONFIG_SCHED_AUTOGROUP also puts the child in a new scheduling group: on a loaded machine that alone costs
@@ -37,9 +38,13 @@ const candidates = {
   bareIgnore: () => bareExit('true', [], 'ignore'),
   bareDetached: () => bareExit('true', [], 'ignore', { detached: true }),
   bareSeamOptions: () => bareExit('true', [], 'ignore', { detached: true, cwd: process.cwd(), env: childEnv() }),
-  seamIgnore: async () => { await (await seam.spawn({ ...base, argv: ['true'], stdout: 'ignore', stderr: 'ignore' })).done },
+  seamIgnore: async () => {
+    await (await seam.spawn({ ...base, argv: ['true'], stdout: 'ignore', stderr: 'ignore' })).done
+  },
   barePipes: () => bareExit('true', [], ['ignore', 'pipe', 'pipe']),
-  seamCollect: async () => { await (await seam.spawn({ ...base, argv: ['true'], stdout: { maxBytes: 64000 }, stderr: { maxBytes: 64000 } })).done },
+  seamCollect: async () => {
+    await (await seam.spawn({ ...base, argv: ['true'], stdout: { maxBytes: 64000 }, stderr: { maxBytes: 64000 } })).done
+  },
 }
 const samples = Object.fromEntries(Object.keys(candidates).map((name) => [name, []]))
 for (let i = 0; i < SPAWNS + 20; i++) {
@@ -52,11 +57,23 @@ for (let i = 0; i < SPAWNS + 20; i++) {
 const spawnMs = Object.fromEntries(Object.entries(samples).map(([name, values]) => [name, median(values)]))
 console.log(`per-spawn cost of \`true\` (median of ${SPAWNS} spawns each, interleaved)`)
 row('  bare child_process.spawn, stdio ignore', `${spawnMs.bareIgnore.toFixed(3)} ms`)
-row('  bare child_process.spawn, stdio ignore, detached (setsid)', `${spawnMs.bareDetached.toFixed(3)} ms  ${ratio(spawnMs.bareDetached, spawnMs.bareIgnore)}`)
-row('  bare, detached + cwd + scrubbed env (what the seam asks)', `${spawnMs.bareSeamOptions.toFixed(3)} ms  ${ratio(spawnMs.bareSeamOptions, spawnMs.bareIgnore)}`)
-row('  seam spawn + done, stdout/stderr ignore', `${spawnMs.seamIgnore.toFixed(3)} ms  ${ratio(spawnMs.seamIgnore, spawnMs.bareIgnore)} of bare (goal <= 1.15×), ${ratio(spawnMs.seamIgnore, spawnMs.bareSeamOptions)} of bare with the same options`)
+row(
+  '  bare child_process.spawn, stdio ignore, detached (setsid)',
+  `${spawnMs.bareDetached.toFixed(3)} ms  ${ratio(spawnMs.bareDetached, spawnMs.bareIgnore)}`,
+)
+row(
+  '  bare, detached + cwd + scrubbed env (what the seam asks)',
+  `${spawnMs.bareSeamOptions.toFixed(3)} ms  ${ratio(spawnMs.bareSeamOptions, spawnMs.bareIgnore)}`,
+)
+row(
+  '  seam spawn + done, stdout/stderr ignore',
+  `${spawnMs.seamIgnore.toFixed(3)} ms  ${ratio(spawnMs.seamIgnore, spawnMs.bareIgnore)} of bare (goal <= 1.15×), ${ratio(spawnMs.seamIgnore, spawnMs.bareSeamOptions)} of bare with the same options`,
+)
 row('  bare child_process.spawn, stdout/stderr pipes read', `${spawnMs.barePipes.toFixed(3)} ms`)
-row('  seam spawn + done, stdout/stderr collected', `${spawnMs.seamCollect.toFixed(3)} ms  ${ratio(spawnMs.seamCollect, spawnMs.barePipes)}`)
+row(
+  '  seam spawn + done, stdout/stderr collected',
+  `${spawnMs.seamCollect.toFixed(3)} ms  ${ratio(spawnMs.seamCollect, spawnMs.barePipes)}`,
+)
 
 // 2. 1 GiB through collect mode.
 const head = ['head', '-c', String(GiB), '/dev/zero']
@@ -82,11 +99,19 @@ for (let round = 0; round < 3; round++) {
   collectPeak = Math.max(collectPeak, peakGrowth)
 }
 const gibPerS = (ms) => `${(GiB / 1048576 / 1024 / (ms / 1000)).toFixed(2)} GiB/s`
-const shell = median(rates.shell), bareNode = median(rates.bareNode), collect = median(rates.collect)
+const shell = median(rates.shell),
+  bareNode = median(rates.bareNode),
+  collect = median(rates.collect)
 console.log('\n1 GiB of /dev/zero (median of 3 rounds)')
 row('  head | cat > /dev/null (physical limit, no Node)', `${shell.toFixed(0)} ms  ${gibPerS(shell)}`)
-row('  bare Node pipe, read and discarded', `${bareNode.toFixed(0)} ms  ${gibPerS(bareNode)}  throughput ${ratio(shell, bareNode)} of the limit`)
-row('  seam collect mode (64 000-byte tail)', `${collect.toFixed(0)} ms  ${gibPerS(collect)}  throughput ${ratio(shell, collect)} of the limit, ${ratio(bareNode, collect)} of bare Node`)
+row(
+  '  bare Node pipe, read and discarded',
+  `${bareNode.toFixed(0)} ms  ${gibPerS(bareNode)}  throughput ${ratio(shell, bareNode)} of the limit`,
+)
+row(
+  '  seam collect mode (64 000-byte tail)',
+  `${collect.toFixed(0)} ms  ${gibPerS(collect)}  throughput ${ratio(shell, collect)} of the limit, ${ratio(bareNode, collect)} of bare Node`,
+)
 row('  bare Node pipe, peak RSS growth (worst round)', mib(barePeak))
 row('  seam collect mode, peak RSS growth (worst round)', `${mib(collectPeak)} (goal < 64 MiB)`)
 
@@ -97,7 +122,12 @@ const spillTimes = []
 for (let round = 0; round < 3; round++) {
   const t = performance.now()
   const { result, peakGrowth } = await peakRssDuring(async () => {
-    const handle = await seam.spawn({ ...base, argv: ['head', '-c', String(SPILL), '/dev/zero'], stdout: { maxBytes: 64000, spill: { maxBytes: 2 * SPILL } }, stderr: 'ignore' })
+    const handle = await seam.spawn({
+      ...base,
+      argv: ['head', '-c', String(SPILL), '/dev/zero'],
+      stdout: { maxBytes: 64000, spill: { maxBytes: 2 * SPILL } },
+      stderr: 'ignore',
+    })
     await handle.done
     const path = handle.collected.stdout.spillPath
     await rm(path)
@@ -108,7 +138,10 @@ for (let round = 0; round < 3; round++) {
   spillPeak = Math.max(spillPeak, peakGrowth)
 }
 console.log('\n256 MiB through collect mode with spill to a file (median of 3 rounds)')
-row('  seam collect + spill', `${median(spillTimes).toFixed(0)} ms  ${(256 / (median(spillTimes) / 1000)).toFixed(0)} MiB/s`)
+row(
+  '  seam collect + spill',
+  `${median(spillTimes).toFixed(0)} ms  ${(256 / (median(spillTimes) / 1000)).toFixed(0)} MiB/s`,
+)
 row('  seam collect + spill, peak RSS growth (worst round)', `${mib(spillPeak)} (goal < 64 MiB)`)
 
 await ctx.fiber.dispose()

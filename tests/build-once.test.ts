@@ -40,7 +40,8 @@ function testSources(): string[] {
 function literals(text: string): string[] {
   const found: string[] = []
   const visit = (node: ts.Node): void => {
-    if (ts.isStringLiteralLike(node) || ts.isTemplateHead(node) || ts.isTemplateMiddle(node) || ts.isTemplateTail(node)) found.push(node.text)
+    if (ts.isStringLiteralLike(node) || ts.isTemplateHead(node) || ts.isTemplateMiddle(node) || ts.isTemplateTail(node))
+      found.push(node.text)
     ts.forEachChild(node, visit)
   }
   visit(ts.createSourceFile('x.ts', text, ts.ScriptTarget.Latest, true))
@@ -50,7 +51,9 @@ function literals(text: string): string[] {
 /** What in a text starts a build: the bundle script, the TypeScript compiler, `npm run build`. */
 export function buildSpawns(text: string): string[] {
   const strings = literals(text)
-  const hits = strings.filter((s) => /(^|[\\/])bundle\.mjs$|typescript[\\/]bin[\\/]tsc|^tsc$|^npx tsc|\btsc -b\b|npm run build/.test(s))
+  const hits = strings.filter((s) =>
+    /(^|[\\/])bundle\.mjs$|typescript[\\/]bin[\\/]tsc|^tsc$|^npx tsc|\btsc -b\b|npm run build/.test(s),
+  )
   strings.forEach((s, i) => {
     if (s === 'run' && strings[i + 1] === 'build') hits.push('run build')
   })
@@ -58,11 +61,17 @@ export function buildSpawns(text: string): string[] {
 }
 
 describe('a test run builds once', () => {
-  test('the check sees each way of building (the global setup\'s own, and the ways test files used to)', () => {
+  test("the check sees each way of building (the global setup's own, and the ways test files used to)", () => {
     expect(buildSpawns(readFileSync(join(ROOT, GLOBAL_SETUP), 'utf8'))).toContain('run build')
-    expect(buildSpawns("execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', 'packages/host/cli'])")).toHaveLength(1)
-    expect(buildSpawns("execFileSync(process.execPath, [join(ROOT, 'packages/host/cli/scripts/bundle.mjs')])")).toHaveLength(1)
-    expect(buildSpawns("execSync(`npm run build`)")).toHaveLength(1)
+    expect(
+      buildSpawns(
+        "execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', 'packages/host/cli'])",
+      ),
+    ).toHaveLength(1)
+    expect(
+      buildSpawns("execFileSync(process.execPath, [join(ROOT, 'packages/host/cli/scripts/bundle.mjs')])"),
+    ).toHaveLength(1)
+    expect(buildSpawns('execSync(`npm run build`)')).toHaveLength(1)
     expect(buildSpawns('// npm run build, then scripts/bundle.mjs\nconst x = 1')).toEqual([])
   })
 
@@ -70,7 +79,10 @@ describe('a test run builds once', () => {
     const files = testSources()
     expect(files).toContain(GLOBAL_SETUP)
     expect(files.length).toBeGreaterThan(50)
-    const building = files.filter((file) => file !== GLOBAL_SETUP && file !== SELF && buildSpawns(readFileSync(join(ROOT, file), 'utf8')).length > 0)
+    const building = files.filter(
+      (file) =>
+        file !== GLOBAL_SETUP && file !== SELF && buildSpawns(readFileSync(join(ROOT, file), 'utf8')).length > 0,
+    )
     expect(building).toEqual([])
   })
 })

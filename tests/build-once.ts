@@ -24,7 +24,8 @@ function newestInput(): number {
     if (stat.isDirectory()) for (const name of readdirSync(path)) visit(join(path, name))
     else newest = Math.max(newest, stat.mtimeMs)
   }
-  for (const file of readdirSync(ROOT)) if (/^tsconfig.*\.json$/.test(file) && file !== 'tsconfig.tests.json') visit(join(ROOT, file))
+  for (const file of readdirSync(ROOT))
+    if (/^tsconfig.*\.json$/.test(file) && file !== 'tsconfig.tests.json') visit(join(ROOT, file))
   for (const group of readdirSync(join(ROOT, 'packages'))) {
     for (const name of readdirSync(join(ROOT, 'packages', group))) {
       const pkg = join(ROOT, 'packages', group, name)

@@ -44,7 +44,8 @@ function sources(dir: string): string[] {
 export function specifiers(text: string): string[] {
   const code = text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '')
   const found: string[] = []
-  for (const match of code.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"]([^'"]+)['"]/g)) found.push(match[1]!)
+  for (const match of code.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"]([^'"]+)['"]/g))
+    found.push(match[1]!)
   return found
 }
 
@@ -97,33 +98,64 @@ function moduleGraph(pkg: Pkg): Map<string, string[]> {
   const root = join(ROOT, 'packages', pkg.dir)
   for (const file of pkg.files) {
     const local = specifiers(readFileSync(file, 'utf8')).filter((spec) => spec.startsWith('.'))
-    graph.set(relative(root, file), local.map((spec) => relative(root, resolve(dirname(file), spec.replace(/\.js$/, '.ts')))))
+    graph.set(
+      relative(root, file),
+      local.map((spec) => relative(root, resolve(dirname(file), spec.replace(/\.js$/, '.ts')))),
+    )
   }
   return graph
 }
 
 describe('the checks can fail', () => {
   test('specifiers sees static, type-only, dynamic imports and re-exports, and no commented-out import', () => {
-    expect(specifiers([
-      "import { a } from '@x/a'",
-      "import type { B } from './b.ts'",
-      "export { c } from \"./c.ts\"",
-      "const d = await import('d')",
-      "import 'side-effect'",
-      "// import { e } from 'e'",
-      "/* import { f } from 'f' */",
-    ].join('\n'))).toEqual(['@x/a', './b.ts', './c.ts', 'd', 'side-effect'])
+    expect(
+      specifiers(
+        [
+          "import { a } from '@x/a'",
+          "import type { B } from './b.ts'",
+          'export { c } from "./c.ts"',
+          "const d = await import('d')",
+          "import 'side-effect'",
+          "// import { e } from 'e'",
+          "/* import { f } from 'f' */",
+        ].join('\n'),
+      ),
+    ).toEqual(['@x/a', './b.ts', './c.ts', 'd', 'side-effect'])
   })
 
   test('findCircle finds a two-node and a longer circle, and none in a graph without one', () => {
-    expect(findCircle(new Map([['index.ts', ['lines.ts']], ['lines.ts', ['index.ts']]]))).toEqual(['index.ts', 'lines.ts', 'index.ts'])
-    expect(findCircle(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', []]]))).toEqual(['a', 'b', 'c', 'a'])
-    expect(findCircle(new Map([['a', ['b', 'c']], ['b', ['c']], ['c', []]]))).toBeUndefined()
+    expect(
+      findCircle(
+        new Map([
+          ['index.ts', ['lines.ts']],
+          ['lines.ts', ['index.ts']],
+        ]),
+      ),
+    ).toEqual(['index.ts', 'lines.ts', 'index.ts'])
+    expect(
+      findCircle(
+        new Map([
+          ['a', ['b']],
+          ['b', ['c']],
+          ['c', ['a']],
+          ['d', []],
+        ]),
+      ),
+    ).toEqual(['a', 'b', 'c', 'a'])
+    expect(
+      findCircle(
+        new Map([
+          ['a', ['b', 'c']],
+          ['b', ['c']],
+          ['c', []],
+        ]),
+      ),
+    ).toBeUndefined()
   })
 })
 
 describe('the house', () => {
-  test('the package graph is read from every package\'s sources', () => {
+  test("the package graph is read from every package's sources", () => {
     const graph = packageGraph()
     expect(graph.get('host/mcp')).toContain('core/mcp-wire')
     expect(graph.get('remote/tools-remote')).toContain('core/mcp-wire')
@@ -132,7 +164,9 @@ describe('the house', () => {
 
   test('no package below the hosts imports a host: tools-remote takes the wire conventions from core/mcp-wire', () => {
     const graph = packageGraph()
-    const upward = [...graph].flatMap(([from, targets]) => from.startsWith('host/') ? [] : targets.filter((to) => to.startsWith('host/')).map((to) => `${from} -> ${to}`))
+    const upward = [...graph].flatMap(([from, targets]) =>
+      from.startsWith('host/') ? [] : targets.filter((to) => to.startsWith('host/')).map((to) => `${from} -> ${to}`),
+    )
     expect(upward).toEqual([])
     // The two ends of the MCP wire do not import each other.
     expect(graph.get('host/mcp')).not.toContain('remote/tools-remote')

@@ -44,7 +44,10 @@ function packages(): Pkg[] {
       const declared = [...deps, ...Object.keys(manifest.devDependencies ?? {}).filter((dep) => dep.startsWith(SCOPE))]
       const imports = new Set<string>()
       for (const file of sources(join(dir, 'src'))) {
-        for (const match of readFileSync(file, 'utf8').matchAll(/(?:from\s+|import\s*\(\s*|import\s+)'(@deepseek-ai\/dsh-[a-z-]+)'/g)) imports.add(match[1]!)
+        for (const match of readFileSync(file, 'utf8').matchAll(
+          /(?:from\s+|import\s*\(\s*|import\s+)'(@deepseek-ai\/dsh-[a-z-]+)'/g,
+        ))
+          imports.add(match[1]!)
       }
       imports.delete(manifest.name)
       found.push({ name: manifest.name, dir: `packages/${area}/${name}`, deps, declared, imports: [...imports].sort() })
@@ -62,24 +65,47 @@ const uses = (pkg: Pkg) => [...new Set([...pkg.deps, ...pkg.imports])]
 
 describe('the import graph', () => {
   test('the seams the rules speak of exist (the graph is read, not empty)', () => {
-    for (const name of ['dsh-tasks', 'dsh-tasks-local', 'dsh-bash', 'dsh-bash-runner', 'dsh-bash-local', 'dsh-bash-sandbox', 'dsh-tool-bash', 'dsh-mcp']) {
+    for (const name of [
+      'dsh-tasks',
+      'dsh-tasks-local',
+      'dsh-bash',
+      'dsh-bash-runner',
+      'dsh-bash-local',
+      'dsh-bash-sandbox',
+      'dsh-tool-bash',
+      'dsh-mcp',
+    ]) {
       expect(byName.has(`@deepseek-ai/${name}`), name).toBe(true)
     }
     expect(all.filter((pkg) => isProvider(pkg.name)).length).toBeGreaterThanOrEqual(5)
   })
 
   test('every workspace package a source imports is a declared dependency', () => {
-    const undeclared = all.flatMap((pkg) => pkg.imports.filter((name) => !pkg.declared.includes(name)).map((name) => `${pkg.name} imports ${name}`))
+    const undeclared = all.flatMap((pkg) =>
+      pkg.imports.filter((name) => !pkg.declared.includes(name)).map((name) => `${pkg.name} imports ${name}`),
+    )
     expect(undeclared).toEqual([])
   })
 
   test('no provider imports or depends on another provider', () => {
-    const crossings = all.filter((pkg) => isProvider(pkg.name)).flatMap((pkg) => uses(pkg).filter(isProvider).map((name) => `${pkg.name} → ${name}`))
+    const crossings = all
+      .filter((pkg) => isProvider(pkg.name))
+      .flatMap((pkg) =>
+        uses(pkg)
+          .filter(isProvider)
+          .map((name) => `${pkg.name} → ${name}`),
+      )
     expect(crossings).toEqual([])
   })
 
   test('no consumer (a tool package) imports a provider', () => {
-    const crossings = all.filter((pkg) => /\/dsh-tool(s-remote|-[a-z-]+)$/.test(pkg.name)).flatMap((pkg) => uses(pkg).filter(isProvider).map((name) => `${pkg.name} → ${name}`))
+    const crossings = all
+      .filter((pkg) => /\/dsh-tool(s-remote|-[a-z-]+)$/.test(pkg.name))
+      .flatMap((pkg) =>
+        uses(pkg)
+          .filter(isProvider)
+          .map((name) => `${pkg.name} → ${name}`),
+      )
     expect(crossings).toEqual([])
   })
 

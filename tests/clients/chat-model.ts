@@ -58,7 +58,10 @@ export interface RecordedRequest {
   path: string
   body: ChatRequest | undefined
   /** What the stand-in answered: a step's tool call, the final reply, a side reply, or an HTTP error. */
-  answer: { kind: 'tool-call'; step: ToolCallStep; id: string } | { kind: 'reply' | 'side-reply'; text: string } | { kind: 'error'; status: number }
+  answer:
+    | { kind: 'tool-call'; step: ToolCallStep; id: string }
+    | { kind: 'reply' | 'side-reply'; text: string }
+    | { kind: 'error'; status: number }
 }
 
 /** The answer to one step, as the client sent it back in its `role: "tool"` message. */
@@ -91,7 +94,11 @@ export async function startChatModel(script: ChatModelScript): Promise<ChatModel
 
   function answer(body: ChatRequest): RecordedRequest['answer'] {
     if (!body.tools?.length) return { kind: 'side-reply', text: script.sideReply }
-    const answered = new Map(body.messages.filter((m) => m.role === 'tool' && m.tool_call_id !== undefined).map((m) => [m.tool_call_id!, textOf(m.content)]))
+    const answered = new Map(
+      body.messages
+        .filter((m) => m.role === 'tool' && m.tool_call_id !== undefined)
+        .map((m) => [m.tool_call_id!, textOf(m.content)]),
+    )
     for (const [index, step] of script.steps.entries()) {
       const id = callId(index)
       const content = answered.get(id)
@@ -115,31 +122,62 @@ export async function startChatModel(script: ChatModelScript): Promise<ChatModel
     const method = req.method ?? 'GET'
     if (method !== 'POST' || !path.endsWith('/chat/completions')) {
       requests.push({ method, path, body: undefined, answer: { kind: 'error', status: 404 } })
-      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `no such endpoint: ${method} ${path}` } }))
+      res
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { message: `no such endpoint: ${method} ${path}` } }))
       return
     }
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as ChatRequest
     const reply = answer(body)
     requests.push({ method, path, body, answer: reply })
-    const call: ChatToolCall | undefined = reply.kind === 'tool-call'
-      ? { id: reply.id, type: 'function', function: { name: reply.step.tool, arguments: JSON.stringify(reply.step.arguments) } }
-      : undefined
+    const call: ChatToolCall | undefined =
+      reply.kind === 'tool-call'
+        ? {
+            id: reply.id,
+            type: 'function',
+            function: { name: reply.step.tool, arguments: JSON.stringify(reply.step.arguments) },
+          }
+        : undefined
     const text = reply.kind === 'reply' || reply.kind === 'side-reply' ? reply.text : ''
     const finish = call ? 'tool_calls' : 'stop'
     const usage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 }
     const head = { id: `chatcmpl-${requests.length}`, created: Math.floor(Date.now() / 1000), model: body.model }
     if (!body.stream) {
-      const message = call ? { role: 'assistant', content: null, tool_calls: [call] } : { role: 'assistant', content: text }
+      const message = call
+        ? { role: 'assistant', content: null, tool_calls: [call] }
+        : { role: 'assistant', content: text }
       res.writeHead(200, { 'content-type': 'application/json' })
-      res.end(JSON.stringify({ ...head, object: 'chat.completion', choices: [{ index: 0, message, finish_reason: finish }], usage }))
+      res.end(
+        JSON.stringify({
+          ...head,
+          object: 'chat.completion',
+          choices: [{ index: 0, message, finish_reason: finish }],
+          usage,
+        }),
+      )
       return
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' })
     const send = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`)
-    const chunk = (delta: unknown, finishReason: string | null) => ({ ...head, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finishReason }] })
+    const chunk = (delta: unknown, finishReason: string | null) => ({
+      ...head,
+      object: 'chat.completion.chunk',
+      choices: [{ index: 0, delta, finish_reason: finishReason }],
+    })
     if (call) {
       // The name first, the arguments in a later delta, as real endpoints stream them.
-      send(chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }, null))
+      send(
+        chunk(
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              { index: 0, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } },
+            ],
+          },
+          null,
+        ),
+      )
       send(chunk({ tool_calls: [{ index: 0, function: { arguments: call.function.arguments } }] }, null))
     } else {
       send(chunk({ role: 'assistant', content: text }, null))

@@ -23,7 +23,9 @@ const CLAUDE = agentCli('claude')
 const TEST_TIMEOUT_MS = 120_000
 
 const DSH_TOOLS = ['bash', 'bash_input', 'bash_kill', 'bash_output', 'edit', 'glob', 'grep', 'read', 'write']
-const READ_ONLY_ALLOW = { permissions: { allow: ['mcp__dsh__glob', 'mcp__dsh__grep', 'mcp__dsh__read', 'mcp__dsh__bash_output'] } }
+const READ_ONLY_ALLOW = {
+  permissions: { allow: ['mcp__dsh__glob', 'mcp__dsh__grep', 'mcp__dsh__read', 'mcp__dsh__bash_output'] },
+}
 
 /** The one JSON object `claude -p --output-format json` prints, as far as these tests read it. */
 interface PrintResult {
@@ -45,7 +47,8 @@ afterAll(async () => {
 })
 
 /** Runs `claude ARGS` (runCli: its own process group, a hang guard). */
-const claude = (args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<CliRun> => runCli(CLAUDE, args, options)
+const claude = (args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<CliRun> =>
+  runCli(CLAUDE, args, options)
 
 interface Session {
   project: string
@@ -92,7 +95,8 @@ async function session(options: SessionOptions): Promise<Session> {
     mkdirSync(join(project, '.claude'))
     writeFileSync(join(project, '.claude/settings.json'), JSON.stringify(options.projectSettings, null, 2))
   }
-  if (options.userSettings !== undefined) writeFileSync(join(config, 'settings.json'), JSON.stringify(options.userSettings, null, 2))
+  if (options.userSettings !== undefined)
+    writeFileSync(join(config, 'settings.json'), JSON.stringify(options.userSettings, null, 2))
   const model = await startMessagesModel({ steps: options.steps, finalText: 'Done.' })
   cleanups.push(() => model.close())
   // Nothing of the machine's own Claude Code setup: no inherited ANTHROPIC_* or CLAUDE_* variable, a temp HOME.
@@ -106,7 +110,8 @@ async function session(options: SessionOptions): Promise<Session> {
     DISABLE_AUTOUPDATER: '1',
   }
   const add = await claude(['mcp', 'add', 'dsh', '--', 'node', DSH, 'mcp', '--cwd', project], { cwd: project, env })
-  if (add.code !== 0) throw new Error(`claude mcp add failed (exit ${add.code}, signal ${add.signal}): ${add.stderr}${add.stdout}`)
+  if (add.code !== 0)
+    throw new Error(`claude mcp add failed (exit ${add.code}, signal ${add.signal}): ${add.stderr}${add.stdout}`)
   if (options.trusted) {
     const state = join(config, '.claude.json')
     const recorded = JSON.parse(readFileSync(state, 'utf8')) as { projects: Record<string, Record<string, unknown>> }
@@ -114,14 +119,19 @@ async function session(options: SessionOptions): Promise<Session> {
     writeFileSync(state, JSON.stringify(recorded, null, 2))
   }
   const debugFile = join(dir, 'debug.log')
-  const run = await claude(['-p', 'Use the dsh tools to look at this project.', '--output-format', 'json', '--debug-file', debugFile], { cwd: project, env })
+  const run = await claude(
+    ['-p', 'Use the dsh tools to look at this project.', '--output-format', 'json', '--debug-file', debugFile],
+    { cwd: project, env },
+  )
   // Claude Code stops its dsh server on the way out; the server's command line names the project.
   await until(() => processesWith(project).length === 0, `the dsh server for ${project} exited`)
   let output: PrintResult
   try {
     output = JSON.parse(run.stdout) as PrintResult
   } catch {
-    throw new Error(`claude -p printed no JSON result (exit ${run.code}, signal ${run.signal}): ${run.stderr}${run.stdout}`)
+    throw new Error(
+      `claude -p printed no JSON result (exit ${run.code}, signal ${run.signal}): ${run.stderr}${run.stdout}`,
+    )
   }
   return { project, model, add, run, output, debug: readFileSync(debugFile, 'utf8') }
 }
@@ -132,13 +142,19 @@ function dshTools(): DshTool[] {
 }
 
 function loaded(model: MessagesModel, name: string): OfferedTool | undefined {
-  return model.offeredTools().flat().find((tool) => tool.name === name)
+  return model
+    .offeredTools()
+    .flat()
+    .find((tool) => tool.name === name)
 }
 
 /** What Claude Code sends back, as the tool result, for a call it did not run. */
 const refusal = (tool: string) => `Claude requested permissions to use ${tool}, but you haven't granted it yet.`
 
-const LOAD_READ_ONLY: ToolStep = { tool: 'ToolSearch', input: { query: 'select:mcp__dsh__grep,mcp__dsh__glob,mcp__dsh__read' } }
+const LOAD_READ_ONLY: ToolStep = {
+  tool: 'ToolSearch',
+  input: { query: 'select:mcp__dsh__grep,mcp__dsh__glob,mcp__dsh__read' },
+}
 const GREP: ToolStep = { tool: 'mcp__dsh__grep', input: { pattern: 'TODO' } }
 const BASH: ToolStep = { tool: 'mcp__dsh__bash', input: { command: 'echo "$PWD"', description: 'Print the directory' } }
 const GREP_TEXT = 'Found 1 match\n\nsrc/a.ts\nLine 1: export const a = 1 // TODO: rename'
@@ -168,67 +184,112 @@ describe('Claude Code 2.1.332, claude -p: dsh mounted by `claude mcp add`, the R
   })
 
   test('Claude Code talks to the stand-in only by streamed POST /v1/messages, one request per model turn', () => {
-    expect(s.model.requests.map(({ method, url, body }) => `${method} ${url} stream=${String((body as { stream?: unknown }).stream)}`)).toEqual(
-      Array.from({ length: 7 }, () => 'POST /v1/messages?beta=true stream=true'),
-    )
+    expect(
+      s.model.requests.map(
+        ({ method, url, body }) => `${method} ${url} stream=${String((body as { stream?: unknown }).stream)}`,
+      ),
+    ).toEqual(Array.from({ length: 7 }, () => 'POST /v1/messages?beta=true stream=true'))
   })
 
   test('the model sees every dsh tool as mcp__dsh__<tool>, deferred: only named until ToolSearch loads it, then with dsh’s exact description and schema', () => {
     const first = s.model.offeredTools()[0]!.map((tool) => tool.name)
     expect(first).toContain('ToolSearch')
     expect(first.filter((name) => name.startsWith('mcp__'))).toEqual([])
-    const deferredList = s.model.messageTexts().find((text) => text.includes('The following deferred tools are now available via ToolSearch'))
+    const deferredList = s.model
+      .messageTexts()
+      .find((text) => text.includes('The following deferred tools are now available via ToolSearch'))
     expect(deferredList).toBeDefined()
     for (const tool of DSH_TOOLS) expect(deferredList!.split('\n')).toContain(`mcp__dsh__${tool}`)
     // ToolSearch answers with references; the next request carries the loaded tools' definitions.
-    expect(s.model.results[0]!.content).toEqual(['grep', 'glob', 'read'].map((tool) => ({ type: 'tool_reference', tool_name: `mcp__dsh__${tool}` })))
+    expect(s.model.results[0]!.content).toEqual(
+      ['grep', 'glob', 'read'].map((tool) => ({ type: 'tool_reference', tool_name: `mcp__dsh__${tool}` })),
+    )
     for (const tool of dshTools().filter(({ name }) => ['glob', 'grep', 'read', 'bash'].includes(name))) {
-      expect(loaded(s.model, `mcp__dsh__${tool.name}`), tool.name).toEqual({ name: `mcp__dsh__${tool.name}`, description: tool.description, input_schema: tool.inputSchema, defer_loading: true })
+      expect(loaded(s.model, `mcp__dsh__${tool.name}`), tool.name).toEqual({
+        name: `mcp__dsh__${tool.name}`,
+        description: tool.description,
+        input_schema: tool.inputSchema,
+        defer_loading: true,
+      })
     }
     // dsh's MCP instructions reach the model too.
-    expect(s.model.messageTexts().some((text) => text.includes('These instructions are about the tools of the MCP server dsh'))).toBe(true)
+    expect(
+      s.model
+        .messageTexts()
+        .some((text) => text.includes('These instructions are about the tools of the MCP server dsh')),
+    ).toBe(true)
   })
 
   test('grep, glob and read run through dsh without a prompt, and the model gets dsh’s exact result text', () => {
     const byTool = Object.fromEntries(s.model.results.map((result) => [result.tool, result]))
     expect(byTool.mcp__dsh__grep).toMatchObject({ isError: false, text: GREP_TEXT })
     expect(byTool.mcp__dsh__glob).toMatchObject({ isError: false, text: 'src/a.ts' })
-    expect(byTool.mcp__dsh__read).toMatchObject({ isError: false, text: '1: one\n2: two\n3: three\n\n[end of file: 3 lines]' })
+    expect(byTool.mcp__dsh__read).toMatchObject({
+      isError: false,
+      text: '1: one\n2: two\n3: three\n\n[end of file: 3 lines]',
+    })
   })
 
   test('bash, not in that allow rule, is not run: with nobody to ask in -p, Claude Code answers the call with a refusal', () => {
     const bash = s.model.results.find((result) => result.tool === 'mcp__dsh__bash')
     expect(bash).toMatchObject({ isError: true, text: refusal('mcp__dsh__bash') })
-    expect(s.output.permission_denials).toEqual([{ tool_name: 'mcp__dsh__bash', tool_use_id: bash!.toolUseId, tool_input: BASH.input }])
+    expect(s.output.permission_denials).toEqual([
+      { tool_name: 'mcp__dsh__bash', tool_use_id: bash!.toolUseId, tool_input: BASH.input },
+    ])
   })
 })
 
 describe('Claude Code 2.1.332, claude -p: calls that are not allowed are refused, not run', () => {
-  test('a trusted project without an allow rule: the grep call gets Claude Code’s refusal, not dsh’s text, and claude still exits 0', async () => {
-    const s = await session({ trusted: true, steps: [LOAD_READ_ONLY, GREP] })
-    expect(s.add.code, s.add.stderr).toBe(0)
-    expect(s.run.code, s.run.stderr).toBe(0)
-    expect(s.model.results.map(({ tool, isError, text }) => ({ tool, isError, text }))).toEqual([
-      { tool: 'ToolSearch', isError: false, text: '' },
-      { tool: 'mcp__dsh__grep', isError: true, text: refusal('mcp__dsh__grep') },
-    ])
-    expect(s.output).toMatchObject({ is_error: false, permission_denials: [{ tool_name: 'mcp__dsh__grep', tool_input: GREP.input }] })
-  }, TEST_TIMEOUT_MS)
+  test(
+    'a trusted project without an allow rule: the grep call gets Claude Code’s refusal, not dsh’s text, and claude still exits 0',
+    async () => {
+      const s = await session({ trusted: true, steps: [LOAD_READ_ONLY, GREP] })
+      expect(s.add.code, s.add.stderr).toBe(0)
+      expect(s.run.code, s.run.stderr).toBe(0)
+      expect(s.model.results.map(({ tool, isError, text }) => ({ tool, isError, text }))).toEqual([
+        { tool: 'ToolSearch', isError: false, text: '' },
+        { tool: 'mcp__dsh__grep', isError: true, text: refusal('mcp__dsh__grep') },
+      ])
+      expect(s.output).toMatchObject({
+        is_error: false,
+        permission_denials: [{ tool_name: 'mcp__dsh__grep', tool_input: GREP.input }],
+      })
+    },
+    TEST_TIMEOUT_MS,
+  )
 
-  test('the README allow rule in .claude/settings.json of a project never trusted is dropped, so grep is refused too', async () => {
-    const s = await session({ projectSettings: READ_ONLY_ALLOW, trusted: false, steps: [LOAD_READ_ONLY, GREP] })
-    expect(s.run.code, s.run.stderr).toBe(0)
-    expect(s.model.results.find((result) => result.tool === 'mcp__dsh__grep')).toMatchObject({ isError: true, text: refusal('mcp__dsh__grep') })
-    // Why, in Claude Code's own words (the -p help says it skips the trust dialog, not that it trusts).
-    expect(s.debug).toContain('Dropped 4 project-scoped permissions.allow entries — workspace not yet trusted')
-  }, TEST_TIMEOUT_MS)
+  test(
+    'the README allow rule in .claude/settings.json of a project never trusted is dropped, so grep is refused too',
+    async () => {
+      const s = await session({ projectSettings: READ_ONLY_ALLOW, trusted: false, steps: [LOAD_READ_ONLY, GREP] })
+      expect(s.run.code, s.run.stderr).toBe(0)
+      expect(s.model.results.find((result) => result.tool === 'mcp__dsh__grep')).toMatchObject({
+        isError: true,
+        text: refusal('mcp__dsh__grep'),
+      })
+      // Why, in Claude Code's own words (the -p help says it skips the trust dialog, not that it trusts).
+      expect(s.debug).toContain('Dropped 4 project-scoped permissions.allow entries — workspace not yet trusted')
+    },
+    TEST_TIMEOUT_MS,
+  )
 })
 
 describe('Claude Code 2.1.332, claude -p: "mcp__dsh" in the user settings', () => {
-  test('allows the whole server, bash included, with no trust needed: bash runs in the --cwd directory', async () => {
-    const s = await session({ userSettings: { permissions: { allow: ['mcp__dsh'] } }, trusted: false, steps: [{ tool: 'ToolSearch', input: { query: 'select:mcp__dsh__bash' } }, BASH] })
-    expect(s.run.code, s.run.stderr).toBe(0)
-    expect(s.model.results.find((result) => result.tool === 'mcp__dsh__bash')).toMatchObject({ isError: false, text: s.project })
-    expect(s.output.permission_denials).toEqual([])
-  }, TEST_TIMEOUT_MS)
+  test(
+    'allows the whole server, bash included, with no trust needed: bash runs in the --cwd directory',
+    async () => {
+      const s = await session({
+        userSettings: { permissions: { allow: ['mcp__dsh'] } },
+        trusted: false,
+        steps: [{ tool: 'ToolSearch', input: { query: 'select:mcp__dsh__bash' } }, BASH],
+      })
+      expect(s.run.code, s.run.stderr).toBe(0)
+      expect(s.model.results.find((result) => result.tool === 'mcp__dsh__bash')).toMatchObject({
+        isError: false,
+        text: s.project,
+      })
+      expect(s.output.permission_denials).toEqual([])
+    },
+    TEST_TIMEOUT_MS,
+  )
 })

@@ -15,7 +15,9 @@ export type AgentCli = 'claude' | 'codex' | 'gemini' | 'opencode'
 
 /** The pin list as the marker records it. */
 export function pinList(): string {
-  return JSON.stringify((JSON.parse(readFileSync(join(PINNED_DIR, 'package.json'), 'utf8')) as { dependencies: unknown }).dependencies)
+  return JSON.stringify(
+    (JSON.parse(readFileSync(join(PINNED_DIR, 'package.json'), 'utf8')) as { dependencies: unknown }).dependencies,
+  )
 }
 
 export function installed(): boolean {
@@ -26,7 +28,9 @@ export function installed(): boolean {
 export function agentCli(name: AgentCli): string {
   const bin = join(PINNED_DIR, 'node_modules', '.bin', name)
   if (!installed() || !existsSync(bin)) {
-    throw new Error(`${name} is not installed in ${PINNED_DIR}: vitest's global setup (tests/clients/setup.ts) installs the pinned CLIs with npm on first use; see its output`)
+    throw new Error(
+      `${name} is not installed in ${PINNED_DIR}: vitest's global setup (tests/clients/setup.ts) installs the pinned CLIs with npm on first use; see its output`,
+    )
   }
   return bin
 }
@@ -41,10 +45,11 @@ export async function listenOnLoopback(server: Server): Promise<{ port: number; 
     server.listen(0, '127.0.0.1', () => listening())
   })
   const { port } = server.address() as AddressInfo
-  const close = () => new Promise<void>((closed) => {
-    server.closeAllConnections()
-    server.close(() => closed())
-  })
+  const close = () =>
+    new Promise<void>((closed) => {
+      server.closeAllConnections()
+      server.close(() => closed())
+    })
   return { port, close }
 }
 
@@ -64,9 +69,18 @@ export const CLI_RUN_BOUND_MS = 100_000
  * relaunch themselves, as children); resolves when it exited. A run still going after CLI_RUN_BOUND_MS is killed
  * with its whole group, and resolves with that signal.
  */
-export function runCli(bin: string, args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<CliRun> {
+export function runCli(
+  bin: string,
+  args: readonly string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv },
+): Promise<CliRun> {
   return new Promise((done, fail) => {
-    const child = spawn(bin, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+    const child = spawn(bin, args, {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    })
     const guard = setTimeout(() => {
       try {
         if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL')
@@ -76,8 +90,12 @@ export function runCli(bin: string, args: readonly string[], options: { cwd: str
     }, CLI_RUN_BOUND_MS)
     let stdout = ''
     let stderr = ''
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk
+    })
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk
+    })
     child.on('error', (error) => {
       clearTimeout(guard)
       fail(error)

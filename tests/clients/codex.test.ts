@@ -19,7 +19,11 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 const DSH = installedDsh().bin
 const TIMEOUT = 120_000
 const FINAL = 'Done.'
-const dsh = (name: string, args: Record<string, unknown>): ToolCall => ({ namespace: 'mcp__dsh', name, arguments: args })
+const dsh = (name: string, args: Record<string, unknown>): ToolCall => ({
+  namespace: 'mcp__dsh',
+  name,
+  arguments: args,
+})
 /** Codex puts this before every tool output it sends back: `outputs[i]` is [this, the tool's text]. */
 const WALL_TIME = expect.stringMatching(/^Wall time: \d+(\.\d+)? seconds\nOutput:$/)
 
@@ -85,7 +89,13 @@ function codexExec(at: Fixture, prompt: string): Promise<CliRun> {
   return runCli(agentCli('codex'), ['exec', '--strict-config', '--skip-git-repo-check', prompt], {
     cwd: at.project,
     // Only what Codex needs: none of the user's OPENAI_* / CODEX_* settings, a dummy key for env_key.
-    env: { PATH: process.env.PATH ?? '', HOME: at.home, CODEX_HOME: join(at.home, '.codex'), LANG: 'C.UTF-8', DSH_TEST_MODEL_KEY: 'dummy-key' },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: at.home,
+      CODEX_HOME: join(at.home, '.codex'),
+      LANG: 'C.UTF-8',
+      DSH_TEST_MODEL_KEY: 'dummy-key',
+    },
   })
 }
 
@@ -101,101 +111,147 @@ async function expectCleanRun(at: Fixture, model: ResponsesModel, run: CliRun): 
 }
 
 describe('Codex CLI (codex exec) with dsh mcp', () => {
-  test('offers dsh\'s tools in the namespace mcp__dsh, and runs the read-only ones (grep, glob, read, bash_output) without approval under exec\'s approval_policy never', async () => {
-    const at = fixture()
-    await using model = await startResponsesModel({
-      calls: [dsh('grep', { pattern: 'zebrafish' }), dsh('glob', { pattern: '**/*.ts' }), dsh('read', { path: 'src/a.ts' }), dsh('bash_output', { task_id: 'bash-1' })],
-      finalText: FINAL,
-    })
-    writeConfig(at, model, { approveTools: false })
-    const run = await codexExec(at, 'Find the word zebrafish.')
-    await expectCleanRun(at, model, run)
+  test(
+    "offers dsh's tools in the namespace mcp__dsh, and runs the read-only ones (grep, glob, read, bash_output) without approval under exec's approval_policy never",
+    async () => {
+      const at = fixture()
+      await using model = await startResponsesModel({
+        calls: [
+          dsh('grep', { pattern: 'zebrafish' }),
+          dsh('glob', { pattern: '**/*.ts' }),
+          dsh('read', { path: 'src/a.ts' }),
+          dsh('bash_output', { task_id: 'bash-1' }),
+        ],
+        finalText: FINAL,
+      })
+      writeConfig(at, model, { approveTools: false })
+      const run = await codexExec(at, 'Find the word zebrafish.')
+      await expectCleanRun(at, model, run)
 
-    const first = model.requests[0]?.body
-    expect(first).toBeDefined()
-    expect(offeredTools(first!).filter((tool) => tool.namespace === 'mcp__dsh')).toEqual(
-      ['bash', 'bash_input', 'bash_kill', 'bash_output', 'edit', 'glob', 'grep', 'read', 'write'].map((name) => ({ namespace: 'mcp__dsh', name })),
-    )
-    // The namespace's description is dsh's MCP `instructions`.
-    expect(first!.tools?.find((tool) => tool.name === 'mcp__dsh')?.description).toMatch(/^These instructions are about the tools of the MCP server dsh: bash, bash_input, bash_kill, bash_output, edit, glob, grep, read, write\./)
-    expect(model.outputs).toEqual([
-      [WALL_TIME, 'Found 1 match\n\nsrc/a.ts\nLine 2: export const marker = "zebrafish"'],
-      [WALL_TIME, 'src/a.ts'],
-      [WALL_TIME, '1: export const a = 1\n2: export const marker = "zebrafish"\n\n[end of file: 2 lines]'],
-      // No task was started: dsh's error result proves the call reached it.
-      [WALL_TIME, expect.stringMatching(/^Error: .*bash-1/)],
-    ])
-  }, TIMEOUT)
+      const first = model.requests[0]?.body
+      expect(first).toBeDefined()
+      expect(offeredTools(first!).filter((tool) => tool.namespace === 'mcp__dsh')).toEqual(
+        ['bash', 'bash_input', 'bash_kill', 'bash_output', 'edit', 'glob', 'grep', 'read', 'write'].map((name) => ({
+          namespace: 'mcp__dsh',
+          name,
+        })),
+      )
+      // The namespace's description is dsh's MCP `instructions`.
+      expect(first!.tools?.find((tool) => tool.name === 'mcp__dsh')?.description).toMatch(
+        /^These instructions are about the tools of the MCP server dsh: bash, bash_input, bash_kill, bash_output, edit, glob, grep, read, write\./,
+      )
+      expect(model.outputs).toEqual([
+        [WALL_TIME, 'Found 1 match\n\nsrc/a.ts\nLine 2: export const marker = "zebrafish"'],
+        [WALL_TIME, 'src/a.ts'],
+        [WALL_TIME, '1: export const a = 1\n2: export const marker = "zebrafish"\n\n[end of file: 2 lines]'],
+        // No task was started: dsh's error result proves the call reached it.
+        [WALL_TIME, expect.stringMatching(/^Error: .*bash-1/)],
+      ])
+    },
+    TIMEOUT,
+  )
 
-  test('refuses bash and bash_kill under approval_policy never: the model gets Codex\'s refusal and the command never runs', async () => {
-    const at = fixture()
-    await using model = await startResponsesModel({
-      calls: [dsh('bash', { command: 'touch ran.txt', description: 'Leave a mark' }), dsh('bash_kill', { task_id: 'bash-1' })],
-      finalText: FINAL,
-    })
-    writeConfig(at, model, { approveTools: false })
-    const run = await codexExec(at, 'Leave a mark.')
-    await expectCleanRun(at, model, run)
+  test(
+    "refuses bash and bash_kill under approval_policy never: the model gets Codex's refusal and the command never runs",
+    async () => {
+      const at = fixture()
+      await using model = await startResponsesModel({
+        calls: [
+          dsh('bash', { command: 'touch ran.txt', description: 'Leave a mark' }),
+          dsh('bash_kill', { task_id: 'bash-1' }),
+        ],
+        finalText: FINAL,
+      })
+      writeConfig(at, model, { approveTools: false })
+      const run = await codexExec(at, 'Leave a mark.')
+      await expectCleanRun(at, model, run)
 
-    const refusal = [WALL_TIME, 'MCP tool call requires approval, but approval policy is never']
-    expect(model.outputs).toEqual([refusal, refusal])
-    expect(existsSync(join(at.project, 'ran.txt'))).toBe(false)
-  }, TIMEOUT)
+      const refusal = [WALL_TIME, 'MCP tool call requires approval, but approval policy is never']
+      expect(model.outputs).toEqual([refusal, refusal])
+      expect(existsSync(join(at.project, 'ran.txt'))).toBe(false)
+    },
+    TIMEOUT,
+  )
 
-  test('runs bash unattended with default_tools_approval_mode = "approve", outside Codex\'s read-only sandbox', async () => {
-    const at = fixture()
-    await using model = await startResponsesModel({
-      calls: [dsh('bash', { command: 'echo "$PWD" && touch ran.txt', description: 'Print the directory and leave a mark' })],
-      finalText: FINAL,
-    })
-    writeConfig(at, model, { approveTools: true })
-    const run = await codexExec(at, 'Print the directory and leave a mark.')
-    await expectCleanRun(at, model, run)
+  test(
+    'runs bash unattended with default_tools_approval_mode = "approve", outside Codex\'s read-only sandbox',
+    async () => {
+      const at = fixture()
+      await using model = await startResponsesModel({
+        calls: [
+          dsh('bash', { command: 'echo "$PWD" && touch ran.txt', description: 'Print the directory and leave a mark' }),
+        ],
+        finalText: FINAL,
+      })
+      writeConfig(at, model, { approveTools: true })
+      const run = await codexExec(at, 'Print the directory and leave a mark.')
+      await expectCleanRun(at, model, run)
 
-    expect(model.outputs).toEqual([[WALL_TIME, at.project]])
-    // Codex's sandbox confines its own shell tool, not an MCP server: dsh's bash wrote into the project.
-    expect(run.stderr).toContain('sandbox: read-only')
-    expect(existsSync(join(at.project, 'ran.txt'))).toBe(true)
-  }, TIMEOUT)
+      expect(model.outputs).toEqual([[WALL_TIME, at.project]])
+      // Codex's sandbox confines its own shell tool, not an MCP server: dsh's bash wrote into the project.
+      expect(run.stderr).toContain('sandbox: read-only')
+      expect(existsSync(join(at.project, 'ran.txt'))).toBe(true)
+    },
+    TIMEOUT,
+  )
 
-  test('a background task\'s completion notice reaches the model once, on a later tool result, though Codex drops logging notifications', async () => {
-    const at = fixture()
-    const notice = 'background task bash-1 finished [status: completed, exit code: 0]. Read its output with bash_output.'
-    // The task ends at once; the later calls are the results it can ride on (the first that comes after its end).
-    await using model = await startResponsesModel({
-      calls: [dsh('bash', { command: 'true', description: 'Finish at once', run_in_background: true }), ...[1, 2, 3].map(() => dsh('glob', { pattern: '**/*.ts' }))],
-      finalText: FINAL,
-    })
-    writeConfig(at, model, { approveTools: true })
-    const run = await codexExec(at, 'Start a task.')
-    await expectCleanRun(at, model, run)
+  test(
+    "a background task's completion notice reaches the model once, on a later tool result, though Codex drops logging notifications",
+    async () => {
+      const at = fixture()
+      const notice =
+        'background task bash-1 finished [status: completed, exit code: 0]. Read its output with bash_output.'
+      // The task ends at once; the later calls are the results it can ride on (the first that comes after its end).
+      await using model = await startResponsesModel({
+        calls: [
+          dsh('bash', { command: 'true', description: 'Finish at once', run_in_background: true }),
+          ...[1, 2, 3].map(() => dsh('glob', { pattern: '**/*.ts' })),
+        ],
+        finalText: FINAL,
+      })
+      writeConfig(at, model, { approveTools: true })
+      const run = await codexExec(at, 'Start a task.')
+      await expectCleanRun(at, model, run)
 
-    expect(model.outputs[0]).toEqual([WALL_TIME, 'started background task bash-1'])
-    const globs = model.outputs.slice(1).map((output) => output?.[1])
-    expect(globs.filter((text) => text === `src/a.ts\n\n${notice}`)).toHaveLength(1)
-    expect(globs.filter((text) => text === 'src/a.ts')).toHaveLength(2)
-    // Nowhere else in what Codex sent the model: not as a logging notification turned into a message.
-    const mentions = model.requests.map((request) => JSON.stringify(request.body ?? {}).split('finished [status: completed').length - 1)
-    expect(mentions.at(-1)).toBe(1)
-  }, TIMEOUT)
+      expect(model.outputs[0]).toEqual([WALL_TIME, 'started background task bash-1'])
+      const globs = model.outputs.slice(1).map((output) => output?.[1])
+      expect(globs.filter((text) => text === `src/a.ts\n\n${notice}`)).toHaveLength(1)
+      expect(globs.filter((text) => text === 'src/a.ts')).toHaveLength(2)
+      // Nowhere else in what Codex sent the model: not as a logging notification turned into a message.
+      const mentions = model.requests.map(
+        (request) => JSON.stringify(request.body ?? {}).split('finished [status: completed').length - 1,
+      )
+      expect(mentions.at(-1)).toBe(1)
+    },
+    TIMEOUT,
+  )
 
-  test('a long bash call returns as a task with its output so far, and bash_output wait_for reaches its end (DESIGN §19)', async () => {
-    const at = fixture()
-    // The default is 45 000 ms; a shorter one keeps the test short, the flow is the same.
-    const config = join(at.base, 'dsh.json')
-    writeFileSync(config, JSON.stringify({ 'tool-bash': { backgroundAfterMs: 1500 } }))
-    await using model = await startResponsesModel({
-      calls: [
-        dsh('bash', { command: 'echo building; sleep 4; echo built', description: 'A long build' }),
-        dsh('bash_output', { task_id: 'bash-1', wait_for: '^built$' }),
-      ],
-      finalText: FINAL,
-    })
-    writeConfig(at, model, { approveTools: true, dshArgs: ['--config', config] })
-    const run = await codexExec(at, 'Build.')
-    await expectCleanRun(at, model, run)
+  test(
+    'a long bash call returns as a task with its output so far, and bash_output wait_for reaches its end (DESIGN §19)',
+    async () => {
+      const at = fixture()
+      // The default is 45 000 ms; a shorter one keeps the test short, the flow is the same.
+      const config = join(at.base, 'dsh.json')
+      writeFileSync(config, JSON.stringify({ 'tool-bash': { backgroundAfterMs: 1500 } }))
+      await using model = await startResponsesModel({
+        calls: [
+          dsh('bash', { command: 'echo building; sleep 4; echo built', description: 'A long build' }),
+          dsh('bash_output', { task_id: 'bash-1', wait_for: '^built$' }),
+        ],
+        finalText: FINAL,
+      })
+      writeConfig(at, model, { approveTools: true, dshArgs: ['--config', config] })
+      const run = await codexExec(at, 'Build.')
+      await expectCleanRun(at, model, run)
 
-    expect(model.outputs[0]).toEqual([WALL_TIME, 'building\n[still running after 1500ms: it continues as background task bash-1. Wait for it with bash_output {"task_id":"bash-1","wait_for":"<regex for a line it prints>"} (or timeout_ms alone to wait for its end); bash_kill stops it]'])
-    expect(model.outputs[1]?.[1]).toMatch(/^built\n\[wait_for matched\]\n\[status: (running|completed, exit code: 0)\]/)
-  }, TIMEOUT)
+      expect(model.outputs[0]).toEqual([
+        WALL_TIME,
+        'building\n[still running after 1500ms: it continues as background task bash-1. Wait for it with bash_output {"task_id":"bash-1","wait_for":"<regex for a line it prints>"} (or timeout_ms alone to wait for its end); bash_kill stops it]',
+      ])
+      expect(model.outputs[1]?.[1]).toMatch(
+        /^built\n\[wait_for matched\]\n\[status: (running|completed, exit code: 0)\]/,
+      )
+    },
+    TIMEOUT,
+  )
 })

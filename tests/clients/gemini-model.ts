@@ -80,19 +80,29 @@ interface Schema {
 function sample(schema: Schema): unknown {
   if (schema.enum?.length) return schema.enum[0]
   switch (schema.type?.toLowerCase()) {
-    case 'object': return Object.fromEntries(Object.entries(schema.properties ?? {}).map(([key, value]) => [key, sample(value)]))
-    case 'array': return []
-    case 'integer': case 'number': return 1
-    case 'boolean': return false
-    case 'string': return 'stand-in'
-    default: return null
+    case 'object':
+      return Object.fromEntries(Object.entries(schema.properties ?? {}).map(([key, value]) => [key, sample(value)]))
+    case 'array':
+      return []
+    case 'integer':
+    case 'number':
+      return 1
+    case 'boolean':
+      return false
+    case 'string':
+      return 'stand-in'
+    default:
+      return null
   }
 }
 
 const PATH = /^\/[^/]+\/models\/([^:/?]+):([A-Za-z]+)/
 
 /** Starts the stand-in; it makes `calls` in order, one per turn, then answers `finalText`. */
-export async function startGeminiModel(options: { calls: readonly ScriptedCall[]; finalText: string }): Promise<GeminiModel> {
+export async function startGeminiModel(options: {
+  calls: readonly ScriptedCall[]
+  finalText: string
+}): Promise<GeminiModel> {
   const requests: RecordedRequest[] = []
   const functionResponses: FunctionResponsePart[] = []
   const seen = new Set<string>()
@@ -100,7 +110,9 @@ export async function startGeminiModel(options: { calls: readonly ScriptedCall[]
   // The number of scripted calls already made is the number of model turns with a function call in the history,
   // so a retried request gets the same answer.
   function nextCall(body: GenerateRequestBody): ScriptedCall | undefined {
-    const made = (body.contents ?? []).filter((content) => content.role === 'model' && content.parts?.some((part) => part.functionCall)).length
+    const made = (body.contents ?? []).filter(
+      (content) => content.role === 'model' && content.parts?.some((part) => part.functionCall),
+    ).length
     return options.calls[made]
   }
 
@@ -122,11 +134,19 @@ export async function startGeminiModel(options: { calls: readonly ScriptedCall[]
     const call = isConversation ? nextCall(body) : undefined
     // A side request asking for JSON (the CLI's model router rates the prompt's complexity) gets a minimal
     // object of its schema, so it does not retry.
-    const schema = (body.generationConfig?.['responseJsonSchema'] ?? body.generationConfig?.['responseSchema']) as Schema | undefined
-    const parts: Part[] = call ? [{ functionCall: { name: call.name, args: call.args } }] : [{ text: schema ? JSON.stringify(sample(schema)) : options.finalText }]
+    const schema = (body.generationConfig?.['responseJsonSchema'] ?? body.generationConfig?.['responseSchema']) as
+      | Schema
+      | undefined
+    const parts: Part[] = call
+      ? [{ functionCall: { name: call.name, args: call.args } }]
+      : [{ text: schema ? JSON.stringify(sample(schema)) : options.finalText }]
     return {
       answer: call ? `call ${call.name}` : schema ? 'json' : 'text',
-      response: { candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }], usageMetadata, modelVersion: model },
+      response: {
+        candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }],
+        usageMetadata,
+        modelVersion: model,
+      },
     }
   }
 
@@ -137,7 +157,8 @@ export async function startGeminiModel(options: { calls: readonly ScriptedCall[]
     const body = text ? (JSON.parse(text) as GenerateRequestBody) : undefined
     const url = request.url ?? ''
     const [, model = '', action = ''] = PATH.exec(url) ?? []
-    const record = (answer: string) => requests.push({ method: request.method ?? '', url, model, action, headers: request.headers, body, answer })
+    const record = (answer: string) =>
+      requests.push({ method: request.method ?? '', url, model, action, headers: request.headers, body, answer })
     if (body) recordResponses(body)
 
     if (request.method === 'POST' && action === 'streamGenerateContent' && body) {
@@ -157,7 +178,15 @@ export async function startGeminiModel(options: { calls: readonly ScriptedCall[]
     } else {
       record('404')
       response.writeHead(404, { 'content-type': 'application/json' })
-      response.end(JSON.stringify({ error: { code: 404, message: `the stand-in Gemini API does not serve ${request.method ?? ''} ${url}`, status: 'NOT_FOUND' } }))
+      response.end(
+        JSON.stringify({
+          error: {
+            code: 404,
+            message: `the stand-in Gemini API does not serve ${request.method ?? ''} ${url}`,
+            status: 'NOT_FOUND',
+          },
+        }),
+      )
     }
   }
 
@@ -174,7 +203,9 @@ export async function startGeminiModel(options: { calls: readonly ScriptedCall[]
     requests,
     functionResponses,
     declarations() {
-      const first = requests.find((request) => request.answer.startsWith('call ') || (request.body?.tools ?? []).length > 0)
+      const first = requests.find(
+        (request) => request.answer.startsWith('call ') || (request.body?.tools ?? []).length > 0,
+      )
       return (first?.body?.tools ?? []).flatMap((tool) => tool.functionDeclarations ?? [])
     },
     close,

@@ -64,14 +64,17 @@ export interface MessagesModel extends AsyncDisposable {
   close(): Promise<void>
 }
 
-type Block = { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
+type Block =
+  | { type: 'text'; text: string }
+  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
 
 interface Turn {
   blocks: Block[]
   stopReason: 'tool_use' | 'end_turn'
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
 
 /** The content blocks of every message of a request body (a string content counts as one text block). */
 function contentBlocks(body: unknown): Record<string, unknown>[] {
@@ -86,12 +89,17 @@ function contentBlocks(body: unknown): Record<string, unknown>[] {
 function resultText(content: unknown): string {
   if (typeof content === 'string') return content
   if (!Array.isArray(content)) return ''
-  return content.filter(isRecord).flatMap((block) => (block.type === 'text' && typeof block.text === 'string' ? [block.text] : [])).join('\n')
+  return content
+    .filter(isRecord)
+    .flatMap((block) => (block.type === 'text' && typeof block.text === 'string' ? [block.text] : []))
+    .join('\n')
 }
 
 function offered(body: unknown): OfferedTool[] {
   if (!isRecord(body) || !Array.isArray(body.tools)) return []
-  return body.tools.filter(isRecord).flatMap((tool) => (typeof tool.name === 'string' ? [tool as unknown as OfferedTool] : []))
+  return body.tools
+    .filter(isRecord)
+    .flatMap((tool) => (typeof tool.name === 'string' ? [tool as unknown as OfferedTool] : []))
 }
 
 const toolUseId = (step: number) => `toolu_script_${step}`
@@ -104,7 +112,8 @@ export async function startMessagesModel(options: MessagesModelOptions): Promise
   /** The next turn of the script, from the tool results the request carries. */
   function nextTurn(body: unknown): Turn {
     // A request that offers no tools is a side request of the client (a title, a summary): plain text.
-    if (offered(body).length === 0) return { blocks: [{ type: 'text', text: options.finalText }], stopReason: 'end_turn' }
+    if (offered(body).length === 0)
+      return { blocks: [{ type: 'text', text: options.finalText }], stopReason: 'end_turn' }
     const returned = new Map<string, Record<string, unknown>>()
     for (const block of contentBlocks(body)) {
       if (block.type === 'tool_result' && typeof block.tool_use_id === 'string') returned.set(block.tool_use_id, block)
@@ -115,11 +124,19 @@ export async function startMessagesModel(options: MessagesModelOptions): Promise
       const block = returned.get(id)!
       if (!results.some((result) => result.toolUseId === id)) {
         const { tool, input } = options.steps[step]!
-        results.push({ tool, input, toolUseId: id, isError: block.is_error === true, text: resultText(block.content), content: block.content })
+        results.push({
+          tool,
+          input,
+          toolUseId: id,
+          isError: block.is_error === true,
+          text: resultText(block.content),
+          content: block.content,
+        })
       }
       step++
     }
-    if (step === options.steps.length) return { blocks: [{ type: 'text', text: options.finalText }], stopReason: 'end_turn' }
+    if (step === options.steps.length)
+      return { blocks: [{ type: 'text', text: options.finalText }], stopReason: 'end_turn' }
     const { tool, input } = options.steps[step]!
     return { blocks: [{ type: 'tool_use', id: toolUseId(step), name: tool, input }], stopReason: 'tool_use' }
   }
@@ -130,23 +147,53 @@ export async function startMessagesModel(options: MessagesModelOptions): Promise
     const model = isRecord(body) && typeof body.model === 'string' ? body.model : 'stand-in'
     const usage = { input_tokens: 1, output_tokens: 1 }
     if (!isRecord(body) || body.stream !== true) {
-      sendJson(response, 200, { id, type: 'message', role: 'assistant', model, content: turn.blocks, stop_reason: turn.stopReason, stop_sequence: null, usage })
+      sendJson(response, 200, {
+        id,
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: turn.blocks,
+        stop_reason: turn.stopReason,
+        stop_sequence: null,
+        usage,
+      })
       return
     }
     response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
-    const event = (type: string, data: Record<string, unknown>) => response.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`)
-    event('message_start', { message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage } })
+    const event = (type: string, data: Record<string, unknown>) =>
+      response.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`)
+    event('message_start', {
+      message: {
+        id,
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage,
+      },
+    })
     turn.blocks.forEach((block, index) => {
       if (block.type === 'tool_use') {
-        event('content_block_start', { index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } })
-        event('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input) } })
+        event('content_block_start', {
+          index,
+          content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} },
+        })
+        event('content_block_delta', {
+          index,
+          delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input) },
+        })
       } else {
         event('content_block_start', { index, content_block: { type: 'text', text: '' } })
         event('content_block_delta', { index, delta: { type: 'text_delta', text: block.text } })
       }
       event('content_block_stop', { index })
     })
-    event('message_delta', { delta: { stop_reason: turn.stopReason, stop_sequence: null }, usage: { output_tokens: 1 } })
+    event('message_delta', {
+      delta: { stop_reason: turn.stopReason, stop_sequence: null },
+      usage: { output_tokens: 1 },
+    })
     event('message_stop', {})
     response.end()
   }
@@ -162,8 +209,12 @@ export async function startMessagesModel(options: MessagesModelOptions): Promise
     requests.push({ method: request.method ?? '', url, headers: request.headers, body })
     const path = url.split('?')[0]
     if (request.method === 'POST' && path === '/v1/messages') return answerMessages(body, response)
-    if (request.method === 'POST' && path === '/v1/messages/count_tokens') return sendJson(response, 200, { input_tokens: Math.ceil(text.length / 4) })
-    sendJson(response, 404, { type: 'error', error: { type: 'not_found_error', message: `the stand-in model does not serve ${request.method} ${path}` } })
+    if (request.method === 'POST' && path === '/v1/messages/count_tokens')
+      return sendJson(response, 200, { input_tokens: Math.ceil(text.length / 4) })
+    sendJson(response, 404, {
+      type: 'error',
+      error: { type: 'not_found_error', message: `the stand-in model does not serve ${request.method} ${path}` },
+    })
   }
 
   const server = createServer((request, response) => {
@@ -177,7 +228,12 @@ export async function startMessagesModel(options: MessagesModelOptions): Promise
     requests,
     results,
     offeredTools: () => requests.map((request) => offered(request.body)).filter((tools) => tools.length > 0),
-    messageTexts: () => requests.flatMap((request) => contentBlocks(request.body).flatMap((block) => (block.type === 'text' && typeof block.text === 'string' ? [block.text] : []))),
+    messageTexts: () =>
+      requests.flatMap((request) =>
+        contentBlocks(request.body).flatMap((block) =>
+          block.type === 'text' && typeof block.text === 'string' ? [block.text] : [],
+        ),
+      ),
     close,
     [Symbol.asyncDispose]: close,
   }

@@ -57,7 +57,8 @@ export function offeredTools(body: ResponsesRequestBody): { namespace?: string; 
   const offered: { namespace?: string; name: string }[] = []
   for (const tool of body.tools ?? []) {
     if (tool.type === 'namespace' && tool.name !== undefined) {
-      for (const member of tool.tools ?? []) if (member.name !== undefined) offered.push({ namespace: tool.name, name: member.name })
+      for (const member of tool.tools ?? [])
+        if (member.name !== undefined) offered.push({ namespace: tool.name, name: member.name })
     } else if (tool.name !== undefined) {
       offered.push({ name: tool.name })
     }
@@ -72,7 +73,10 @@ function textParts(output: InputItem['output']): string[] {
   return (output ?? []).map((part) => part.text ?? '')
 }
 
-export async function startResponsesModel(script: { calls: readonly ToolCall[]; finalText: string }): Promise<ResponsesModel> {
+export async function startResponsesModel(script: {
+  calls: readonly ToolCall[]
+  finalText: string
+}): Promise<ResponsesModel> {
   const requests: RecordedRequest[] = []
   const outputs: (string[] | undefined)[] = script.calls.map(() => undefined)
   let responses = 0
@@ -80,16 +84,37 @@ export async function startResponsesModel(script: { calls: readonly ToolCall[]; 
   function answer(body: ResponsesRequestBody, response: ServerResponse): void {
     for (const item of body.input) {
       const index = script.calls.findIndex((_, i) => callId(i) === item.call_id)
-      if (item.type === 'function_call_output' && index >= 0 && outputs[index] === undefined) outputs[index] = textParts(item.output)
+      if (item.type === 'function_call_output' && index >= 0 && outputs[index] === undefined)
+        outputs[index] = textParts(item.output)
     }
     // The next call is the first whose output has not come back: a retried request gets the same call again.
     const next = outputs.findIndex((output) => output === undefined)
     const id = `resp_${++responses}`
     const call = next >= 0 ? script.calls[next] : undefined
     const item = call
-      ? { type: 'function_call', id: `fc_${next + 1}`, call_id: callId(next), name: call.name, ...(call.namespace === undefined ? {} : { namespace: call.namespace }), arguments: JSON.stringify(call.arguments), status: 'completed' }
-      : { type: 'message', id: `msg_${responses}`, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: script.finalText, annotations: [] }] }
-    const usage = { input_tokens: 1, input_tokens_details: { cached_tokens: 0 }, output_tokens: 1, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 2 }
+      ? {
+          type: 'function_call',
+          id: `fc_${next + 1}`,
+          call_id: callId(next),
+          name: call.name,
+          ...(call.namespace === undefined ? {} : { namespace: call.namespace }),
+          arguments: JSON.stringify(call.arguments),
+          status: 'completed',
+        }
+      : {
+          type: 'message',
+          id: `msg_${responses}`,
+          role: 'assistant',
+          status: 'completed',
+          content: [{ type: 'output_text', text: script.finalText, annotations: [] }],
+        }
+    const usage = {
+      input_tokens: 1,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: 1,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: 2,
+    }
     const events = [
       { type: 'response.created', response: { id } },
       { type: 'response.output_item.done', output_index: 0, item },
@@ -110,7 +135,9 @@ export async function startResponsesModel(script: { calls: readonly ToolCall[]; 
     const path = request.url ?? ''
     requests.push({ method: request.method ?? '', path, authorization: request.headers.authorization, body })
     if (request.method === 'POST' && path.endsWith('/responses') && body) return answer(body, response)
-    response.writeHead(404, { 'content-type': 'text/plain' }).end(`the stand-in model serves only POST /v1/responses with a JSON body, not ${request.method} ${path}`)
+    response
+      .writeHead(404, { 'content-type': 'text/plain' })
+      .end(`the stand-in model serves only POST /v1/responses with a JSON body, not ${request.method} ${path}`)
   }
 
   const server = createServer((request, response) => {

@@ -4,7 +4,10 @@ import { join } from 'node:path'
 import { installed, MARKER, PINNED_DIR, pinList } from './clients.ts'
 
 /** The packages whose install script links their platform binary: [package, script]. */
-const LINK_STEPS: ReadonlyArray<readonly [string, string]> = [['@anthropic-ai/claude-code', 'install.cjs'], ['opencode-ai', 'postinstall.mjs']]
+const LINK_STEPS: ReadonlyArray<readonly [string, string]> = [
+  ['@anthropic-ai/claude-code', 'install.cjs'],
+  ['opencode-ai', 'postinstall.mjs'],
+]
 
 /**
  * vitest's global setup: installs the pinned agent CLIs (tests/clients/pinned/package.json) once, before any test
@@ -20,11 +23,26 @@ export default function setup(): void {
   console.log(`installing the pinned agent CLIs into ${PINNED_DIR} (once; tests/clients)`)
   rmSync(join(PINNED_DIR, 'node_modules'), { recursive: true, force: true })
   try {
-    execFileSync('npm', ['install', '--no-package-lock', '--no-save', '--ignore-scripts', '--no-audit', '--no-fund', '--workspaces=false', '--loglevel=error', '--fetch-retries=5'], {
-      cwd: PINNED_DIR,
-      stdio: ['ignore', 'inherit', 'inherit'],
-    })
-    for (const [pkg, script] of LINK_STEPS) execFileSync(process.execPath, [script], { cwd: join(PINNED_DIR, 'node_modules', pkg), stdio: 'inherit' })
+    execFileSync(
+      'npm',
+      [
+        'install',
+        '--no-package-lock',
+        '--no-save',
+        '--ignore-scripts',
+        '--no-audit',
+        '--no-fund',
+        '--workspaces=false',
+        '--loglevel=error',
+        '--fetch-retries=5',
+      ],
+      {
+        cwd: PINNED_DIR,
+        stdio: ['ignore', 'inherit', 'inherit'],
+      },
+    )
+    for (const [pkg, script] of LINK_STEPS)
+      execFileSync(process.execPath, [script], { cwd: join(PINNED_DIR, 'node_modules', pkg), stdio: 'inherit' })
     writeFileSync(MARKER, pinList())
   } catch (error) {
     // Only the client tests need them: they fail, naming this install (agentCli); the rest of the suite runs.

@@ -20,11 +20,19 @@ afterEach(() => strays.stopAll())
 const sleeper = strays.sleeper
 
 function dshCall(tool: string, args: unknown) {
-  const child = spawn(process.execPath, [BIN, 'call', tool, JSON.stringify(args), '--cwd', ws.dir, '--config', join(ws.dir, 'config.json')], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(
+    process.execPath,
+    [BIN, 'call', tool, JSON.stringify(args), '--cwd', ws.dir, '--config', join(ws.dir, 'config.json')],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  )
   let stdout = ''
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk
+  })
   child.stderr.resume()
-  const exited = new Promise<{ code: number | null; stdout: string }>((done) => child.on('close', (code) => done({ code, stdout })))
+  const exited = new Promise<{ code: number | null; stdout: string }>((done) =>
+    child.on('close', (code) => done({ code, stdout })),
+  )
   return { child, exited }
 }
 
@@ -39,36 +47,63 @@ test('dsh call: `cmd &` prints the adopted task and returns; the leftover dies w
 test('dsh call: SIGTERM ends the call although a setsid daemon holds its output; the error names the daemon', async () => {
   const daemon = sleeper()
   const inGroup = sleeper()
-  const { child, exited } = dshCall('bash', { command: `setsid ${daemon.command} & ${inGroup.command}`, description: 'stray' })
-  await until(() => processesWith(daemon.marker).length === 1 && processesWith(inGroup.marker).length === 1, 'both sleeps run')
+  const { child, exited } = dshCall('bash', {
+    command: `setsid ${daemon.command} & ${inGroup.command}`,
+    description: 'stray',
+  })
+  await until(
+    () => processesWith(daemon.marker).length === 1 && processesWith(inGroup.marker).length === 1,
+    'both sleeps run',
+  )
   child.kill('SIGTERM')
   const run = await exited
   expect(run.code).toBe(143)
   const [pid] = processesWith(daemon.marker)
-  expect(run.stdout).toBe(`Error: bash command aborted: the call was cancelled and the command was killed [still running outside the command's process group, not stopped: pid ${pid} (sleep ${daemon.marker})]\n`)
+  expect(run.stdout).toBe(
+    `Error: bash command aborted: the call was cancelled and the command was killed [still running outside the command's process group, not stopped: pid ${pid} (sleep ${daemon.marker})]\n`,
+  )
   expect(processesWith(inGroup.marker)).toEqual([])
 }, 60_000)
 
 test('dsh call: bash_output of a task says that background tasks do not outlive a dsh call', async () => {
   const run = await dshCall('bash_output', { task_id: 'bash-1' }).exited
   expect(run.code).toBe(1)
-  expect(run.stdout).toContain('Background tasks do not outlive the process that started them: a one-shot `dsh call` stops its tasks when it exits.')
+  expect(run.stdout).toContain(
+    'Background tasks do not outlive the process that started them: a one-shot `dsh call` stops its tasks when it exits.',
+  )
 }, 60_000)
 
 test('dsh mcp: a cancelled call ends although a setsid daemon holds its output; the server serves on', async () => {
   const daemon = sleeper()
   const inGroup = sleeper()
   const client = new Client({ name: 'dsh-leftovers', version: '1.0.0' })
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp', '--cwd', ws.dir, '--config', join(ws.dir, 'config.json')], stderr: 'pipe' }))
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, 'mcp', '--cwd', ws.dir, '--config', join(ws.dir, 'config.json')],
+      stderr: 'pipe',
+    }),
+  )
   try {
     const controller = new AbortController()
-    const cancelled = client.callTool({ name: 'bash', arguments: { command: `setsid ${daemon.command} & ${inGroup.command}`, description: 'stray' } }, undefined, { signal: controller.signal })
+    const cancelled = client
+      .callTool(
+        { name: 'bash', arguments: { command: `setsid ${daemon.command} & ${inGroup.command}`, description: 'stray' } },
+        undefined,
+        { signal: controller.signal },
+      )
       .catch((error: Error) => error)
-    await until(() => processesWith(daemon.marker).length === 1 && processesWith(inGroup.marker).length === 1, 'both sleeps run')
+    await until(
+      () => processesWith(daemon.marker).length === 1 && processesWith(inGroup.marker).length === 1,
+      'both sleeps run',
+    )
     controller.abort()
     expect(await cancelled).toBeInstanceOf(Error)
-    await until(() => processesWith(inGroup.marker).length === 0, 'the cancelled command\'s group is gone', 600)
-    const next = await client.callTool({ name: 'bash', arguments: { command: 'echo still serving', description: 'echo' } }) as CallToolResult
+    await until(() => processesWith(inGroup.marker).length === 0, "the cancelled command's group is gone", 600)
+    const next = (await client.callTool({
+      name: 'bash',
+      arguments: { command: 'echo still serving', description: 'echo' },
+    })) as CallToolResult
     expect(next.content).toEqual([{ type: 'text', text: 'still serving' }])
   } finally {
     await client.close()

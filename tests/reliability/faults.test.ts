@@ -30,7 +30,10 @@ describe('a broken ripgrep', () => {
     const ws = tempDir('rg-missing', FILES)
     const rgPath = join(ws.dir, 'no-such-rg')
     const dsh = await started({ 'tool-fs-search': { rgPath } })
-    for (const [tool, args] of [['glob', { pattern: '*' }], ['grep', { pattern: 'alpha' }]] as const) {
+    for (const [tool, args] of [
+      ['glob', { pattern: '*' }],
+      ['grep', { pattern: 'alpha' }],
+    ] as const) {
       const result = await dsh.ctx.tools.execute(tool, args, { session: { id: 's', cwd: ws.dir } })
       expect(result.isError).toBe(true)
       expect(result.error?.code).toBe('SEARCH_FAILED')
@@ -49,7 +52,11 @@ describe('a broken ripgrep', () => {
     expect(textOf(result)).toContain(rgPath)
     // Repaired: the next call works again (a failure is not cached).
     chmodSync(rgPath, 0o755)
-    const again = await dsh.ctx.tools.execute('grep', { pattern: 'alpha', path: '.' }, { session: { id: 's', cwd: ws.dir } })
+    const again = await dsh.ctx.tools.execute(
+      'grep',
+      { pattern: 'alpha', path: '.' },
+      { session: { id: 's', cwd: ws.dir } },
+    )
     expect(again.isError).toBe(false)
     expect(textOf(again)).toContain('a.txt')
   })
@@ -74,7 +81,11 @@ test('the session cwd deleted mid-session: every tool answers with a coded error
   }
   // The same runtime still serves a session whose cwd exists.
   const other = tempDir('cwd-other', FILES)
-  const ok = await dsh.ctx.tools.execute('bash', { command: 'cat a.txt', description: 'cat' }, { session: { id: 't', cwd: other.dir } })
+  const ok = await dsh.ctx.tools.execute(
+    'bash',
+    { command: 'cat a.txt', description: 'cat' },
+    { session: { id: 't', cwd: other.dir } },
+  )
   expect(textOf(ok)).toBe('alpha')
 })
 
@@ -91,7 +102,10 @@ test('an unwritable spill root: the spill policy keeps the original, glob and gr
   const seq = await dsh.ctx.tools.execute('bash', { command: 'seq 1 3000', description: 'numbers' }, { session })
   expect(seq.isError).toBe(false)
   expect(textOf(seq)).toBe(Array.from({ length: 3000 }, (_, i) => i + 1).join('\n'))
-  for (const [tool, args] of [['glob', { pattern: '*.txt' }], ['grep', { pattern: 'needle' }]] as const) {
+  for (const [tool, args] of [
+    ['glob', { pattern: '*.txt' }],
+    ['grep', { pattern: 'needle' }],
+  ] as const) {
     const result = await dsh.ctx.tools.execute(tool, args, { session })
     expect(result.isError, textOf(result)).toBe(false)
     expect(textOf(result)).toContain('could not be saved')
@@ -104,7 +118,11 @@ describe('misbehaving children under bash', () => {
   test('a child that closes stdout and stderr but keeps running ends at the timeout, with no survivor', async () => {
     const dsh = await started(config)
     const { command, marker } = uniqueSleep()
-    const result = await dsh.ctx.tools.execute('bash', { command: `exec >&- 2>&-; ${command}`, description: 'closed', timeoutMs: 300 })
+    const result = await dsh.ctx.tools.execute('bash', {
+      command: `exec >&- 2>&-; ${command}`,
+      description: 'closed',
+      timeoutMs: 300,
+    })
     expect(result.isError).toBe(false)
     expect(textOf(result)).toContain('[timed out after 300ms]')
     expect(processesWith(marker)).toEqual([])
@@ -112,7 +130,10 @@ describe('misbehaving children under bash', () => {
 
   test('a child that floods stderr gives a bounded result with the truncation notice', async () => {
     const dsh = await started({ 'bash-local': { spillMaxBytes: 1_000_000 } })
-    const result = await dsh.ctx.tools.execute('bash', { command: 'yes err | head -c 50000000 >&2', description: 'flood' })
+    const result = await dsh.ctx.tools.execute('bash', {
+      command: 'yes err | head -c 50000000 >&2',
+      description: 'flood',
+    })
     expect(result.isError).toBe(false)
     const text = textOf(result)
     expect(text).toContain('[stderr]')
@@ -122,12 +143,17 @@ describe('misbehaving children under bash', () => {
   })
 
   /** A tree in which every process ignores SIGTERM: only SIGKILL after the grace ends it. */
-  const trapTree = (sleep: string) => `trap '' TERM; (trap '' TERM; ${sleep}) & (trap '' TERM; ${sleep} & wait) & ${sleep}; wait`
+  const trapTree = (sleep: string) =>
+    `trap '' TERM; (trap '' TERM; ${sleep}) & (trap '' TERM; ${sleep} & wait) & ${sleep}; wait`
 
   test('a TERM-trapping tree under timeout: a timed-out result and zero survivors', async () => {
     const dsh = await started(config)
     const { command, marker } = uniqueSleep()
-    const result = await dsh.ctx.tools.execute('bash', { command: trapTree(command), description: 'trap', timeoutMs: 300 })
+    const result = await dsh.ctx.tools.execute('bash', {
+      command: trapTree(command),
+      description: 'trap',
+      timeoutMs: 300,
+    })
     expect(textOf(result)).toContain('[timed out after 300ms]')
     expect(textOf(result)).toContain('[killed by signal: SIGKILL]')
     expect(processesWith(marker)).toEqual([])
@@ -137,7 +163,11 @@ describe('misbehaving children under bash', () => {
     const dsh = await started(config)
     const { command, marker } = uniqueSleep()
     const controller = new AbortController()
-    const pending = dsh.ctx.tools.execute('bash', { command: trapTree(command), description: 'trap' }, { signal: controller.signal })
+    const pending = dsh.ctx.tools.execute(
+      'bash',
+      { command: trapTree(command), description: 'trap' },
+      { signal: controller.signal },
+    )
     await until(() => processesWith(marker).length === 3, 'the tree is up')
     controller.abort()
     const result = await pending
@@ -148,7 +178,11 @@ describe('misbehaving children under bash', () => {
   test('a TERM-trapping tree under dispose (foreground and background): dispose ends both, zero survivors', async () => {
     const dsh = await host(config)
     const { command, marker } = uniqueSleep()
-    const bg = await dsh.ctx.tools.execute('bash', { command: trapTree(command), description: 'bg', run_in_background: true })
+    const bg = await dsh.ctx.tools.execute('bash', {
+      command: trapTree(command),
+      description: 'bg',
+      run_in_background: true,
+    })
     expect(textOf(bg)).toMatch(/^started background task bash-\d+/)
     const fg = dsh.ctx.tools.execute('bash', { command: trapTree(command), description: 'fg' })
     await until(() => processesWith(marker).length === 6, 'both trees are up')

@@ -45,13 +45,19 @@ export function temp(prefix: string, files: Record<string, string | Buffer> = {}
 export function snapshot(dir: string): string[] {
   const out: string[] = []
   const walk = (sub: string) => {
-    for (const entry of readdirSync(join(dir, sub), { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    for (const entry of readdirSync(join(dir, sub), { withFileTypes: true }).sort((a, b) =>
+      a.name < b.name ? -1 : 1,
+    )) {
       const rel = sub ? `${sub}/${entry.name}` : entry.name
       if (entry.isDirectory()) {
         out.push(`${rel}/`)
         walk(rel)
       } else {
-        out.push(`${rel} ${createHash('sha256').update(readFileSync(join(dir, rel))).digest('hex')}`)
+        out.push(
+          `${rel} ${createHash('sha256')
+            .update(readFileSync(join(dir, rel)))
+            .digest('hex')}`,
+        )
       }
     }
   }
@@ -63,9 +69,11 @@ export function snapshot(dir: string): string[] {
 export function assertWellFormed(result: ToolResult): void {
   if (typeof result !== 'object' || result === null) throw new Error(`not a ToolResult: ${String(result)}`)
   const block = result.content?.[0]
-  if (block?.type !== 'text' || typeof block.text !== 'string') throw new Error(`no text block: ${JSON.stringify(result)}`)
+  if (block?.type !== 'text' || typeof block.text !== 'string')
+    throw new Error(`no text block: ${JSON.stringify(result)}`)
   if (result.isError) {
-    if (typeof result.error?.code !== 'string' || result.error.code === '') throw new Error(`error without a code: ${JSON.stringify(result)}`)
+    if (typeof result.error?.code !== 'string' || result.error.code === '')
+      throw new Error(`error without a code: ${JSON.stringify(result)}`)
   }
 }
 

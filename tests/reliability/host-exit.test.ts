@@ -10,17 +10,26 @@ beforeAll(() => {
 afterAll(() => ws?.cleanup())
 
 /** A tree in which every process ignores SIGTERM: only SIGKILL ends it. Three sleeps carry the marker. */
-const trapTree = (sleep: string) => `trap '' TERM; (trap '' TERM; ${sleep}) & (trap '' TERM; ${sleep} & wait) & ${sleep}; wait`
+const trapTree = (sleep: string) =>
+  `trap '' TERM; (trap '' TERM; ${sleep}) & (trap '' TERM; ${sleep} & wait) & ${sleep}; wait`
 
 /** `dsh call bash <trap tree>` under the built host; resolves once the whole tree is up. */
 async function callTrapTree() {
   const { command, marker } = uniqueSleep()
   const args = JSON.stringify({ command: trapTree(command), description: 'trap tree' })
-  const child = spawn(process.execPath, [BIN, 'call', 'bash', args, '--cwd', ws.dir, '--config', join(ws.dir, 'config.json')], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(
+    process.execPath,
+    [BIN, 'call', 'bash', args, '--cwd', ws.dir, '--config', join(ws.dir, 'config.json')],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  )
   let stdout = ''
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk
+  })
   child.stderr.resume()
-  const exited = new Promise<{ code: number | null; stdout: string }>((done) => child.on('close', (code) => done({ code, stdout })))
+  const exited = new Promise<{ code: number | null; stdout: string }>((done) =>
+    child.on('close', (code) => done({ code, stdout })),
+  )
   await until(() => processesWith(marker).length === 3, 'the trap tree is up')
   return { child, exited, marker }
 }
@@ -53,7 +62,9 @@ test('documented limit: a host killed with SIGKILL leaves its children running (
     expect(survivors).toHaveLength(3)
   } finally {
     for (const pid of survivors) {
-      try { process.kill(pid, 'SIGKILL') } catch {}
+      try {
+        process.kill(pid, 'SIGKILL')
+      } catch {}
     }
   }
   await until(() => processesWith(marker).length === 0, 'the test killed the orphans')

@@ -37,9 +37,13 @@ beforeEach(() => {
 afterEach(() => box.cleanup())
 
 function globAsVictim(): { status: number | null; stdout: string; stderr: string } {
-  return runAs(victim, [process.execPath, BIN, 'call', 'glob', '{"pattern":"*.txt"}', '--cwd', ws, '--config', config], {
-    env: { PATH: process.env.PATH, TMPDIR: shared, HOME: victimDir },
-  })
+  return runAs(
+    victim,
+    [process.execPath, BIN, 'call', 'glob', '{"pattern":"*.txt"}', '--cwd', ws, '--config', config],
+    {
+      env: { PATH: process.env.PATH, TMPDIR: shared, HOME: victimDir },
+    },
+  )
 }
 
 test('dsh as a non-root user saves a capped result in its own private root under the shared temp dir', () => {

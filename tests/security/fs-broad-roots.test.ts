@@ -16,14 +16,19 @@ beforeAll(() => {
 afterAll(() => h?.cleanup())
 
 async function call(tool: string, args: Record<string, unknown>, cwd: string, extra: string[] = []) {
-  const run = await dsh(['call', tool, JSON.stringify(args), '--cwd', cwd, '--sandbox', '--json', ...extra], { env: h.env, cwd: h.work })
+  const run = await dsh(['call', tool, JSON.stringify(args), '--cwd', cwd, '--sandbox', '--json', ...extra], {
+    env: h.env,
+    cwd: h.work,
+  })
   return JSON.parse(run.stdout) as { text: string; isError: boolean; error: { code: string } | null }
 }
 
 test('attack #7: --cwd /, the home directory and ~/.config are refused as roots by read, glob and grep; the text says to pass --cwd', async () => {
   const root = await call('read', { path: 'etc/hostname' }, '/')
   expect(root.error?.code).toBe('WORKSPACE_ROOT_REFUSED')
-  expect(root.text).toBe('Error: read refused: the workspace root "/" is too broad (it is the filesystem root): a model could read or change everything below it. Pass a project directory with --cwd (or as the client\'s root); to allow this root anyway, set "workspace": { "allowBroadRoots": true } in the config')
+  expect(root.text).toBe(
+    'Error: read refused: the workspace root "/" is too broad (it is the filesystem root): a model could read or change everything below it. Pass a project directory with --cwd (or as the client\'s root); to allow this root anyway, set "workspace": { "allowBroadRoots": true } in the config',
+  )
   const home = await call('read', { path: '.bashrc' }, h.home)
   expect(home.error?.code).toBe('WORKSPACE_ROOT_REFUSED')
   expect(home.text).toContain(`the workspace root "${h.home}" is too broad (it is the home directory)`)
@@ -37,20 +42,35 @@ test('attack #7: --cwd /, the home directory and ~/.config are refused as roots 
 
 test('attack #7: workspace.allowBroadRoots: true lets a broad root be used (credential stores stay hidden)', async () => {
   const extra = ['--config', join(h.base, 'broad.json')]
-  expect(await call('read', { path: '.bashrc' }, h.home, extra)).toMatchObject({ isError: false, text: expect.stringContaining('1: # rc') })
+  expect(await call('read', { path: '.bashrc' }, h.home, extra)).toMatchObject({
+    isError: false,
+    text: expect.stringContaining('1: # rc'),
+  })
   expect((await call('read', { path: '.ssh/id_rsa' }, h.home, extra)).error?.code).toBe('WORKSPACE_HIDDEN')
 }, 120_000)
 
 test('attack #7: bash under --sandbox refuses a broad root too (WORKSPACE_ROOT_REFUSED) and runs nothing', async () => {
   const marker = join(h.home, 'ran-in-home')
-  const home = await call('bash', { command: `echo appended >> ${JSON.stringify(join(h.home, '.bashrc'))}; touch ${JSON.stringify(marker)}`, description: 'Write in home' }, h.home)
+  const home = await call(
+    'bash',
+    {
+      command: `echo appended >> ${JSON.stringify(join(h.home, '.bashrc'))}; touch ${JSON.stringify(marker)}`,
+      description: 'Write in home',
+    },
+    h.home,
+  )
   expect(home.error?.code).toBe('WORKSPACE_ROOT_REFUSED')
-  expect(home.text).toContain(`Error: bash refused: the workspace root "${h.home}" is too broad (it is the home directory)`)
+  expect(home.text).toContain(
+    `Error: bash refused: the workspace root "${h.home}" is too broad (it is the home directory)`,
+  )
   expect(existsSync(marker)).toBe(false)
   expect(readFileSync(join(h.home, '.bashrc'), 'utf8')).toBe('# rc\n')
   const root = await call('bash', { command: 'touch /etc/dsh-broad-root-probe', description: 'Write in etc' }, '/')
   expect(root.error?.code).toBe('WORKSPACE_ROOT_REFUSED')
   expect(existsSync('/etc/dsh-broad-root-probe')).toBe(false)
   // A project directory runs.
-  expect(await call('bash', { command: 'echo ok', description: 'Say ok' }, h.work)).toMatchObject({ isError: false, text: 'ok' })
+  expect(await call('bash', { command: 'echo ok', description: 'Say ok' }, h.work)).toMatchObject({
+    isError: false,
+    text: 'ok',
+  })
 }, 120_000)

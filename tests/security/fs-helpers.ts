@@ -76,10 +76,21 @@ export function called(result: unknown): Called {
 export async function mcp(args: readonly string[], home: FakeHome, roots?: readonly string[]): Promise<McpSession> {
   const client = new Client({ name: 'security', version: '1.0.0' }, roots ? { capabilities: { roots: {} } } : {})
   if (roots) client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: roots.map((uri) => ({ uri })) }))
-  const env = Object.fromEntries(Object.entries(home.env).filter((entry): entry is [string, string] => entry[1] !== undefined))
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp', ...args], env, cwd: home.work, stderr: 'ignore' }))
+  const env = Object.fromEntries(
+    Object.entries(home.env).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  )
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, 'mcp', ...args],
+      env,
+      cwd: home.work,
+      stderr: 'ignore',
+    }),
+  )
   return {
-    call: async (tool, callArgs) => called(await client.callTool({ name: tool, arguments: callArgs }, undefined, { timeout: 60_000 })),
+    call: async (tool, callArgs) =>
+      called(await client.callTool({ name: tool, arguments: callArgs }, undefined, { timeout: 60_000 })),
     close: () => client.close(),
   }
 }

@@ -40,19 +40,25 @@ test('attack #3/#8: cwd = $HOME under --sandbox: read, grep and glob never show 
     for (const path of Object.keys(SECRETS)) expect(glob.text).not.toContain(path)
     expect(glob.text).not.toContain('.ssh')
     // What is not hidden stays readable.
-    expect(await session.call('read', { path: '.bashrc' })).toMatchObject({ isError: false, text: expect.stringContaining('1: # rc') })
+    expect(await session.call('read', { path: '.bashrc' })).toMatchObject({
+      isError: false,
+      text: expect.stringContaining('1: # rc'),
+    })
   } finally {
     await session.close()
   }
 }, 120_000)
 
-test('attack #3: denyRead inside the workspace hides it from read, grep and glob; dsh\'s own --config file is hidden too', async () => {
+test("attack #3: denyRead inside the workspace hides it from read, grep and glob; dsh's own --config file is hidden too", async () => {
   const session = await mcp(['--cwd', h.work, '--sandbox', '--config', join(h.work, 'dsh.json')], h)
   try {
     const read = await session.call('read', { path: 'secrets/key.txt' })
     expect(read).toMatchObject({ isError: true, code: 'WORKSPACE_HIDDEN' })
     expect(read.text).not.toContain('CANARY')
-    expect(await session.call('grep', { pattern: 'CANARY', path: 'secrets' })).toMatchObject({ isError: true, code: 'WORKSPACE_HIDDEN' })
+    expect(await session.call('grep', { pattern: 'CANARY', path: 'secrets' })).toMatchObject({
+      isError: true,
+      code: 'WORKSPACE_HIDDEN',
+    })
     const grep = await session.call('grep', { pattern: 'CANARY' })
     expect(grep.text).toContain('notes.txt')
     expect(grep.text).not.toContain('CANARY-DENY')

@@ -16,12 +16,18 @@ test('attack #5: denyRead "cfg" inside the workspace, then `mv cfg cfg.moved`: r
   writeFileSync(join(h.base, 'deny.json'), JSON.stringify({ workspace: { denyRead: ['cfg'] } }))
   const session = await mcp(['--cwd', h.work, '--sandbox', '--config', join(h.base, 'deny.json')], h)
   try {
-    expect(await session.call('read', { path: 'cfg/secrets/key.txt' })).toMatchObject({ isError: true, code: 'WORKSPACE_HIDDEN' })
+    expect(await session.call('read', { path: 'cfg/secrets/key.txt' })).toMatchObject({
+      isError: true,
+      code: 'WORKSPACE_HIDDEN',
+    })
     renameSync(join(h.work, 'cfg'), join(h.work, 'cfg.moved'))
     const read = await session.call('read', { path: 'cfg.moved/secrets/key.txt' })
     expect(read).toMatchObject({ isError: true, code: 'WORKSPACE_HIDDEN' })
     expect(read.text).toContain('renamed or linked from')
-    expect(await session.call('grep', { pattern: 'CANARY', path: 'cfg.moved' })).toMatchObject({ isError: true, code: 'WORKSPACE_HIDDEN' })
+    expect(await session.call('grep', { pattern: 'CANARY', path: 'cfg.moved' })).toMatchObject({
+      isError: true,
+      code: 'WORKSPACE_HIDDEN',
+    })
     const grep = await session.call('grep', { pattern: 'CANARY' })
     expect(grep.text).not.toContain('CANARY-CFG')
     const glob = await session.call('glob', { pattern: '**' })
@@ -41,7 +47,10 @@ test('attack #5: cwd = $HOME (allowed), then `mv ~/.config ~/.config.x`: ~/.conf
     const read = await session.call('read', { path: '.config.x/gh/hosts.yml' })
     expect(read).toMatchObject({ isError: true, code: 'WORKSPACE_HIDDEN' })
     expect(read.text).not.toContain('CANARY')
-    expect(await session.call('grep', { pattern: 'CANARY', path: '.config.x/gh' })).toMatchObject({ isError: true, code: 'WORKSPACE_HIDDEN' })
+    expect(await session.call('grep', { pattern: 'CANARY', path: '.config.x/gh' })).toMatchObject({
+      isError: true,
+      code: 'WORKSPACE_HIDDEN',
+    })
     const glob = await session.call('glob', { pattern: '**' })
     expect(glob.text).toContain('.bashrc')
     expect(glob.text).not.toContain('.config.x/gh')

@@ -36,9 +36,10 @@ test('write and edit through links flipped in and out of the roots by a backgrou
     const outcomes = { ok: 0, refused: 0 }
     for (let i = 0; i < 150; i++) {
       await session.call('read', { path: 'link' })
-      const result = i % 2
-        ? await session.call('write', { path: 'link', content: `PWNED ${i}\n` })
-        : await session.call('edit', { path: 'link', old_string: 'v', new_string: 'PWNED v' })
+      const result =
+        i % 2
+          ? await session.call('write', { path: 'link', content: `PWNED ${i}\n` })
+          : await session.call('edit', { path: 'link', old_string: 'v', new_string: 'PWNED v' })
       outcomes[result.isError ? 'refused' : 'ok']++
     }
     flipper.kill('SIGKILL')
@@ -66,15 +67,21 @@ test('with cwd = $HOME under --sandbox, write and edit never change a credential
       await session.call('read', { path })
       const written = await session.call('write', { path, content: 'PWNED\n' })
       const edited = await session.call('edit', { path, old_string: 'CANARY', new_string: 'PWNED' })
-      for (const result of [written, edited]) expect({ path, code: result.code }).toEqual({ path, code: 'WORKSPACE_HIDDEN' })
+      for (const result of [written, edited])
+        expect({ path, code: result.code }).toEqual({ path, code: 'WORKSPACE_HIDDEN' })
       expect(readFileSync(join(h.home, path), 'utf8')).toBe(SECRETS[path])
     }
     // A store that is a directory takes no new file either, however deep.
     for (const store of ['.ssh', '.aws', '.config/gh', '.claude', '.codex']) {
       for (const path of [`${store}/planted`, `${store}/deeper/planted`]) {
-        expect({ path, code: (await session.call('write', { path, content: 'PWNED\n' })).code }).toEqual({ path, code: 'WORKSPACE_HIDDEN' })
+        expect({ path, code: (await session.call('write', { path, content: 'PWNED\n' })).code }).toEqual({
+          path,
+          code: 'WORKSPACE_HIDDEN',
+        })
       }
-      expect(readdirSync(join(h.home, store)).filter((name) => name.includes('planted') || name === 'deeper')).toEqual([])
+      expect(readdirSync(join(h.home, store)).filter((name) => name.includes('planted') || name === 'deeper')).toEqual(
+        [],
+      )
     }
   } finally {
     await session.close()

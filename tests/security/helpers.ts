@@ -44,13 +44,23 @@ export interface Attack {
   readonly outside: string
   readonly host: DefaultContext
   /** One tool call of session `session` (default "A"), cwd `project` unless given. */
-  call(tool: string, args: Record<string, unknown>, session?: string, cwd?: string): Promise<{ text: string; isError: boolean; code?: string }>
+  call(
+    tool: string,
+    args: Record<string, unknown>,
+    session?: string,
+    cwd?: string,
+  ): Promise<{ text: string; isError: boolean; code?: string }>
   /** One bash call; its text. */
   bash(command: string, session?: string): Promise<string>
   cleanup(): Promise<void>
 }
 
-export async function attack(options: { config?: (paths: { base: string; home: string; project: string }) => Record<string, unknown>; sandbox?: boolean } = {}): Promise<Attack> {
+export async function attack(
+  options: {
+    config?: (paths: { base: string; home: string; project: string }) => Record<string, unknown>
+    sandbox?: boolean
+  } = {},
+): Promise<Attack> {
   const base = realpathSync(mkdtempSync('/var/tmp/dsh-security-'))
   const home = join(base, 'home')
   const project = join(base, 'project')
@@ -64,7 +74,11 @@ export async function attack(options: { config?: (paths: { base: string; home: s
   process.env.HOME = home
   let host: DefaultContext
   try {
-    host = await createDefaultContext({ sandbox: options.sandbox ?? true, config: options.config?.({ base, home, project }) ?? {}, log: () => {} })
+    host = await createDefaultContext({
+      sandbox: options.sandbox ?? true,
+      config: options.config?.({ base, home, project }) ?? {},
+      log: () => {},
+    })
   } catch (error) {
     process.env.HOME = savedHome
     rmSync(base, { recursive: true, force: true })
@@ -76,7 +90,12 @@ export async function attack(options: { config?: (paths: { base: string; home: s
     return { text, isError: result.isError === true, ...(result.error?.code ? { code: result.error.code } : {}) }
   }
   return {
-    base, home, project, outside, host, call,
+    base,
+    home,
+    project,
+    outside,
+    host,
+    call,
     bash: async (command, session) => (await call('bash', { command, description: 'attack' }, session)).text,
     async cleanup() {
       try {

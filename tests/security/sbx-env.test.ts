@@ -33,15 +33,36 @@ const SECRET_ENV: Readonly<Record<string, string>> = {
 
 /** Names a command needs, with the modes that must pass them: everything local; the allowlist sandboxed. */
 const KEEP_LOCAL: Readonly<Record<string, string>> = {
-  PWD: '/somewhere', OLDPWD: '/usr', XDG_SESSION_ID: '7', XDG_SESSION_TYPE: 'tty', DBUS_SESSION_BUS_ADDRESS: 'unix:path=/run/user/0/bus',
-  NODE_OPTIONS: '--max-old-space-size=512', GIT_AUTHOR_NAME: 'Ada', XAUTHORITY: '/home/u/.Xauthority', GIT_ASKPASS: '/usr/bin/true',
-  HTTP_PROXY: 'http://proxy:3128', PIP_EXTRA_INDEX_URL: 'https://pypi.org/simple',
+  PWD: '/somewhere',
+  OLDPWD: '/usr',
+  XDG_SESSION_ID: '7',
+  XDG_SESSION_TYPE: 'tty',
+  DBUS_SESSION_BUS_ADDRESS: 'unix:path=/run/user/0/bus',
+  NODE_OPTIONS: '--max-old-space-size=512',
+  GIT_AUTHOR_NAME: 'Ada',
+  XAUTHORITY: '/home/u/.Xauthority',
+  GIT_ASKPASS: '/usr/bin/true',
+  HTTP_PROXY: 'http://proxy:3128',
+  PIP_EXTRA_INDEX_URL: 'https://pypi.org/simple',
 }
-const KEEP_SANDBOXED: Readonly<Record<string, string>> = { LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8', TZ: 'UTC', USER: 'ada', LOGNAME: 'ada', SHELL: '/bin/bash' }
+const KEEP_SANDBOXED: Readonly<Record<string, string>> = {
+  LANG: 'C.UTF-8',
+  LC_ALL: 'C.UTF-8',
+  TZ: 'UTC',
+  USER: 'ada',
+  LOGNAME: 'ada',
+  SHELL: '/bin/bash',
+}
 
 const saved: Record<string, string | undefined> = {}
 beforeAll(() => {
-  for (const [name, value] of Object.entries({ ...SECRET_ENV, ...KEEP_LOCAL, ...KEEP_SANDBOXED, PROJ_SETTING: 'passed-by-prefix', MY_TOOL_HOME: 'passed-by-name' })) {
+  for (const [name, value] of Object.entries({
+    ...SECRET_ENV,
+    ...KEEP_LOCAL,
+    ...KEEP_SANDBOXED,
+    PROJ_SETTING: 'passed-by-prefix',
+    MY_TOOL_HOME: 'passed-by-name',
+  })) {
     saved[name] = process.env[name]
     process.env[name] = value
   }
@@ -54,14 +75,22 @@ afterAll(() => {
 })
 
 function parse(text: string): Map<string, string> {
-  return new Map(text.split('\n').filter((line) => line.includes('=')).map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]))
+  return new Map(
+    text
+      .split('\n')
+      .filter((line) => line.includes('='))
+      .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+  )
 }
 
 for (const sandbox of [true, false]) {
   describe(sandbox ? 'sandboxed' : 'not sandboxed', () => {
     let a: Attack
     beforeAll(async () => {
-      a = await attack({ sandbox, config: () => (sandbox ? { 'bash-sandbox': { passEnv: ['PROJ_*', 'MY_TOOL_HOME'] } } : {}) })
+      a = await attack({
+        sandbox,
+        config: () => (sandbox ? { 'bash-sandbox': { passEnv: ['PROJ_*', 'MY_TOOL_HOME'] } } : {}),
+      })
     })
     afterAll(async () => {
       await a?.cleanup()
@@ -76,21 +105,34 @@ for (const sandbox of [true, false]) {
       }
     })
 
-    test(sandbox ? 'the allowlist passes PATH, HOME, the locale, TZ and the user; passEnv widens it; nothing else passes' : 'the names a command needs pass: PWD, OLDPWD, XDG_SESSION_*, DBUS_SESSION_BUS_ADDRESS, NODE_OPTIONS, GIT_AUTHOR_NAME, …', async () => {
-      const env = parse(await a.bash('env'))
-      expect(env.get('HOME')).toBe(a.home)
-      for (const [name, value] of Object.entries(KEEP_SANDBOXED)) expect(env.get(name), name).toBe(value)
-      if (sandbox) {
-        expect(env.get('PROJ_SETTING')).toBe('passed-by-prefix')
-        expect(env.get('MY_TOOL_HOME')).toBe('passed-by-name')
-        for (const name of ['XDG_SESSION_ID', 'DBUS_SESSION_BUS_ADDRESS', 'NODE_OPTIONS', 'GIT_AUTHOR_NAME', 'HTTP_PROXY']) expect(env.has(name), name).toBe(false)
-        expect(env.get('TMPDIR')).toBe('/tmp')
-      } else {
-        // The shell sets its own PWD (the workdir); OLDPWD passes as inherited (bash keeps it when it names a directory).
-        for (const [name, value] of Object.entries(KEEP_LOCAL)) if (name !== 'PWD') expect(env.get(name), name).toBe(value)
-        expect(env.get('PWD')).toBe(a.project)
-      }
-    })
+    test(
+      sandbox
+        ? 'the allowlist passes PATH, HOME, the locale, TZ and the user; passEnv widens it; nothing else passes'
+        : 'the names a command needs pass: PWD, OLDPWD, XDG_SESSION_*, DBUS_SESSION_BUS_ADDRESS, NODE_OPTIONS, GIT_AUTHOR_NAME, …',
+      async () => {
+        const env = parse(await a.bash('env'))
+        expect(env.get('HOME')).toBe(a.home)
+        for (const [name, value] of Object.entries(KEEP_SANDBOXED)) expect(env.get(name), name).toBe(value)
+        if (sandbox) {
+          expect(env.get('PROJ_SETTING')).toBe('passed-by-prefix')
+          expect(env.get('MY_TOOL_HOME')).toBe('passed-by-name')
+          for (const name of [
+            'XDG_SESSION_ID',
+            'DBUS_SESSION_BUS_ADDRESS',
+            'NODE_OPTIONS',
+            'GIT_AUTHOR_NAME',
+            'HTTP_PROXY',
+          ])
+            expect(env.has(name), name).toBe(false)
+          expect(env.get('TMPDIR')).toBe('/tmp')
+        } else {
+          // The shell sets its own PWD (the workdir); OLDPWD passes as inherited (bash keeps it when it names a directory).
+          for (const [name, value] of Object.entries(KEEP_LOCAL))
+            if (name !== 'PWD') expect(env.get(name), name).toBe(value)
+          expect(env.get('PWD')).toBe(a.project)
+        }
+      },
+    )
   })
 }
 
@@ -98,7 +140,10 @@ describe('dsh mcp --http --token-env with a name that looks like nothing', () =>
   test('the bearer token never reaches a command, sandboxed or not', async () => {
     const token = `CANARY-BEARER-${process.pid}-${'x'.repeat(32)}`
     for (const extra of [[], ['--sandbox']]) {
-      const started = startDsh(['mcp', '--http', '--port', '0', '--token-env', 'MCP_BEARER', '--cwd', '/var/tmp', ...extra], { cwd: '/var/tmp', env: { MCP_BEARER: token } })
+      const started = startDsh(
+        ['mcp', '--http', '--port', '0', '--token-env', 'MCP_BEARER', '--cwd', '/var/tmp', ...extra],
+        { cwd: '/var/tmp', env: { MCP_BEARER: token } },
+      )
       try {
         let stderr = ''
         const url = await new Promise<string>((resolve, reject) => {
@@ -110,8 +155,18 @@ describe('dsh mcp --http --token-env with a name that looks like nothing', () =>
           void started.exited.then((run) => reject(new Error(`exited ${run.code}: ${run.stderr}`)))
         })
         const client = new Client({ name: 'test', version: '1.0.0' })
-        await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }))
-        const result = await client.callTool({ name: 'bash', arguments: { command: 'env; tr "\\0" "\\n" < /proc/$PPID/environ 2>&1 | grep -c CANARY-BEARER; true', description: 'read env' } }) as CallToolResult
+        await client.connect(
+          new StreamableHTTPClientTransport(new URL(url), {
+            requestInit: { headers: { Authorization: `Bearer ${token}` } },
+          }),
+        )
+        const result = (await client.callTool({
+          name: 'bash',
+          arguments: {
+            command: 'env; tr "\\0" "\\n" < /proc/$PPID/environ 2>&1 | grep -c CANARY-BEARER; true',
+            description: 'read env',
+          },
+        })) as CallToolResult
         const text = (result.content[0] as { text: string }).text
         expect(text, extra.join(' ')).not.toContain(token)
         expect(text).not.toContain('MCP_BEARER=')

@@ -16,9 +16,11 @@ afterEach(async () => {
   a = undefined
 })
 
-test('every default credential store of HOME is hidden from bash, the agents\' own stores and browser profiles included', async () => {
+test("every default credential store of HOME is hidden from bash, the agents' own stores and browser profiles included", async () => {
   a = await attack()
-  const paths = Object.keys(SECRETS).map((path) => `"$HOME/${path}"`).join(' ')
+  const paths = Object.keys(SECRETS)
+    .map((path) => `"$HOME/${path}"`)
+    .join(' ')
   const text = await a.bash(`cat ${paths} 2>&1; grep -r CANARY "$HOME" 2>&1; true`)
   expect(leaked(text)).toEqual([])
   expect(text).toContain('.ssh/id_rsa: No such file or directory')
@@ -33,7 +35,9 @@ test('a parent of a denyRead path in the project cannot be renamed, so the next 
       return { 'bash-sandbox': { denyRead: [join(project, 'cfg/secrets')] } }
     },
   })
-  const moved = await a.bash('mv cfg cfg.moved 2>&1; mv cfg/secrets s2 2>&1; mv cfg/secrets/key.txt k 2>&1; cat cfg/plain.txt; true')
+  const moved = await a.bash(
+    'mv cfg cfg.moved 2>&1; mv cfg/secrets s2 2>&1; mv cfg/secrets/key.txt k 2>&1; cat cfg/plain.txt; true',
+  )
   expect(moved).toContain("mv: cannot move 'cfg' to 'cfg.moved': Device or resource busy")
   expect(moved).toContain('plain')
   const next = await a.bash('cat cfg.moved/secrets/key.txt s2/key.txt k cfg/secrets/key.txt 2>&1; true')
@@ -46,10 +50,13 @@ test('with HOME itself a writable root, `mv ~/.config ~/.config.x` fails and the
   // HOME as a root must be asked for explicitly where the workspace refuses broad roots (DESIGN §17).
   const broad = 'allowBroadRoots' in (WorkspaceConfig.dict ?? {}) ? { allowBroadRoots: true } : {}
   a = await attack({ config: () => ({ workspace: broad }) })
-  const call = (command: string) => a!.call('bash', { command, description: 'attack' }, 'A', a!.home).then((result) => result.text)
+  const call = (command: string) =>
+    a!.call('bash', { command, description: 'attack' }, 'A', a!.home).then((result) => result.text)
   const moved = await call('mv ~/.config ~/.config.x 2>&1; mv ~/.ssh ~/.ssh.x 2>&1; echo notes > ~/notes.txt; true')
   expect(moved).toContain('Device or resource busy')
-  const next = await call('cat ~/.config.x/gh/hosts.yml ~/.ssh.x/id_rsa ~/.config/gh/hosts.yml 2>&1; cat ~/notes.txt; true')
+  const next = await call(
+    'cat ~/.config.x/gh/hosts.yml ~/.ssh.x/id_rsa ~/.config/gh/hosts.yml 2>&1; cat ~/notes.txt; true',
+  )
   expect(leaked(next)).toEqual([])
   expect(next).toContain('notes')
 })

@@ -21,7 +21,10 @@ const PLANTED = ['bwrap', 'sh', 'env', 'bash', 'dash', 'setpriv']
 
 function plant(dir: string, marker: string, home: string): string {
   const fake = `#!/bin/sh\necho "ran $0 on the host" >> ${marker}\ncat ${home}/.ssh/id_rsa\nexec /usr/bin/$(basename "$0") "$@"\n`
-  return PLANTED.map((name) => `mkdir -p ${dir} && printf '%s' '${fake.replace(/'/g, "'\\''")}' > ${dir}/${name} && chmod 755 ${dir}/${name}`).join(' && ')
+  return PLANTED.map(
+    (name) =>
+      `mkdir -p ${dir} && printf '%s' '${fake.replace(/'/g, "'\\''")}' > ${dir}/${name} && chmod 755 ${dir}/${name}`,
+  ).join(' && ')
 }
 
 for (const where of ['node_modules/.bin', '.venv/bin']) {
@@ -56,6 +59,8 @@ test('a bwrapPath inside a writable root fails closed with BASH_SANDBOX_UNAVAILA
   execFileSync('sh', ['-c', `mkdir -p ${a.project}/tools && cp /usr/bin/bwrap ${a.project}/tools/bwrap`])
   const result = await a.call('bash', { command: `touch ${a.project}/ran`, description: 'attack' })
   expect(result.code).toBe('BASH_SANDBOX_UNAVAILABLE')
-  expect(result.text).toContain(`bwrap (${a.project}/tools/bwrap) lies inside the writable directory ${a.project}, where a command can replace it`)
+  expect(result.text).toContain(
+    `bwrap (${a.project}/tools/bwrap) lies inside the writable directory ${a.project}, where a command can replace it`,
+  )
   expect(existsSync(join(a.project, 'ran'))).toBe(false)
 })

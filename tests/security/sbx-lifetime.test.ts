@@ -32,7 +32,11 @@ function descendants(root: number): number[] {
   }
   const found: number[] = []
   const walk = (pid: number) => {
-    for (const [child, parent] of parents) if (parent === pid) { found.push(child); walk(child) }
+    for (const [child, parent] of parents)
+      if (parent === pid) {
+        found.push(child)
+        walk(child)
+      }
   }
   walk(root)
   return found
@@ -42,7 +46,9 @@ function descendants(root: number): number[] {
 function stateDir(pids: readonly number[]): string {
   for (const pid of pids) {
     try {
-      const match = /\0--bind\0(\/[^\0]*\/dsh-sandbox-[^/\0]+)\/tmp\//.exec(readFileSync(`/proc/${pid}/cmdline`, 'latin1'))
+      const match = /\0--bind\0(\/[^\0]*\/dsh-sandbox-[^/\0]+)\/tmp\//.exec(
+        readFileSync(`/proc/${pid}/cmdline`, 'latin1'),
+      )
       if (match) return match[1] as string
     } catch {
       // gone meanwhile
@@ -64,8 +70,24 @@ function alive(pid: number): boolean {
 test('SIGKILL of `dsh call --sandbox` during a command leaves nothing behind', async () => {
   const daemon = uniqueSleep()
   const foreground = uniqueSleep()
-  const started = startDsh(['call', '--sandbox', '--cwd', dir, 'bash', JSON.stringify({ command: `setsid ${daemon.command} > /dev/null 2>&1 & ${foreground.command}`, description: 'run' })], { cwd: dir })
-  await until(() => processesWith(daemon.marker).length > 0 && processesWith(foreground.marker).length > 0, 'both sleeps run')
+  const started = startDsh(
+    [
+      'call',
+      '--sandbox',
+      '--cwd',
+      dir,
+      'bash',
+      JSON.stringify({
+        command: `setsid ${daemon.command} > /dev/null 2>&1 & ${foreground.command}`,
+        description: 'run',
+      }),
+    ],
+    { cwd: dir },
+  )
+  await until(
+    () => processesWith(daemon.marker).length > 0 && processesWith(foreground.marker).length > 0,
+    'both sleeps run',
+  )
   const tree = descendants(started.child.pid as number)
   expect(tree.length).toBeGreaterThan(3)
   const state = stateDir(tree)
@@ -75,25 +97,45 @@ test('SIGKILL of `dsh call --sandbox` during a command leaves nothing behind', a
   await until(() => tree.every((pid) => !alive(pid)), 'every process dsh started is gone')
   // The reaper also removed the sandbox's state directory (the sessions' /tmp).
   await until(() => !existsSync(state), 'the state directory is gone')
-  await until(() => processesWith(daemon.marker).length === 0 && processesWith(foreground.marker).length === 0, 'both sleeps are gone')
+  await until(
+    () => processesWith(daemon.marker).length === 0 && processesWith(foreground.marker).length === 0,
+    'both sleeps are gone',
+  )
 }, 60_000)
 
 test('SIGKILL of `dsh mcp --sandbox` with an adopted leftover and a background task leaves nothing behind', async () => {
   const leftover = uniqueSleep()
   const task = uniqueSleep()
-  const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp', '--sandbox', '--cwd', dir], cwd: dir, stderr: 'ignore' })
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, 'mcp', '--sandbox', '--cwd', dir],
+    cwd: dir,
+    stderr: 'ignore',
+  })
   const client = new Client({ name: 'test', version: '1.0.0' })
   await client.connect(transport)
-  const adopted = await client.callTool({ name: 'bash', arguments: { command: `setsid ${leftover.command} > /dev/null 2>&1 & echo started`, description: 'leave a daemon' } }) as CallToolResult
+  const adopted = (await client.callTool({
+    name: 'bash',
+    arguments: { command: `setsid ${leftover.command} > /dev/null 2>&1 & echo started`, description: 'leave a daemon' },
+  })) as CallToolResult
   expect((adopted.content[0] as { text: string }).text).toContain('started')
-  await client.callTool({ name: 'bash', arguments: { command: task.command, description: 'task', run_in_background: true } })
-  await until(() => processesWith(leftover.marker).length > 0 && processesWith(task.marker).length > 0, 'both sleeps run')
+  await client.callTool({
+    name: 'bash',
+    arguments: { command: task.command, description: 'task', run_in_background: true },
+  })
+  await until(
+    () => processesWith(leftover.marker).length > 0 && processesWith(task.marker).length > 0,
+    'both sleeps run',
+  )
   const pid = transport.pid as number
   const tree = descendants(pid)
   process.kill(pid, 'SIGKILL')
   await until(() => !alive(pid), 'dsh is gone')
   await until(() => tree.every((child) => !alive(child)), 'every process dsh started is gone')
   // An adopted leftover's namespace is no descendant of dsh any more (its bwrap exited): the sleeps say it is gone.
-  await until(() => processesWith(leftover.marker).length === 0 && processesWith(task.marker).length === 0, 'both sleeps are gone')
+  await until(
+    () => processesWith(leftover.marker).length === 0 && processesWith(task.marker).length === 0,
+    'both sleeps are gone',
+  )
   await client.close().catch(() => {})
 }, 60_000)

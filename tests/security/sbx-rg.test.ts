@@ -31,7 +31,9 @@ test('a ripgrep inside the workspace, replaced by a command, is never run by gre
   })
   const marker = join(a.outside, 'pwned')
   const installed = 'node_modules/@vscode/ripgrep-linux-x64/bin/rg'
-  const replaced = await a.bash(`printf '%s' '${fake(marker)}' > ${installed} && chmod 755 ${installed} && echo replaced`)
+  const replaced = await a.bash(
+    `printf '%s' '${fake(marker)}' > ${installed} && chmod 755 ${installed} && echo replaced`,
+  )
   expect(replaced).toBe('replaced')
   expect(readFileSync(join(a.project, installed), 'utf8')).toContain('on the host')
   const grep = await a.call('grep', { pattern: 'needle' })
@@ -44,7 +46,9 @@ test('a ripgrep inside the workspace, replaced by a command, is never run by gre
 test('an rgPath given as a bare name is looked up in the system directories only: a planted one on PATH never runs', async () => {
   a = await attack({ sandbox: false, config: () => ({ 'tool-fs-search': { rgPath: 'rg' } }) })
   const marker = join(a.outside, 'pwned')
-  await a.bash(`mkdir -p node_modules/.bin && printf '%s' '${fake(marker)}' > node_modules/.bin/rg && chmod 755 node_modules/.bin/rg`)
+  await a.bash(
+    `mkdir -p node_modules/.bin && printf '%s' '${fake(marker)}' > node_modules/.bin/rg && chmod 755 node_modules/.bin/rg`,
+  )
   process.env.PATH = `${join(a.project, 'node_modules/.bin')}:${savedPath}`
   const grep = await a.call('grep', { pattern: 'needle' })
   expect(existsSync(marker)).toBe(false)
@@ -52,7 +56,9 @@ test('an rgPath given as a bare name is looked up in the system directories only
     expect(grep.isError).toBe(false)
   } else {
     expect(grep.code).toBe('SEARCH_FAILED')
-    expect(grep.text).toBe('Error: grep search failed: could not start ripgrep (rg): no "rg" in /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin; '
-      + 'set "tool-fs-search": {"rgPath": "/absolute/path/to/rg"}')
+    expect(grep.text).toBe(
+      'Error: grep search failed: could not start ripgrep (rg): no "rg" in /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin; ' +
+        'set "tool-fs-search": {"rgPath": "/absolute/path/to/rg"}',
+    )
   }
 })

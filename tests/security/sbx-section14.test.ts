@@ -28,15 +28,21 @@ afterAll(async () => {
 })
 
 test('the system is read-only and nothing outside the roots can be written', async () => {
-  const text = await a.bash(`touch /etc/dsh-x 2>&1; echo x > ${a.outside}/x 2>&1; echo x >> ~/.bashrc 2>&1; echo ok > inside.txt; cat inside.txt`)
+  const text = await a.bash(
+    `touch /etc/dsh-x 2>&1; echo x > ${a.outside}/x 2>&1; echo x >> ~/.bashrc 2>&1; echo ok > inside.txt; cat inside.txt`,
+  )
   expect(text).toContain("touch: cannot touch '/etc/dsh-x': Read-only file system")
   expect(text).toContain(`${a.outside}/x: Read-only file system`)
-  expect(existsSync('/etc/dsh-x') || existsSync(join(a.outside, 'x')) || existsSync(join(a.home, '.bashrc'))).toBe(false)
+  expect(existsSync('/etc/dsh-x') || existsSync(join(a.outside, 'x')) || existsSync(join(a.home, '.bashrc'))).toBe(
+    false,
+  )
   expect(text).toMatch(/^ok$/m)
 })
 
 test('the host /tmp and /dev/shm are not visible; masks hold through /proc/self/root', async () => {
-  const text = await a.bash(`cat ${hostTmp} 2>&1; ls /dev/shm | wc -l; cat /proc/self/root${a.home}/.ssh/id_rsa 2>&1; cat /proc/1/root${a.home}/.aws/credentials 2>&1; true`)
+  const text = await a.bash(
+    `cat ${hostTmp} 2>&1; ls /dev/shm | wc -l; cat /proc/self/root${a.home}/.ssh/id_rsa 2>&1; cat /proc/1/root${a.home}/.aws/credentials 2>&1; true`,
+  )
   expect(text).not.toContain('CANARY-HOST-TMP')
   expect(leaked(text)).toEqual([])
 })
@@ -57,9 +63,16 @@ test('no network: the host loopback is unreachable', async () => {
 test('setsid daemons and double forks die with the task that started them', async () => {
   const daemon = uniqueSleep()
   const forked = uniqueSleep()
-  const started = await a.call('bash', { command: `setsid ${daemon.command} & (${forked.command} &) ; sleep 600`, description: 'attack', run_in_background: true })
+  const started = await a.call('bash', {
+    command: `setsid ${daemon.command} & (${forked.command} &) ; sleep 600`,
+    description: 'attack',
+    run_in_background: true,
+  })
   const id = /bash-\d+/.exec(started.text)?.[0] as string
   await until(() => processesWith(daemon.marker).length > 0 && processesWith(forked.marker).length > 0, 'both run')
   expect((await a.call('bash_kill', { task_id: id })).text).toContain(`killed background task ${id}`)
-  await until(() => processesWith(daemon.marker).length === 0 && processesWith(forked.marker).length === 0, 'both are gone')
+  await until(
+    () => processesWith(daemon.marker).length === 0 && processesWith(forked.marker).length === 0,
+    'both are gone',
+  )
 })

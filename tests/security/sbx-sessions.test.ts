@@ -29,10 +29,13 @@ test("session B cannot read session A's saved results from bash, nor list them; 
   const grep = await a.call('grep', { pattern: 'A-SAVED-', path: 'lines.txt' }, 'A')
   const locator = /saved at (\/\S+?)\.? /.exec(grep.text)?.[1] ?? ''
   expect(locator, grep.text.slice(-600)).toMatch(/^\//)
-  expect(await a.bash(`grep -c "A-SAVED-40000$" ${locator}`, "A")).toBe("1")
+  expect(await a.bash(`grep -c "A-SAVED-40000$" ${locator}`, 'A')).toBe('1')
   const sessionDir = locator.replace(/\/[^/]+$/, '')
   expect(await a.bash(`cat ${locator} 2>&1 | head -2`, 'B')).not.toContain('A-SAVED-')
-  const listed = await a.bash(`ls -A ${sessionDir.replace(/\/[^/]+$/, '')} 2>/dev/null; ls -A ${sessionDir} 2>/dev/null; true`, 'B')
+  const listed = await a.bash(
+    `ls -A ${sessionDir.replace(/\/[^/]+$/, '')} 2>/dev/null; ls -A ${sessionDir} 2>/dev/null; true`,
+    'B',
+  )
   expect(listed).not.toContain(sessionDir.split('/').pop() as string)
   expect(listed).not.toContain(locator.split('/').pop() as string)
 })
@@ -42,7 +45,9 @@ test("a command's full output file is readable by its own session in the next ca
   const file = /full output: (\/\S+?)\]/.exec(big)?.[1] ?? ''
   expect(file, big.slice(-300)).toMatch(/^\//)
   expect(await a.bash(`tail -1 ${file}`, 'A')).toBe('A-OUTPUT-200000')
-  expect(await a.bash(`tail -1 ${file} 2>/dev/null; ls -A ${file.replace(/\/[^/]+$/, '')} 2>/dev/null; true`, 'B')).not.toContain('A-OUTPUT-')
+  expect(
+    await a.bash(`tail -1 ${file} 2>/dev/null; ls -A ${file.replace(/\/[^/]+$/, '')} 2>/dev/null; true`, 'B'),
+  ).not.toContain('A-OUTPUT-')
   const listing = await a.bash(`ls -A ${file.replace(/\/[^/]+$/, '')} 2>/dev/null; true`, 'B')
   expect(listing).not.toContain(file.split('/').pop() as string)
 })

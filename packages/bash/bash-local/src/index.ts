@@ -1,5 +1,11 @@
 import type { Context } from 'cordis'
-import { BashExecutor, type BashExecRequest, type BashExecSpec, type BashRunResult, type TaskProcess } from '@deepseek-ai/dsh-bash'
+import {
+  BashExecutor,
+  type BashExecRequest,
+  type BashExecSpec,
+  type BashRunResult,
+  type TaskProcess,
+} from '@deepseek-ai/dsh-bash'
 import { BashRunner, CHILD_ENV, Config } from '@deepseek-ai/dsh-bash-runner'
 import type {} from '@deepseek-ai/dsh-subprocess'
 

@@ -8,7 +8,9 @@ import LocalSubprocess from '@deepseek-ai/dsh-subprocess-local'
 import { exists, fixture, LocalBashExecutor, processRuns, until, type Fixture } from './helpers.ts'
 
 let f: Fixture
-afterEach(async () => { await f.cleanup() })
+afterEach(async () => {
+  await f.cleanup()
+})
 
 test('disposal stops a foreground command in flight; its run resolves killed', async () => {
   f = await fixture({ graceMs: 200 })
@@ -25,7 +27,9 @@ class GatedSubprocess extends LocalSubprocess {
   static readonly handles: SubprocessHandle[] = []
   static entered = 0
   static open: () => void = () => {}
-  static readonly gate = new Promise<void>((resolve) => { GatedSubprocess.open = resolve })
+  static readonly gate = new Promise<void>((resolve) => {
+    GatedSubprocess.open = resolve
+  })
   override async spawn(request: SpawnRequest): Promise<SubprocessHandle> {
     GatedSubprocess.entered++
     await GatedSubprocess.gate
@@ -44,7 +48,9 @@ test('tasks whose shell was still starting when disposal began are stopped too (
     const fiber = t.ctx.plugin(LocalBashExecutor, { graceMs: 200 })
     await t.active(fiber)
     const bash = t.ctx.bash
-    const starts = Array.from({ length: 5 }, () => bash.start(bash.resolve({ command: "trap '' TERM; sleep 1000", workdir: dir })))
+    const starts = Array.from({ length: 5 }, () =>
+      bash.start(bash.resolve({ command: "trap '' TERM; sleep 1000", workdir: dir })),
+    )
     const settled = Promise.allSettled(starts)
     await until(() => GatedSubprocess.entered === 5, 'every spawn is in flight')
     const disposed = fiber.dispose()

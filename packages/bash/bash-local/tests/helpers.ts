@@ -34,7 +34,9 @@ export async function fixture(config: Partial<Config> = {}): Promise<Fixture> {
   const fiber = t.ctx.plugin(LocalBashExecutor, { graceMs: 200, ...config })
   await t.active(fiber)
   const events: TaskDoneEvent[] = []
-  t.ctx.on('tasks/done', (event) => { events.push(event) })
+  t.ctx.on('tasks/done', (event) => {
+    events.push(event)
+  })
   return {
     t,
     dir,
@@ -55,7 +57,10 @@ export const exists = (path: string) => existsSync(path)
 
 /** The pids a command printed, one per line, once there are `count` of them. */
 export function pids(text: string): number[] {
-  return text.split('\n').filter((line) => /^\d+$/.test(line)).map(Number)
+  return text
+    .split('\n')
+    .filter((line) => /^\d+$/.test(line))
+    .map(Number)
 }
 
 export { LocalBashExecutor }

@@ -6,10 +6,20 @@ import { CHILD_ENV, Config } from '../src/index.ts'
 import { fixture, LocalBashExecutor, type Fixture } from './helpers.ts'
 
 let f: Fixture | undefined
-afterEach(async () => { await f?.cleanup(); f = undefined })
+afterEach(async () => {
+  await f?.cleanup()
+  f = undefined
+})
 
 test('the config defaults are the documented ones', () => {
-  expect(Config({})).toEqual({ timeoutMs: 120_000, maxTimeoutMs: 600_000, maxOutputBytes: 64_000, spillMaxBytes: 67_108_864, graceMs: 3000, shell: 'bash' })
+  expect(Config({})).toEqual({
+    timeoutMs: 120_000,
+    maxTimeoutMs: 600_000,
+    maxOutputBytes: 64_000,
+    spillMaxBytes: 67_108_864,
+    graceMs: 3000,
+    shell: 'bash',
+  })
 })
 
 test('an invalid config value is rejected, naming the key', () => {
@@ -40,13 +50,30 @@ test('resolve applies the defaults: timeout, workdir = the process cwd, the chil
   f = await fixture()
   const spec = f.t.ctx.bash.resolve({ command: 'true' })
   expect(spec).toEqual({
-    command: 'true', workdir: process.cwd(), timeoutMs: 120_000, backgroundAfterMs: undefined, signal: undefined, owner: undefined, stdin: undefined, interactive: false,
+    command: 'true',
+    workdir: process.cwd(),
+    timeoutMs: 120_000,
+    backgroundAfterMs: undefined,
+    signal: undefined,
+    owner: undefined,
+    stdin: undefined,
+    interactive: false,
     env: CHILD_ENV,
   })
   expect(CHILD_ENV).toEqual({
-    NO_COLOR: '1', TERM: 'dumb', PAGER: 'cat', GIT_PAGER: 'cat',
-    GIT_TERMINAL_PROMPT: '0', DEBIAN_FRONTEND: 'noninteractive', GIT_EDITOR: 'true', EDITOR: 'true',
-    PYTHONUNBUFFERED: '1', SHLVL: '1', SSH_CLIENT: undefined, SSH_CONNECTION: undefined, SSH2_CLIENT: undefined,
+    NO_COLOR: '1',
+    TERM: 'dumb',
+    PAGER: 'cat',
+    GIT_PAGER: 'cat',
+    GIT_TERMINAL_PROMPT: '0',
+    DEBIAN_FRONTEND: 'noninteractive',
+    GIT_EDITOR: 'true',
+    EDITOR: 'true',
+    PYTHONUNBUFFERED: '1',
+    SHLVL: '1',
+    SSH_CLIENT: undefined,
+    SSH_CONNECTION: undefined,
+    SSH2_CLIENT: undefined,
   })
 })
 
@@ -62,7 +89,9 @@ test('resolve clamps a timeout over the maximum, keeps one within, and raises on
 test('resolve keeps backgroundAfterMs only for a request without timeoutMs: an explicit timeout kills', async () => {
   f = await fixture()
   expect(f.t.ctx.bash.resolve({ command: 'x', backgroundAfterMs: 2000 }).backgroundAfterMs).toBe(2000)
-  expect(f.t.ctx.bash.resolve({ command: 'x', backgroundAfterMs: 2000, timeoutMs: 5000 }).backgroundAfterMs).toBeUndefined()
+  expect(
+    f.t.ctx.bash.resolve({ command: 'x', backgroundAfterMs: 2000, timeoutMs: 5000 }).backgroundAfterMs,
+  ).toBeUndefined()
 })
 
 test('a default timeout above the maximum is lowered to it', async () => {
@@ -73,7 +102,14 @@ test('a default timeout above the maximum is lowered to it', async () => {
 test('resolve makes a relative workdir absolute, keeps the owner verbatim and lets request env win', async () => {
   f = await fixture()
   const signal = new AbortController().signal
-  const spec = f.t.ctx.bash.resolve({ command: 'x', workdir: 'sub/dir', owner: ' odd owner\n✓ ', stdin: 'data', signal, env: { TERM: undefined, A: 'b' } })
+  const spec = f.t.ctx.bash.resolve({
+    command: 'x',
+    workdir: 'sub/dir',
+    owner: ' odd owner\n✓ ',
+    stdin: 'data',
+    signal,
+    env: { TERM: undefined, A: 'b' },
+  })
   expect(spec.workdir).toBe(`${process.cwd()}/sub/dir`)
   expect(spec.owner).toBe(' odd owner\n✓ ')
   expect(spec.stdin).toBe('data')

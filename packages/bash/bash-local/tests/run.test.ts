@@ -5,16 +5,23 @@ import { afterEach, expect, test } from 'vitest'
 import { exists, fixture, pids, processRuns, rejection, until, type Fixture } from './helpers.ts'
 
 let f: Fixture
-afterEach(async () => { await f.cleanup() })
+afterEach(async () => {
+  await f.cleanup()
+})
 
 test('a command that succeeds: stdout, empty stderr, exit 0, neither timed out nor aborted', async () => {
   f = await fixture()
   const result = await f.run('echo hello; echo world')
   expect(result).toEqual({
-    exitCode: 0, signal: null, timedOut: false, aborted: false, timeoutMs: 120_000,
+    exitCode: 0,
+    signal: null,
+    timedOut: false,
+    aborted: false,
+    timeoutMs: 120_000,
     stdout: { text: 'hello\nworld\n', truncated: false, totalBytes: 12, totalLines: 2 },
     stderr: { text: '', truncated: false, totalBytes: 0, totalLines: 0 },
-    continuing: undefined, leftRunning: [],
+    continuing: undefined,
+    leftRunning: [],
   })
 })
 
@@ -24,12 +31,19 @@ test('the child env sets PYTHONUNBUFFERED and drops the ssh session variables, s
   mkdirSync(home)
   writeFileSync(join(home, '.bashrc'), 'echo SOURCED-BASHRC\n')
   // What sshd gives a session: bash sources ~/.bashrc for `bash -c` when SSH_CLIENT or SSH2_CLIENT is set (and SHLVL is not).
-  const saved = { SSH_CLIENT: process.env.SSH_CLIENT, SSH_CONNECTION: process.env.SSH_CONNECTION, SSH2_CLIENT: process.env.SSH2_CLIENT }
+  const saved = {
+    SSH_CLIENT: process.env.SSH_CLIENT,
+    SSH_CONNECTION: process.env.SSH_CONNECTION,
+    SSH2_CLIENT: process.env.SSH2_CLIENT,
+  }
   process.env.SSH_CLIENT = '10.0.0.1 50000 22'
   process.env.SSH_CONNECTION = '10.0.0.1 50000 10.0.0.2 22'
   process.env.SSH2_CLIENT = '10.0.0.1 50000 22'
   try {
-    const result = await f.run('echo "[$PYTHONUNBUFFERED] [${SSH_CLIENT-unset}] [${SSH_CONNECTION-unset}] [${SSH2_CLIENT-unset}]"', { env: { HOME: home, SHLVL: undefined } })
+    const result = await f.run(
+      'echo "[$PYTHONUNBUFFERED] [${SSH_CLIENT-unset}] [${SSH_CONNECTION-unset}] [${SSH2_CLIENT-unset}]"',
+      { env: { HOME: home, SHLVL: undefined } },
+    )
     expect(result.stdout.text).toBe('[1] [unset] [unset] [unset]\n')
   } finally {
     for (const [name, value] of Object.entries(saved)) {
@@ -51,9 +65,14 @@ test('a non-zero exit resolves with its code and both streams', async () => {
 test('the command runs in bash, in the workdir, with the child env additions and the given stdin', async () => {
   f = await fixture()
   mkdirSync(join(f.dir, 'sub'))
-  const result = await f.run('echo "$BASH_VERSION" | cut -c1; pwd; echo "$NO_COLOR $TERM $PAGER $GIT_PAGER $EXTRA"; cat', {
-    workdir: join(f.dir, 'sub'), stdin: 'from stdin', env: { EXTRA: 'x' },
-  })
+  const result = await f.run(
+    'echo "$BASH_VERSION" | cut -c1; pwd; echo "$NO_COLOR $TERM $PAGER $GIT_PAGER $EXTRA"; cat',
+    {
+      workdir: join(f.dir, 'sub'),
+      stdin: 'from stdin',
+      env: { EXTRA: 'x' },
+    },
+  )
   const [major, pwd, env, stdin] = result.stdout.text.split('\n')
   expect(Number(major)).toBeGreaterThanOrEqual(3)
   expect(pwd).toBe(join(f.dir, 'sub'))
@@ -78,7 +97,10 @@ test('an aborted command resolves with aborted, and its whole tree is gone when 
   f = await fixture()
   const controller = new AbortController()
   const pidFile = join(f.dir, 'pids')
-  const running = f.run(`sleep 100 & echo $! > ${pidFile}.tmp; echo $$ >> ${pidFile}.tmp; mv ${pidFile}.tmp ${pidFile}; wait`, { signal: controller.signal })
+  const running = f.run(
+    `sleep 100 & echo $! > ${pidFile}.tmp; echo $$ >> ${pidFile}.tmp; mv ${pidFile}.tmp ${pidFile}; wait`,
+    { signal: controller.signal },
+  )
   await until(() => exists(pidFile), 'the command wrote its pids')
   const tree = pids(readFileSync(pidFile, 'utf8'))
   expect(tree).toHaveLength(2)
@@ -93,7 +115,10 @@ test('timedOut and aborted are exclusive: the timeout fired first, so a later ab
   const controller = new AbortController()
   const flag = join(f.dir, 'got-term')
   // Traps SIGTERM (so it outlives the timeout until the SIGKILL), says so in a file, then waits to be killed.
-  const running = f.run(`trap 'touch ${flag}' TERM; while :; do sleep 0.05; done`, { timeoutMs: 200, signal: controller.signal })
+  const running = f.run(`trap 'touch ${flag}' TERM; while :; do sleep 0.05; done`, {
+    timeoutMs: 200,
+    signal: controller.signal,
+  })
   await until(() => exists(flag), 'the timeout sent SIGTERM')
   controller.abort()
   const result = await running
@@ -104,7 +129,10 @@ test('timedOut and aborted are exclusive: the abort came first, so the timeout n
   f = await fixture({ graceMs: 100 })
   const controller = new AbortController()
   const flag = join(f.dir, 'got-term')
-  const running = f.run(`trap 'touch ${flag}; exit 3' TERM; touch ${flag}.ready; while :; do sleep 0.05; done`, { timeoutMs: 600_000, signal: controller.signal })
+  const running = f.run(`trap 'touch ${flag}; exit 3' TERM; touch ${flag}.ready; while :; do sleep 0.05; done`, {
+    timeoutMs: 600_000,
+    signal: controller.signal,
+  })
   await until(() => exists(`${flag}.ready`), 'the command is running')
   controller.abort()
   const result = await running
@@ -121,13 +149,21 @@ test('a stream over maxOutputBytes keeps its tail; the spill file holds the comp
   expect(complete.endsWith(result.stdout.text)).toBe(true)
   expect(readFileSync(result.stdout.spillPath!, 'utf8')).toBe(complete)
   expect(result.stderr.truncated).toBe(true)
-  expect(readFileSync(result.stderr.spillPath!, 'utf8')).toBe(Array.from({ length: 3000 }, (_, i) => `${i + 1}\n`).join(''))
+  expect(readFileSync(result.stderr.spillPath!, 'utf8')).toBe(
+    Array.from({ length: 3000 }, (_, i) => `${i + 1}\n`).join(''),
+  )
 })
 
 test('a stream over the spill cap keeps its head and tail and no file, and says how many bytes and lines it had', async () => {
   f = await fixture({ maxOutputBytes: 100, spillMaxBytes: 5000 })
   const result = await f.run('head -c 20000 /dev/zero | tr "\\0" a; seq 1 3')
-  expect(result.stdout).toEqual({ text: `${'a'.repeat(94)}1\n2\n3\n`, head: 'a'.repeat(100), truncated: true, totalBytes: 20006, totalLines: 3 })
+  expect(result.stdout).toEqual({
+    text: `${'a'.repeat(94)}1\n2\n3\n`,
+    head: 'a'.repeat(100),
+    truncated: true,
+    totalBytes: 20006,
+    totalLines: 3,
+  })
 })
 
 test('a short stream has no spill file', async () => {
@@ -140,7 +176,11 @@ test('a workdir that does not exist is rejected before anything runs', async () 
   f = await fixture()
   const missing = join(f.dir, 'missing')
   const error = await rejection(f.run('touch ran', { workdir: missing }))
-  expect(error).toMatchObject({ name: 'BashError', code: 'BASH_INVALID_WORKDIR', message: `working directory ${JSON.stringify(missing)} does not exist` })
+  expect(error).toMatchObject({
+    name: 'BashError',
+    code: 'BASH_INVALID_WORKDIR',
+    message: `working directory ${JSON.stringify(missing)} does not exist`,
+  })
 })
 
 test('a workdir that is a file is rejected, saying so', async () => {
@@ -148,7 +188,10 @@ test('a workdir that is a file is rejected, saying so', async () => {
   const file = join(f.dir, 'file')
   writeFileSync(file, '')
   const error = await rejection(f.run('touch ran', { workdir: file }))
-  expect(error).toMatchObject({ code: 'BASH_INVALID_WORKDIR', message: `working directory ${JSON.stringify(file)} is not a directory` })
+  expect(error).toMatchObject({
+    code: 'BASH_INVALID_WORKDIR',
+    message: `working directory ${JSON.stringify(file)} is not a directory`,
+  })
 })
 
 test('a shell that cannot be started is rejected, naming it', async () => {
@@ -212,9 +255,12 @@ test('runs leave no file descriptor open', async () => {
 test('whatever text goes in on stdin comes back out of `cat` unchanged (property, seeded)', async () => {
   f = await fixture()
   const text = fc.string({ unit: 'grapheme', maxLength: 300 }).filter((s) => !s.includes('\0'))
-  await fc.assert(fc.asyncProperty(text, async (input) => {
-    const result = await f.run('cat', { stdin: input })
-    expect(result.stdout.text).toBe(input)
-    expect(result.stdout.totalBytes).toBe(Buffer.byteLength(input))
-  }), { seed: 4242, numRuns: 40 })
+  await fc.assert(
+    fc.asyncProperty(text, async (input) => {
+      const result = await f.run('cat', { stdin: input })
+      expect(result.stdout.text).toBe(input)
+      expect(result.stdout.totalBytes).toBe(Buffer.byteLength(input))
+    }),
+    { seed: 4242, numRuns: 40 },
+  )
 })

@@ -6,12 +6,19 @@ import type { TaskDoneEvent } from '@deepseek-ai/dsh-tasks'
 import { fixture, rejection, until, type Fixture } from './helpers.ts'
 
 let f: Fixture
-afterEach(async () => { await f.cleanup() })
+afterEach(async () => {
+  await f.cleanup()
+})
 
 /** A process of the local provider, registered as a task (as tool-bash does). */
 const start = async (command: string, owner?: string) => {
   const spec = f.t.ctx.bash.resolve({ command, workdir: f.dir, ...(owner === undefined ? {} : { owner }) })
-  return f.t.ctx.tasks.add({ process: await f.t.ctx.bash.start(spec), command, workdir: spec.workdir, owner: spec.owner })
+  return f.t.ctx.tasks.add({
+    process: await f.t.ctx.bash.start(spec),
+    command,
+    workdir: spec.workdir,
+    owner: spec.owner,
+  })
 }
 
 /** Resolves with the done event of `taskId` (the `tasks/done` event on the root context). */
@@ -31,7 +38,16 @@ test('start returns a running task with the next id: bash-1, bash-2, …', async
   f = await fixture()
   const first = await start('sleep 100', 'session-a')
   const second = await start('true')
-  expect(first).toEqual({ id: 'bash-1', command: 'sleep 100', workdir: f.dir, owner: 'session-a', status: { state: 'running' }, startedAt: expect.any(Number), interactive: false, leftRunning: [] })
+  expect(first).toEqual({
+    id: 'bash-1',
+    command: 'sleep 100',
+    workdir: f.dir,
+    owner: 'session-a',
+    status: { state: 'running' },
+    startedAt: expect.any(Number),
+    interactive: false,
+    leftRunning: [],
+  })
   expect(second.id).toBe('bash-2')
   expect(f.t.ctx.tasks.list().map((task) => task.id)).toEqual(['bash-1', 'bash-2'])
   expect(f.t.ctx.tasks.get('bash-1')).toEqual(first)
@@ -41,8 +57,9 @@ test('start returns a running task with the next id: bash-1, bash-2, …', async
 test('concurrent starts get distinct sequential ids', async () => {
   f = await fixture()
   const tasks = await Promise.all(Array.from({ length: 20 }, () => start('true')))
-  expect(tasks.map((task) => task.id).sort((a, b) => Number(a.slice(5)) - Number(b.slice(5))))
-    .toEqual(Array.from({ length: 20 }, (_, i) => `bash-${i + 1}`))
+  expect(tasks.map((task) => task.id).sort((a, b) => Number(a.slice(5)) - Number(b.slice(5)))).toEqual(
+    Array.from({ length: 20 }, (_, i) => `bash-${i + 1}`),
+  )
 })
 
 test('a read that lost bytes from the tail is lossy and points at the spill file with everything', async () => {
@@ -52,7 +69,9 @@ test('a read that lost bytes from the tail is lossy and points at the spill file
   const read = f.t.ctx.tasks.readOutput(task.id)
   expect(read.stdout.lossy).toBe(true)
   expect(Buffer.byteLength(read.stdout.text)).toBeLessThanOrEqual(100)
-  expect(readFileSync(read.stdout.spillPath!, 'utf8')).toBe(Array.from({ length: 5000 }, (_, i) => `${i + 1}\n`).join(''))
+  expect(readFileSync(read.stdout.spillPath!, 'utf8')).toBe(
+    Array.from({ length: 5000 }, (_, i) => `${i + 1}\n`).join(''),
+  )
   // Read to the end: the task is dropped from memory, its spill file kept.
   expect(f.t.ctx.tasks.readOutput(task.id).stdout).toEqual({ text: '', lossy: false })
   expect(readFileSync(read.stdout.spillPath!, 'utf8').endsWith('4999\n5000\n')).toBe(true)
@@ -83,8 +102,20 @@ test('the done event fires once per task with the owner, the status and the noti
   await f.t.ctx.tasks.kill(b.id)
   await doneEvent(b.id)
   expect(f.events).toEqual([
-    { taskId: 'bash-1', owner: 'session-a', status: { state: 'completed', exitCode: 2 }, notice: 'background task bash-1 finished [status: completed, exit code: 2]. Read its output with bash_output.', requested: false },
-    { taskId: 'bash-2', owner: undefined, status: { state: 'killed', signal: 'SIGTERM' }, notice: 'background task bash-2 finished [status: killed by SIGTERM]. Read its output with bash_output.', requested: true },
+    {
+      taskId: 'bash-1',
+      owner: 'session-a',
+      status: { state: 'completed', exitCode: 2 },
+      notice: 'background task bash-1 finished [status: completed, exit code: 2]. Read its output with bash_output.',
+      requested: false,
+    },
+    {
+      taskId: 'bash-2',
+      owner: undefined,
+      status: { state: 'killed', signal: 'SIGTERM' },
+      notice: 'background task bash-2 finished [status: killed by SIGTERM]. Read its output with bash_output.',
+      requested: true,
+    },
   ])
 })
 
@@ -112,7 +143,9 @@ test('an onTaskDone listener goes away with the plugin that registered it', asyn
   const fiber = f.t.ctx.plugin({
     name: 'listener-plugin',
     inject: ['tasks'],
-    apply: (ctx) => { ctx.tasks.onTaskDone((event) => seen.push(event.taskId)) },
+    apply: (ctx) => {
+      ctx.tasks.onTaskDone((event) => seen.push(event.taskId))
+    },
   })
   await f.t.active(fiber)
   const a = await start('true')
@@ -126,7 +159,9 @@ test('an onTaskDone listener goes away with the plugin that registered it', asyn
 test('a throwing listener is reported and does not stop the others', async () => {
   f = await fixture()
   const seen: string[] = []
-  f.t.ctx.tasks.onTaskDone(() => { throw new Error('listener bug') })
+  f.t.ctx.tasks.onTaskDone(() => {
+    throw new Error('listener bug')
+  })
   f.t.ctx.tasks.onTaskDone((event) => seen.push(event.taskId))
   const a = await start('true')
   await doneEvent(a.id)

@@ -10,12 +10,17 @@ const QUICK_TURNS = 8
 /** True when `handle`'s output ends within `ms` (its `done` settles); false when something still holds it open. */
 export async function outputEnds(handle: SubprocessHandle, ms: number): Promise<boolean> {
   let ended = false
-  const ends = handle.done.then(() => { ended = true; return true })
+  const ends = handle.done.then(() => {
+    ended = true
+    return true
+  })
   // Mostly the output ended before the exit was seen, and `done` settles a few microtasks later: no timer then.
   for (let turn = 0; turn < QUICK_TURNS && !ended; turn++) await undefined
   if (ended) return true
   let timer: NodeJS.Timeout | undefined
-  const bound = new Promise<boolean>((resolve) => { timer = setTimeout(resolve, ms, false) })
+  const bound = new Promise<boolean>((resolve) => {
+    timer = setTimeout(resolve, ms, false)
+  })
   try {
     return await Promise.race([ends, bound])
   } finally {
@@ -32,7 +37,9 @@ export function subprocessTask(handle: SubprocessHandle, options: { drainMs?: nu
   const drainMs = options.drainMs ?? DRAIN_MS
   let stop!: () => void
   let stopping = false
-  const stopped = new Promise<void>((resolve) => { stop = resolve })
+  const stopped = new Promise<void>((resolve) => {
+    stop = resolve
+  })
   const ended = (async (): Promise<TaskExit> => {
     const exit = await handle.exited
     await handle.waitForExit()

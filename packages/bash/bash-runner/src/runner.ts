@@ -2,11 +2,23 @@ import { statSync } from 'node:fs'
 import { resolve as resolvePath } from 'node:path'
 import type { Context } from 'cordis'
 import {
-  BashError, BashErrorCode,
-  type BashExecRequest, type BashExecSpec, type BashRunResult, type CollectedOutput, type StrayProcess, type TaskProcess,
+  BashError,
+  BashErrorCode,
+  type BashExecRequest,
+  type BashExecSpec,
+  type BashRunResult,
+  type CollectedOutput,
+  type StrayProcess,
+  type TaskProcess,
 } from '@deepseek-ai/dsh-bash'
 import {
-  SubprocessError, SubprocessErrorCode, type CollectedStream, type CollectOptions, type ExitStatus, type SubprocessHandle, type SubprocessService,
+  SubprocessError,
+  SubprocessErrorCode,
+  type CollectedStream,
+  type CollectOptions,
+  type ExitStatus,
+  type SubprocessHandle,
+  type SubprocessService,
 } from '@deepseek-ai/dsh-subprocess'
 import { clampTimeout } from '@deepseek-ai/dsh-timeout'
 import type { Config } from './config.ts'
@@ -36,7 +48,10 @@ class Limit {
   private handle: SubprocessHandle | undefined
   private readonly timer: NodeJS.Timeout
 
-  constructor(private readonly signal: AbortSignal | undefined, ms: number) {
+  constructor(
+    private readonly signal: AbortSignal | undefined,
+    ms: number,
+  ) {
     this.timer = setTimeout(this.expire, ms)
     signal?.addEventListener('abort', this.abort)
   }
@@ -84,11 +99,19 @@ export class BashRunner {
    */
   private readonly spawn: SubprocessService['spawn']
 
-  constructor(ctx: Context, private readonly config: Config, private readonly launcher?: Launcher) {
+  constructor(
+    ctx: Context,
+    private readonly config: Config,
+    private readonly launcher?: Launcher,
+  ) {
     const subprocess = ctx.subprocess
     this.spawn = subprocess.spawn.bind(subprocess)
     // A head as large as the tail: a long log keeps its first lines (the command's start, the first error) too.
-    this.collect = { maxBytes: config.maxOutputBytes, headBytes: config.maxOutputBytes, spill: { maxBytes: config.spillMaxBytes } }
+    this.collect = {
+      maxBytes: config.maxOutputBytes,
+      headBytes: config.maxOutputBytes,
+      spill: { maxBytes: config.spillMaxBytes },
+    }
   }
 
   resolve(request: BashExecRequest): BashExecSpec {
@@ -122,7 +145,8 @@ export class BashRunner {
     }
     limit.attach(handle)
     try {
-      const first = spec.backgroundAfterMs === undefined ? await handle.exited : await exitedWithin(handle, spec.backgroundAfterMs)
+      const first =
+        spec.backgroundAfterMs === undefined ? await handle.exited : await exitedWithin(handle, spec.backgroundAfterMs)
       if (first === undefined && !limit.cause) {
         // Still running: from here on neither the timeout nor the caller's signal reaches it; the caller makes it a task.
         limit.dispose()
@@ -130,12 +154,22 @@ export class BashRunner {
         const stdout = shown(handle.collected.stdout)
         const stderr = shown(handle.collected.stderr)
         return {
-          exitCode: null, signal: null, timedOut: false, aborted: false, timeoutMs: spec.timeoutMs,
-          stdout: stdout.output, stderr: stderr.output, leftRunning: [],
-          continuing: { reason: 'still-running', process: this.track(subprocessTask(handle)), offsets: { stdout: stdout.next, stderr: stderr.next } },
+          exitCode: null,
+          signal: null,
+          timedOut: false,
+          aborted: false,
+          timeoutMs: spec.timeoutMs,
+          stdout: stdout.output,
+          stderr: stderr.output,
+          leftRunning: [],
+          continuing: {
+            reason: 'still-running',
+            process: this.track(subprocessTask(handle)),
+            offsets: { stdout: stdout.next, stderr: stderr.next },
+          },
         }
       }
-      const exit = first ?? await handle.exited
+      const exit = first ?? (await handle.exited)
       let drained = await outputEnds(handle, DRAIN_MS)
       const timedOut = limit.cause === 'timeout'
       const aborted = limit.cause === 'abort'
@@ -150,13 +184,18 @@ export class BashRunner {
       // From here on the caller's signal and the timer must not reach an adopted task.
       limit.dispose()
       // After a stop, the handle may have given the output up by itself already: it still knows who held it.
-      const leftRunning: readonly StrayProcess[] = !leftover && (!drained || timedOut || aborted) ? handle.abandonOutput() : []
+      const leftRunning: readonly StrayProcess[] =
+        !leftover && (!drained || timedOut || aborted) ? handle.abandonOutput() : []
       const stdout = shown(handle.collected.stdout)
       const stderr = shown(handle.collected.stderr)
       let continuing: BashRunResult['continuing']
       if (leftover) {
         this.foreground.delete(handle)
-        continuing = { reason: 'leftovers', process: this.track(subprocessTask(handle)), offsets: { stdout: stdout.next, stderr: stderr.next } }
+        continuing = {
+          reason: 'leftovers',
+          process: this.track(subprocessTask(handle)),
+          offsets: { stdout: stdout.next, stderr: stderr.next },
+        }
       }
       return {
         exitCode: exit.exitCode,
@@ -178,7 +217,11 @@ export class BashRunner {
   /** A process that outlives the call; the spec's signal stops it. */
   async start(spec: BashExecSpec): Promise<TaskProcess> {
     this.prepare(spec)
-    const process = this.track(spec.interactive ? terminalTask(await this.launch(onTerminal(spec), undefined, () => {}, 'pipe')) : subprocessTask(await this.launch(spec, undefined, () => {})))
+    const process = this.track(
+      spec.interactive
+        ? terminalTask(await this.launch(onTerminal(spec), undefined, () => {}, 'pipe'))
+        : subprocessTask(await this.launch(spec, undefined, () => {})),
+    )
     const signal = spec.signal
     if (signal) {
       const stop = () => process.terminate()
@@ -215,19 +258,30 @@ export class BashRunner {
   /** The checks that make `run`/`start` reject instead of running: each failure says what is wrong. */
   private prepare(spec: BashExecSpec): void {
     if (this.closed) throw new BashError('the bash executor was disposed', { code: BashErrorCode.BASH_DISPOSED })
-    if (spec.signal?.aborted) throw new BashError('command not started: the signal was already aborted', { code: BashErrorCode.BASH_ABORTED, cause: spec.signal.reason })
-    if (spec.command.includes('\0')) throw new BashError('command contains a NUL byte', { code: BashErrorCode.BASH_INVALID_REQUEST })
+    if (spec.signal?.aborted)
+      throw new BashError('command not started: the signal was already aborted', {
+        code: BashErrorCode.BASH_ABORTED,
+        cause: spec.signal.reason,
+      })
+    if (spec.command.includes('\0'))
+      throw new BashError('command contains a NUL byte', { code: BashErrorCode.BASH_INVALID_REQUEST })
   }
 
   /** Spawns `<shell> -c <command>` and hands the handle to `register` before disposal can look for it. */
-  private launch(spec: BashExecSpec, limit: Limit | undefined, register: (handle: SubprocessHandle) => void, stdin?: 'pipe'): Promise<SubprocessHandle> {
+  private launch(
+    spec: BashExecSpec,
+    limit: Limit | undefined,
+    register: (handle: SubprocessHandle) => void,
+    stdin?: 'pipe',
+  ): Promise<SubprocessHandle> {
     const launched = (async () => {
       let handle: SubprocessHandle
       try {
         // `--`: a command that starts with "-" is a command, never a shell option.
         const argv = this.launcher ? await this.launcher.argv(spec) : [this.config.shell, '-c', '--', spec.command]
         // Cancelled (or timed out) while a launcher prepared the command: nothing starts.
-        if (limit?.cause) throw new BashError('command not started: the call was cancelled', { code: BashErrorCode.BASH_ABORTED })
+        if (limit?.cause)
+          throw new BashError('command not started: the call was cancelled', { code: BashErrorCode.BASH_ABORTED })
         handle = await this.spawn({
           argv,
           cwd: spec.workdir,
@@ -240,7 +294,8 @@ export class BashRunner {
       } catch (error) {
         // A workdir that is not a directory fails the spawn (chdir in the child): only then is it looked at, so that
         // the error blames it rather than the shell.
-        if (error instanceof SubprocessError && error.code === SubprocessErrorCode.SUBPROCESS_SPAWN_FAILED) checkWorkdir(spec.workdir)
+        if (error instanceof SubprocessError && error.code === SubprocessErrorCode.SUBPROCESS_SPAWN_FAILED)
+          checkWorkdir(spec.workdir)
         throw translate(error)
       }
       if (this.launcher?.wrap) handle = this.launcher.wrap(handle, spec)
@@ -250,7 +305,9 @@ export class BashRunner {
       return handle
     })()
     this.pending.add(launched)
-    const forget = () => { this.pending.delete(launched) }
+    const forget = () => {
+      this.pending.delete(launched)
+    }
     launched.then(forget, forget)
     return launched
   }
@@ -259,7 +316,9 @@ export class BashRunner {
 /** The shell's exit if it comes within `ms`, else undefined. */
 async function exitedWithin(handle: SubprocessHandle, ms: number): Promise<ExitStatus | undefined> {
   let timer: NodeJS.Timeout | undefined
-  const bound = new Promise<undefined>((resolve) => { timer = setTimeout(resolve, ms, undefined) })
+  const bound = new Promise<undefined>((resolve) => {
+    timer = setTimeout(resolve, ms, undefined)
+  })
   try {
     return await Promise.race([handle.exited, bound])
   } finally {
@@ -272,7 +331,9 @@ function shown(stream: CollectedStream | undefined): { output: CollectedOutput; 
   if (!stream) return { output: { text: '', truncated: false, totalBytes: 0, totalLines: 0 }, next: 0 }
   const { text, nextOffset } = stream.readFrom(0)
   const { truncated, totalBytes, totalLines, spillPath } = stream
-  const output: CollectedOutput = truncated ? { text, truncated, head: stream.readHead().text, totalBytes, totalLines } : { text, truncated, totalBytes, totalLines }
+  const output: CollectedOutput = truncated
+    ? { text, truncated, head: stream.readHead().text, totalBytes, totalLines }
+    : { text, truncated, totalBytes, totalLines }
   return { output: spillPath === undefined ? output : { ...output, spillPath }, next: nextOffset }
 }
 
@@ -284,16 +345,23 @@ function checkWorkdir(workdir: string): void {
     isDirectory = statSync(workdir).isDirectory()
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
-    const why = code === 'ENOENT' || code === 'ENOTDIR' ? 'does not exist' : `cannot be used (${code ?? (error as Error).message})`
+    const why =
+      code === 'ENOENT' || code === 'ENOTDIR'
+        ? 'does not exist'
+        : `cannot be used (${code ?? (error as Error).message})`
     throw new BashError(`working directory ${shown} ${why}`, { code: BashErrorCode.BASH_INVALID_WORKDIR, cause: error })
   }
-  if (!isDirectory) throw new BashError(`working directory ${shown} is not a directory`, { code: BashErrorCode.BASH_INVALID_WORKDIR })
+  if (!isDirectory)
+    throw new BashError(`working directory ${shown} is not a directory`, { code: BashErrorCode.BASH_INVALID_WORKDIR })
 }
 
 function translate(error: unknown): unknown {
   if (!(error instanceof SubprocessError)) return error
-  const code = error.code === SubprocessErrorCode.SUBPROCESS_ABORTED
-    ? BashErrorCode.BASH_ABORTED
-    : error.code === SubprocessErrorCode.SUBPROCESS_INVALID_REQUEST ? BashErrorCode.BASH_INVALID_REQUEST : BashErrorCode.BASH_SPAWN_FAILED
+  const code =
+    error.code === SubprocessErrorCode.SUBPROCESS_ABORTED
+      ? BashErrorCode.BASH_ABORTED
+      : error.code === SubprocessErrorCode.SUBPROCESS_INVALID_REQUEST
+        ? BashErrorCode.BASH_INVALID_REQUEST
+        : BashErrorCode.BASH_SPAWN_FAILED
   return new BashError(error.message, { code, cause: error })
 }

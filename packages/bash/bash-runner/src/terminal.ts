@@ -43,10 +43,11 @@ export function terminalTask(handle: SubprocessHandle): TaskProcess {
       }
     },
     onOutput: (listener) => task.onOutput(listener),
-    write: (text) => new Promise<void>((resolve, reject) => {
-      if (!stdin || stdin.destroyed || stdin.writableEnded) return reject(new Error('the terminal is closed'))
-      stdin.write(text, (error) => (error ? reject(error) : resolve()))
-    }),
+    write: (text) =>
+      new Promise<void>((resolve, reject) => {
+        if (!stdin || stdin.destroyed || stdin.writableEnded) return reject(new Error('the terminal is closed'))
+        stdin.write(text, (error) => (error ? reject(error) : resolve()))
+      }),
   }
 }
 
@@ -60,7 +61,8 @@ export function terminalStream(raw: TaskStream): TaskStream {
       const read = raw.readFrom(offset)
       const cut = incompleteTail(read.text)
       const text = cut === 0 ? read.text : read.text.slice(0, read.text.length - cut)
-      const nextOffset = cut === 0 ? read.nextOffset : read.nextOffset - Buffer.byteLength(read.text.slice(read.text.length - cut))
+      const nextOffset =
+        cut === 0 ? read.nextOffset : read.nextOffset - Buffer.byteLength(read.text.slice(read.text.length - cut))
       return { ...read, text: cleanTerminal(text), nextOffset }
     },
   }
@@ -68,7 +70,8 @@ export function terminalStream(raw: TaskStream): TaskStream {
 
 // CSI (ESC [ … final byte), OSC (ESC ] … BEL or ESC \), DCS/SOS/PM/APC strings, other escapes (not the introducers
 // [ ] P X ^ _), 8-bit CSI; then C0 controls but \t and \n.
-const SEQUENCES = /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[PX^_][^\u001b]*\u001b\\|\u001b[ -/]*[0-OQ-WYZ\\`a-~]|\u009b[0-?]*[ -/]*[@-~]/g
+const SEQUENCES =
+  /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[PX^_][^\u001b]*\u001b\\|\u001b[ -/]*[0-OQ-WYZ\\`a-~]|\u009b[0-?]*[ -/]*[@-~]/g
 const CONTROLS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g
 
 /** What a person would read off a dumb terminal: control sequences removed, `\r\n` (also `\r\r\n`) and a lone `\r` as `\n`. */

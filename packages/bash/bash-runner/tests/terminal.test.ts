@@ -13,7 +13,13 @@ test('control sequences go, text stays: colours, OSC titles, cursor moves, \\r\\
 test('a read that ends inside a sequence stops before it; the next read sees it whole (offsets are the raw bytes)', () => {
   const raw = 'ab\u001b[31mred\u001b[0m\r\nend'
   let available = 0
-  const stream = terminalStream({ readFrom: (offset) => ({ text: raw.slice(offset, available), nextOffset: Math.max(offset, available), lossy: false }) })
+  const stream = terminalStream({
+    readFrom: (offset) => ({
+      text: raw.slice(offset, available),
+      nextOffset: Math.max(offset, available),
+      lossy: false,
+    }),
+  })
   available = 4 // 'ab', ESC, '['
   const first = stream.readFrom(0)
   expect(first).toMatchObject({ text: 'ab', nextOffset: 2 })
@@ -23,22 +29,42 @@ test('a read that ends inside a sequence stops before it; the next read sees it 
 })
 
 test('whatever the chunking, the cleaned pieces join to the cleaned whole (property)', () => {
-  const piece = fc.constantFrom('a', 'b', '\n', '\r\n', '\r', '\u001b[31m', '\u001b[0m', '\u001b]0;t\u0007', 'é', '\u0007')
-  fc.assert(fc.property(fc.array(piece, { maxLength: 30 }), fc.array(fc.nat(60), { maxLength: 8 }), (pieces, cuts) => {
-    const raw = pieces.join('')
-    let available = 0
-    const stream = terminalStream({ readFrom: (offset) => ({ text: raw.slice(offset, Math.max(offset, available)), nextOffset: Math.max(offset, available), lossy: false }) })
-    let offset = 0
-    let text = ''
-    for (const cut of [...cuts.sort((x, y) => x - y), raw.length]) {
-      available = Math.min(cut, raw.length)
-      const read = stream.readFrom(offset)
-      text += read.text
-      offset = read.nextOffset
-    }
-    // What is held back at the very end is only trailing \r's and sequences: line ends at most.
-    const whole = cleanTerminal(raw)
-    expect(whole.startsWith(text)).toBe(true)
-    expect(whole.slice(text.length)).toMatch(/^\n*$/)
-  }), { seed: 28, numRuns: 300 })
+  const piece = fc.constantFrom(
+    'a',
+    'b',
+    '\n',
+    '\r\n',
+    '\r',
+    '\u001b[31m',
+    '\u001b[0m',
+    '\u001b]0;t\u0007',
+    'é',
+    '\u0007',
+  )
+  fc.assert(
+    fc.property(fc.array(piece, { maxLength: 30 }), fc.array(fc.nat(60), { maxLength: 8 }), (pieces, cuts) => {
+      const raw = pieces.join('')
+      let available = 0
+      const stream = terminalStream({
+        readFrom: (offset) => ({
+          text: raw.slice(offset, Math.max(offset, available)),
+          nextOffset: Math.max(offset, available),
+          lossy: false,
+        }),
+      })
+      let offset = 0
+      let text = ''
+      for (const cut of [...cuts.sort((x, y) => x - y), raw.length]) {
+        available = Math.min(cut, raw.length)
+        const read = stream.readFrom(offset)
+        text += read.text
+        offset = read.nextOffset
+      }
+      // What is held back at the very end is only trailing \r's and sequences: line ends at most.
+      const whole = cleanTerminal(raw)
+      expect(whole.startsWith(text)).toBe(true)
+      expect(whole.slice(text.length)).toMatch(/^\n*$/)
+    }),
+    { seed: 28, numRuns: 300 },
+  )
 })

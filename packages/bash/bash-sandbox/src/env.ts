@@ -2,7 +2,17 @@
  * The names a sandboxed command inherits from the host (DESIGN §17): an allowlist, not a scrub, so a credential
  * under a name no pattern foresaw stays out. `LC_*` are the locale's. Widened only by config (`passEnv`).
  */
-export const ALLOWED_ENV: readonly string[] = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'TZ', 'TERM', 'TMPDIR']
+export const ALLOWED_ENV: readonly string[] = [
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'SHELL',
+  'LANG',
+  'TZ',
+  'TERM',
+  'TMPDIR',
+]
 
 /** Whether `name` is passed: on the allowlist, an `LC_*` name, or named by `passEnv` (`NAME`, or `PREFIX*`). */
 export function passed(name: string, passEnv: readonly string[]): boolean {
@@ -14,7 +24,11 @@ export function passed(name: string, passEnv: readonly string[]): boolean {
  * A sandboxed command's environment: the allowed names of `source` (the host's), then `overrides` (the executor's
  * own entries and the caller's; an entry wins, `undefined` removes a name).
  */
-export function sandboxEnv(overrides: Readonly<Record<string, string | undefined>>, passEnv: readonly string[], source: NodeJS.ProcessEnv = process.env): Record<string, string> {
+export function sandboxEnv(
+  overrides: Readonly<Record<string, string | undefined>>,
+  passEnv: readonly string[],
+  source: NodeJS.ProcessEnv = process.env,
+): Record<string, string> {
   const env: Record<string, string> = {}
   for (const name of Object.keys(source)) {
     if (Object.hasOwn(overrides, name) || !passed(name, passEnv)) continue

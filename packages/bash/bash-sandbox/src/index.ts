@@ -1,5 +1,11 @@
 import type { Context } from 'cordis'
-import { BashExecutor, type BashExecRequest, type BashExecSpec, type BashRunResult, type TaskProcess } from '@deepseek-ai/dsh-bash'
+import {
+  BashExecutor,
+  type BashExecRequest,
+  type BashExecSpec,
+  type BashRunResult,
+  type TaskProcess,
+} from '@deepseek-ai/dsh-bash'
 import { BashRunner } from '@deepseek-ai/dsh-bash-runner'
 import { Config } from './config.ts'
 import { Sandbox } from './sandbox.ts'
@@ -7,7 +13,15 @@ import { Sandbox } from './sandbox.ts'
 export const name = 'bash-sandbox'
 export { Config }
 export { SandboxError, SandboxErrorCode, classify, unavailableError, type Unavailable } from './probe.ts'
-export { bwrapArgs, DEFAULT_DENY_READ, expandHome, hiddenPaths, systemHidden, type HiddenPath, type SandboxPolicy } from './policy.ts'
+export {
+  bwrapArgs,
+  DEFAULT_DENY_READ,
+  expandHome,
+  hiddenPaths,
+  systemHidden,
+  type HiddenPath,
+  type SandboxPolicy,
+} from './policy.ts'
 
 /** Where the service keeps its state (symbol reads pass Cordis' per-caller proxy straight through). */
 const RUNNER: unique symbol = Symbol('runner')
@@ -29,7 +43,11 @@ export class SandboxBashExecutor extends BashExecutor {
     super(ctx)
     const resolved = Config(config)
     const sandbox = new Sandbox(ctx, ctx.subprocess, resolved)
-    const runner = new BashRunner(ctx, resolved, { argv: (spec) => sandbox.argv(spec), wrap: (handle, spec) => sandbox.wrap(handle, spec.owner), close: () => sandbox.close() })
+    const runner = new BashRunner(ctx, resolved, {
+      argv: (spec) => sandbox.argv(spec),
+      wrap: (handle, spec) => sandbox.wrap(handle, spec.owner),
+      close: () => sandbox.close(),
+    })
     this[RUNNER] = runner
     ctx.effect(() => () => runner.close(), 'bash-sandbox')
   }

@@ -8,10 +8,11 @@ import type { SubprocessHandle, SubprocessService } from '@deepseek-ai/dsh-subpr
  * dies with its init: `setsid` daemons too) and removes the sandbox's state directory (the private /tmp dirs).
  * A group whose id now names a live process that is not bubblewrap was reused by someone else and is left alone.
  */
-const REAPER = 'read -r _; [ -f "$1" ] && while read -r g; do '
-  + 'c=; [ -e "/proc/$g" ] && read -r c < "/proc/$g/comm"; '
-  + '[ -z "$c" ] || [ "$c" = bwrap ] && kill -KILL "-$g" 2>/dev/null; '
-  + 'done < "$1"; rm -rf -- "$2"'
+const REAPER =
+  'read -r _; [ -f "$1" ] && while read -r g; do ' +
+  'c=; [ -e "/proc/$g" ] && read -r c < "/proc/$g/comm"; ' +
+  '[ -z "$c" ] || [ "$c" = bwrap ] && kill -KILL "-$g" 2>/dev/null; ' +
+  'done < "$1"; rm -rf -- "$2"'
 
 /**
  * Why not bwrap's `--die-with-parent`: it ties the namespace's init to the bwrap that started it, and that bwrap
@@ -22,7 +23,12 @@ export class Lifeline {
   private reaper: Promise<SubprocessHandle> | undefined
   private readonly groups = new Set<number>()
 
-  constructor(private readonly subprocess: SubprocessService, private readonly sh: string, private readonly groupsFile: string, private readonly stateDir: string) {}
+  constructor(
+    private readonly subprocess: SubprocessService,
+    private readonly sh: string,
+    private readonly groupsFile: string,
+    private readonly stateDir: string,
+  ) {}
 
   /** Starts the reaper once; resolves when it runs. Rejects (and is retried next time) when it cannot start. */
   async ensure(): Promise<void> {

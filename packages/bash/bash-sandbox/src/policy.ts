@@ -36,7 +36,19 @@ export interface HiddenPath {
  */
 export function bwrapArgs(policy: SandboxPolicy, workdir: string): string[] {
   // The namespace's init (pid 1) runs without the seccomp filter: its memory is not writable from inside.
-  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', ...INIT_MEMORY.flatMap((path) => ['--ro-bind', '/dev/null', path]), '--bind', policy.tmpDir, '/tmp']
+  const args = [
+    '--ro-bind',
+    '/',
+    '/',
+    '--dev',
+    '/dev',
+    '--proc',
+    '/proc',
+    ...INIT_MEMORY.flatMap((path) => ['--ro-bind', '/dev/null', path]),
+    '--bind',
+    policy.tmpDir,
+    '/tmp',
+  ]
   for (const dir of policy.writable) args.push('--bind', dir, dir)
   for (const dir of policy.readOnly) args.push('--ro-bind', dir, dir)
   for (const dir of policy.pinned ?? []) args.push('--bind', dir, dir)
@@ -67,12 +79,37 @@ const INIT_MEMORY = ['/proc/1/mem', '/proc/1/task/1/mem']
  * managers and browser profiles (DESIGN §17). Until `ctx.workspace` holds the one list, the sandbox keeps its own.
  */
 export const DEFAULT_DENY_READ: readonly string[] = [
-  '~/.ssh', '~/.aws', '~/.gnupg', '~/.config/gcloud', '~/.docker', '~/.kube', '~/.azure', '~/.config/gh',
-  '~/.netrc', '~/.git-credentials', '~/.npmrc', '~/.pypirc', '~/.password-store',
-  '~/.claude', '~/.claude.json', '~/.codex', '~/.gemini', '~/.config/opencode', '~/.local/share/opencode',
-  '~/.cargo/credentials', '~/.cargo/credentials.toml', '~/.config/hub', '~/.config/git/credentials', '~/.pgpass',
-  '~/.vault-token', '~/.terraform.d', '~/.m2/settings.xml', '~/.local/share/keyrings', '~/.mozilla',
-  '~/.config/google-chrome', '~/.config/chromium',
+  '~/.ssh',
+  '~/.aws',
+  '~/.gnupg',
+  '~/.config/gcloud',
+  '~/.docker',
+  '~/.kube',
+  '~/.azure',
+  '~/.config/gh',
+  '~/.netrc',
+  '~/.git-credentials',
+  '~/.npmrc',
+  '~/.pypirc',
+  '~/.password-store',
+  '~/.claude',
+  '~/.claude.json',
+  '~/.codex',
+  '~/.gemini',
+  '~/.config/opencode',
+  '~/.local/share/opencode',
+  '~/.cargo/credentials',
+  '~/.cargo/credentials.toml',
+  '~/.config/hub',
+  '~/.config/git/credentials',
+  '~/.pgpass',
+  '~/.vault-token',
+  '~/.terraform.d',
+  '~/.m2/settings.xml',
+  '~/.local/share/keyrings',
+  '~/.mozilla',
+  '~/.config/google-chrome',
+  '~/.config/chromium',
 ]
 
 /**

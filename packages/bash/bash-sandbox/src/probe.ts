@@ -20,41 +20,62 @@ export interface Unavailable {
 /** The error every bash call gets while the sandbox is unavailable: fail closed, never a silent unconfined run. */
 export function unavailableError(problem: Unavailable): SandboxError {
   return new SandboxError(
-    `bash runs sandboxed here, but the sandbox cannot be set up: ${problem.why}. Nothing was run. To fix it: ${problem.fix}; `
-      + 'or start dsh without --sandbox to run commands unconfined.',
+    `bash runs sandboxed here, but the sandbox cannot be set up: ${problem.why}. Nothing was run. To fix it: ${problem.fix}; ` +
+      'or start dsh without --sandbox to run commands unconfined.',
     { code: SandboxErrorCode.BASH_SANDBOX_UNAVAILABLE },
   )
 }
 
-const INSTALL = 'install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap; Arch: pacman -S bubblewrap), '
-  + 'or point "bash-sandbox": {"bwrapPath": "/path/to/bwrap"} at it'
-const NAMESPACES = 'allow unprivileged user namespaces: on Ubuntu 23.10+ AppArmor restricts them (load an AppArmor profile that grants "userns" to bwrap, '
-  + 'or sysctl kernel.apparmor_restrict_unprivileged_userns=0), on older Debian kernels sysctl kernel.unprivileged_userns_clone=1, '
-  + 'and user.max_user_namespaces must not be 0; inside a container, allow unshare (e.g. docker run --security-opt seccomp=unconfined)'
+const INSTALL =
+  'install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap; Arch: pacman -S bubblewrap), ' +
+  'or point "bash-sandbox": {"bwrapPath": "/path/to/bwrap"} at it'
+const NAMESPACES =
+  'allow unprivileged user namespaces: on Ubuntu 23.10+ AppArmor restricts them (load an AppArmor profile that grants "userns" to bwrap, ' +
+  'or sysctl kernel.apparmor_restrict_unprivileged_userns=0), on older Debian kernels sysctl kernel.unprivileged_userns_clone=1, ' +
+  'and user.max_user_namespaces must not be 0; inside a container, allow unshare (e.g. docker run --security-opt seccomp=unconfined)'
 
 /**
  * Turns a failed bubblewrap start into why + fix. `spawnError` is set when bwrap itself could not be started;
  * otherwise `stderr` is what it printed before exiting.
  */
-export function classify(bwrapPath: string, spawnError: NodeJS.ErrnoException | undefined, stderr: string): Unavailable {
+export function classify(
+  bwrapPath: string,
+  spawnError: NodeJS.ErrnoException | undefined,
+  stderr: string,
+): Unavailable {
   if (spawnError) {
-    if (spawnError.code === 'ENOENT') return { why: `bubblewrap is not installed (no ${JSON.stringify(bwrapPath)} found)`, fix: INSTALL }
-    return { why: `bubblewrap (${JSON.stringify(bwrapPath)}) cannot be started: ${spawnError.code ?? spawnError.message}`, fix: INSTALL }
+    if (spawnError.code === 'ENOENT')
+      return { why: `bubblewrap is not installed (no ${JSON.stringify(bwrapPath)} found)`, fix: INSTALL }
+    return {
+      why: `bubblewrap (${JSON.stringify(bwrapPath)}) cannot be started: ${spawnError.code ?? spawnError.message}`,
+      fix: INSTALL,
+    }
   }
   const line = stderr.trim().split('\n').filter(Boolean).pop() ?? 'it exited without saying why'
   // The wrapper execs bwrap through env(1), which says so when there is none.
-  if (/^env: .*No such file or directory/.test(line)) return { why: `bubblewrap is not installed (no ${JSON.stringify(bwrapPath)} found)`, fix: INSTALL }
-  if (/namespace|uid map|gid map|setgroups|Operation not permitted|Permission denied|ENOSPC|No permissions/i.test(line)) {
+  if (/^env: .*No such file or directory/.test(line))
+    return { why: `bubblewrap is not installed (no ${JSON.stringify(bwrapPath)} found)`, fix: INSTALL }
+  if (
+    /namespace|uid map|gid map|setgroups|Operation not permitted|Permission denied|ENOSPC|No permissions/i.test(line)
+  ) {
     return { why: `bubblewrap cannot create the sandbox's namespaces (${line})`, fix: NAMESPACES }
   }
-  return { why: `bubblewrap failed to set up the sandbox (${line})`, fix: `run "${bwrapPath} --ro-bind / / --unshare-all -- true" to see the problem, then ${NAMESPACES}` }
+  return {
+    why: `bubblewrap failed to set up the sandbox (${line})`,
+    fix: `run "${bwrapPath} --ro-bind / / --unshare-all -- true" to see the problem, then ${NAMESPACES}`,
+  }
 }
 
 /**
  * Runs `argv` (a sandboxed `true`) once through ctx.subprocess: resolves undefined when the sandbox works, else what
  * is wrong. Bounded: a probe that hangs is stopped after `timeoutMs`.
  */
-export async function probe(subprocess: SubprocessService, bwrapPath: string, argv: readonly string[], timeoutMs = 10_000): Promise<Unavailable | undefined> {
+export async function probe(
+  subprocess: SubprocessService,
+  bwrapPath: string,
+  argv: readonly string[],
+  timeoutMs = 10_000,
+): Promise<Unavailable | undefined> {
   const limit = AbortSignal.timeout(timeoutMs)
   let handle
   try {
@@ -75,7 +96,10 @@ export async function probe(subprocess: SubprocessService, bwrapPath: string, ar
   await handle.waitForExit()
   if (exit.exitCode === 0) return undefined
   if (limit.aborted) {
-    return { why: `bubblewrap did not start a command within ${timeoutMs}ms`, fix: `run "${bwrapPath} --ro-bind / / --unshare-all -- true" to see the problem` }
+    return {
+      why: `bubblewrap did not start a command within ${timeoutMs}ms`,
+      fix: `run "${bwrapPath} --ro-bind / / --unshare-all -- true" to see the problem`,
+    }
   }
   const stderr = handle.collected.stderr?.readFrom(0).text ?? ''
   return classify(bwrapPath, undefined, stderr || `exit ${exit.exitCode ?? exit.signal}`)

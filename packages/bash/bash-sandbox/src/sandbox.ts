@@ -11,7 +11,19 @@ import type {} from '@deepseek-ai/dsh-workspace'
 import type { Config } from './config.ts'
 import { sandboxEnv } from './env.ts'
 import { Lifeline } from './lifeline.ts'
-import { bwrapArgs, DEFAULT_DENY_READ, existing, existingDirs, expandHome, hiddenPaths, pinnedAncestors, systemHidden, within, type HiddenPath, type SandboxPolicy } from './policy.ts'
+import {
+  bwrapArgs,
+  DEFAULT_DENY_READ,
+  existing,
+  existingDirs,
+  expandHome,
+  hiddenPaths,
+  pinnedAncestors,
+  systemHidden,
+  within,
+  type HiddenPath,
+  type SandboxPolicy,
+} from './policy.ts'
 import { probe, unavailableError, type Unavailable } from './probe.ts'
 import { seccompFilter } from './seccomp.ts'
 import { resolvePrograms, writableProblem, type Programs } from './trusted.ts'
@@ -23,10 +35,13 @@ import { resolvePrograms, writableProblem, type Programs } from './trusted.ts'
  * never on a command line other users can read), and a SIGTERM to the group reaches the shell, not bwrap: bwrap then
  * reports how the shell ended.
  */
-const WRAPPER = 'f=$1; s=$2; e=$3; shift 3; exec 3<"$f" 4<"$s" || exit 126; rm -f -- "$f"; trap "" TERM; exec "$e" -i "$@"'
+const WRAPPER =
+  'f=$1; s=$2; e=$3; shift 3; exec 3<"$f" 4<"$s" || exit 126; rm -f -- "$f"; trap "" TERM; exec "$e" -i "$@"'
 
 /** Signal numbers to names, for bwrap's "128 + signal" exit codes. */
-const SIGNALS = new Map<number, NodeJS.Signals>(Object.entries(constants.signals).map(([name, number]) => [number, name as NodeJS.Signals]))
+const SIGNALS = new Map<number, NodeJS.Signals>(
+  Object.entries(constants.signals).map(([name, number]) => [number, name as NodeJS.Signals]),
+)
 
 /**
  * Turns a resolved spec into the argv that runs it inside bubblewrap. Fails closed: until a probe of the same
@@ -49,7 +64,11 @@ export class Sandbox {
   /** Commands of each session not yet recorded there: their files are read from the handle (the call may have returned first). */
   private readonly pendingOutputs = new Map<string, Set<SubprocessHandle>>()
 
-  constructor(private readonly ctx: Context, private readonly subprocess: SubprocessService, private readonly config: Config) {
+  constructor(
+    private readonly ctx: Context,
+    private readonly subprocess: SubprocessService,
+    private readonly config: Config,
+  ) {
     // A session's /tmp goes with it (its commands and tasks are stopped at the same time).
     ctx.on('tools/session-end', (sessionId) => {
       this.outputFiles.delete(sessionKey(sessionId))
@@ -66,14 +85,24 @@ export class Sandbox {
     const programs = await this.ensureAvailable()
     const env = sandboxEnv(spec.env ?? {}, this.config.passEnv)
     for (const [name, value] of Object.entries(env)) {
-      if (name.includes('\0') || value.includes('\0')) throw new BashError(`environment entry ${JSON.stringify(name)} contains a NUL byte`, { code: BashErrorCode.BASH_INVALID_REQUEST })
+      if (name.includes('\0') || value.includes('\0'))
+        throw new BashError(`environment entry ${JSON.stringify(name)} contains a NUL byte`, {
+          code: BashErrorCode.BASH_INVALID_REQUEST,
+        })
     }
     const policy = this.policy(spec.owner)
     const hidden = policy.hidden.find((item) => within(spec.workdir, item.path))
     if (hidden) {
-      throw new BashError(`working directory ${JSON.stringify(spec.workdir)} is hidden by the sandbox (denyRead: ${hidden.path})`, { code: BashErrorCode.BASH_INVALID_WORKDIR })
+      throw new BashError(
+        `working directory ${JSON.stringify(spec.workdir)} is hidden by the sandbox (denyRead: ${hidden.path})`,
+        { code: BashErrorCode.BASH_INVALID_WORKDIR },
+      )
     }
-    const problem = writableProblem(programs, this.state(), [...policy.writable, ...(policy.pinned ?? []), policy.tmpDir])
+    const problem = writableProblem(programs, this.state(), [
+      ...policy.writable,
+      ...(policy.pinned ?? []),
+      policy.tmpDir,
+    ])
     if (problem) throw unavailableError(problem)
     await this.reaper(programs).ensure()
     return this.wrapped(programs, bwrapArgs(policy, spec.workdir), env, spec.command)
@@ -82,7 +111,10 @@ export class Sandbox {
   /** bwrap exits 128 + N when the shell died of signal N: the handle reports that as the signal, like a local shell. */
   wrap(handle: SubprocessHandle, owner: string | undefined): SubprocessHandle {
     const mapped = (status: ExitStatus): ExitStatus => {
-      const signal = status.signal === null && status.exitCode !== null && status.exitCode > 128 ? SIGNALS.get(status.exitCode - 128) : undefined
+      const signal =
+        status.signal === null && status.exitCode !== null && status.exitCode > 128
+          ? SIGNALS.get(status.exitCode - 128)
+          : undefined
       return signal ? { exitCode: null, signal } : status
     }
     // bwrap exits as soon as the shell does; the namespace's init follows a moment later unless something the shell
@@ -131,8 +163,19 @@ export class Sandbox {
     // config file), with the sandbox's own list and denyRead on top. It refuses a broad root (WORKSPACE_ROOT_REFUSED)
     // before anything runs; fresh: a hidden directory renamed since the last look is found and masked where it is.
     const shared = workspace?.policy(cwd, 'bash', true).hidden ?? []
-    const hidden = [...systemHidden(), ...hiddenPaths([...DEFAULT_DENY_READ, ...shared, ...this.config.denyRead]), ...this.othersSavedResults(owner)]
-    return { writable, readOnly, hidden, pinned: pinnedAncestors(hidden, writable), tmpDir: this.sessionTmp(owner), network: this.config.network }
+    const hidden = [
+      ...systemHidden(),
+      ...hiddenPaths([...DEFAULT_DENY_READ, ...shared, ...this.config.denyRead]),
+      ...this.othersSavedResults(owner),
+    ]
+    return {
+      writable,
+      readOnly,
+      hidden,
+      pinned: pinnedAncestors(hidden, writable),
+      tmpDir: this.sessionTmp(owner),
+      network: this.config.network,
+    }
   }
 
   /**
@@ -148,7 +191,9 @@ export class Sandbox {
     const own = existing(dirs.own)
     const key = sessionKey(owner)
     const pending = [...(this.pendingOutputs.get(key) ?? [])].flatMap(spillPaths)
-    const outputs = [...(this.outputFiles.get(key) ?? []), ...pending].map(existing).filter((file) => file?.kind === 'file' && within(file.real, all.real))
+    const outputs = [...(this.outputFiles.get(key) ?? []), ...pending]
+      .map(existing)
+      .filter((file) => file?.kind === 'file' && within(file.real, all.real))
     const keep = [...(own?.kind === 'dir' ? [own.real] : []), ...outputs.map((file) => (file as { real: string }).real)]
     return [{ path: all.real, kind: 'dir', keep }]
   }
@@ -162,19 +207,43 @@ export class Sandbox {
     const dir = this.stateDir
     if (!dir) return
     this.stateDir = undefined
-    for (let turn = 0; turn < 200 && processesUsing(dir); turn++) await new Promise((resolve) => setTimeout(resolve, Math.min(5 + turn * 5, 100)))
+    for (let turn = 0; turn < 200 && processesUsing(dir); turn++)
+      await new Promise((resolve) => setTimeout(resolve, Math.min(5 + turn * 5, 100)))
     rmSync(dir, { recursive: true, force: true })
   }
 
-  private wrapped(programs: Programs, args: readonly string[], env: Readonly<Record<string, string>>, command: string): string[] {
+  private wrapped(
+    programs: Programs,
+    args: readonly string[],
+    env: Readonly<Record<string, string>>,
+    command: string,
+  ): string[] {
     const state = this.state()
     const file = join(state, 'args', String(++this.files))
     const records = Object.entries(env).flatMap(([name, value]) => ['--setenv', name, value])
     // 0600 in a 0700 directory that no sandbox mounts; the wrapper deletes it before bwrap starts.
     writeFileSync(file, records.length ? `${records.join('\0')}\0` : '', { mode: 0o600 })
     return [
-      programs.sh, '-c', WRAPPER, 'sh', file, join(state, 'seccomp'), programs.env,
-      programs.bwrap, '--args', '3', '--seccomp', '4', ...args, '--', programs.env, '--default-signal=TERM', programs.shell, '-c', '--', command,
+      programs.sh,
+      '-c',
+      WRAPPER,
+      'sh',
+      file,
+      join(state, 'seccomp'),
+      programs.env,
+      programs.bwrap,
+      '--args',
+      '3',
+      '--seccomp',
+      '4',
+      ...args,
+      '--',
+      programs.env,
+      '--default-signal=TERM',
+      programs.shell,
+      '-c',
+      '--',
+      command,
     ]
   }
 
@@ -194,10 +263,20 @@ export class Sandbox {
     const programs = resolvePrograms(this.config.bwrapPath, this.config.shell)
     if ('why' in programs) return programs
     if (!seccompFilter()) {
-      return { why: `its seccomp filter knows no system call numbers for this machine (${process.arch})`, fix: 'run dsh on x86_64 or aarch64 Linux' }
+      return {
+        why: `its seccomp filter knows no system call numbers for this machine (${process.arch})`,
+        fix: 'run dsh on x86_64 or aarch64 Linux',
+      }
     }
-    const args = bwrapArgs({ writable: [], readOnly: [], hidden: [], tmpDir: join(this.state(), 'tmp'), network: this.config.network }, '/')
-    const problem = await probe(this.subprocess, programs.bwrap, this.wrapped(programs, args, { PATH: '/usr/bin:/bin' }, 'true'))
+    const args = bwrapArgs(
+      { writable: [], readOnly: [], hidden: [], tmpDir: join(this.state(), 'tmp'), network: this.config.network },
+      '/',
+    )
+    const problem = await probe(
+      this.subprocess,
+      programs.bwrap,
+      this.wrapped(programs, args, { PATH: '/usr/bin:/bin' }, 'true'),
+    )
     if (!problem) this.programs = programs
     return problem
   }
@@ -230,21 +309,35 @@ export class Sandbox {
 /** A session id as a directory name: opaque ids may hold anything, so a digest of it. */
 /** The complete-stream files of a command's collected stdout and stderr, as far as they exist yet. */
 function spillPaths(handle: SubprocessHandle): string[] {
-  return [handle.collected.stdout?.spillPath, handle.collected.stderr?.spillPath].filter((path): path is string => path !== undefined)
+  return [handle.collected.stdout?.spillPath, handle.collected.stderr?.spillPath].filter(
+    (path): path is string => path !== undefined,
+  )
 }
 
 function sessionKey(owner: string | undefined): string {
   return owner === undefined ? '-' : createHash('sha256').update(owner).digest('hex').slice(0, 24)
 }
 
-interface ProcStat { readonly pid: number; readonly comm: string; readonly state: string; readonly ppid: number; readonly pgrp: number }
+interface ProcStat {
+  readonly pid: number
+  readonly comm: string
+  readonly state: string
+  readonly ppid: number
+  readonly pgrp: number
+}
 
 function procStat(entry: string): ProcStat | undefined {
   try {
     const text = readFileSync(`/proc/${entry}/stat`, 'latin1')
     const close = text.lastIndexOf(')')
     const fields = text.slice(close + 2).split(' ')
-    return { pid: Number(entry), comm: text.slice(text.indexOf('(') + 1, close), state: fields[0] ?? '', ppid: Number(fields[1]), pgrp: Number(fields[2]) }
+    return {
+      pid: Number(entry),
+      comm: text.slice(text.indexOf('(') + 1, close),
+      state: fields[0] ?? '',
+      ppid: Number(fields[1]),
+      pgrp: Number(fields[2]),
+    }
   } catch {
     return undefined
   }
@@ -257,7 +350,10 @@ function processes(): ProcStat[] {
   } catch {
     return []
   }
-  return entries.filter((entry) => /^\d+$/.test(entry)).map(procStat).filter((stat): stat is ProcStat => stat !== undefined && stat.state !== 'Z' && stat.state !== 'X')
+  return entries
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(procStat)
+    .filter((stat): stat is ProcStat => stat !== undefined && stat.state !== 'Z' && stat.state !== 'X')
 }
 
 /**

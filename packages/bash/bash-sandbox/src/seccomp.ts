@@ -12,13 +12,23 @@ const AUDIT_ARCH: Readonly<Record<string, number>> = {
 }
 
 /** System calls denied with EPERM, and why; numbers for x86_64 and aarch64 (undefined: the call does not exist there). */
-export const DENIED: readonly { readonly name: string; readonly x64?: number; readonly arm64?: number; readonly why: string }[] = [
+export const DENIED: readonly {
+  readonly name: string
+  readonly x64?: number
+  readonly arm64?: number
+  readonly why: string
+}[] = [
   { name: 'keyctl', x64: 250, arm64: 219, why: 'the kernel keyring is shared with the host user' },
   { name: 'add_key', x64: 248, arm64: 217, why: 'the kernel keyring' },
   { name: 'request_key', x64: 249, arm64: 218, why: 'the kernel keyring' },
-  { name: 'ptrace', x64: 101, arm64: 117, why: 'a traced process runs outside this filter (the namespace\'s init has none)' },
-  { name: 'process_vm_readv', x64: 310, arm64: 270, why: 'reads another process\'s memory' },
-  { name: 'process_vm_writev', x64: 311, arm64: 271, why: 'writes another process\'s memory' },
+  {
+    name: 'ptrace',
+    x64: 101,
+    arm64: 117,
+    why: "a traced process runs outside this filter (the namespace's init has none)",
+  },
+  { name: 'process_vm_readv', x64: 310, arm64: 270, why: "reads another process's memory" },
+  { name: 'process_vm_writev', x64: 311, arm64: 271, why: "writes another process's memory" },
   { name: 'unshare', x64: 272, arm64: 97, why: 'new namespaces: kernel attack surface, and a way to remount' },
   { name: 'setns', x64: 308, arm64: 268, why: 'joins another namespace' },
   { name: 'mount', x64: 165, arm64: 40, why: 'the mounts are the boundary' },
@@ -34,7 +44,12 @@ export const DENIED: readonly { readonly name: string; readonly x64?: number; re
   { name: 'bpf', x64: 321, arm64: 280, why: 'kernel attack surface' },
   { name: 'perf_event_open', x64: 298, arm64: 241, why: 'kernel attack surface, side channels' },
   { name: 'userfaultfd', x64: 323, arm64: 282, why: 'a staple of kernel exploits' },
-  { name: 'io_uring_setup', x64: 425, arm64: 425, why: 'kernel attack surface (bypasses this filter for its own operations)' },
+  {
+    name: 'io_uring_setup',
+    x64: 425,
+    arm64: 425,
+    why: 'kernel attack surface (bypasses this filter for its own operations)',
+  },
   { name: 'io_uring_enter', x64: 426, arm64: 426, why: 'as io_uring_setup' },
   { name: 'io_uring_register', x64: 427, arm64: 427, why: 'as io_uring_setup' },
   { name: 'kexec_load', x64: 246, arm64: 104, why: 'replaces the kernel' },
@@ -42,7 +57,12 @@ export const DENIED: readonly { readonly name: string; readonly x64?: number; re
   { name: 'init_module', x64: 175, arm64: 105, why: 'loads kernel code' },
   { name: 'finit_module', x64: 313, arm64: 273, why: 'loads kernel code' },
   { name: 'delete_module', x64: 176, arm64: 106, why: 'unloads kernel code' },
-  { name: 'open_by_handle_at', x64: 304, arm64: 265, why: 'opens files by handle, past every mount (the "shocker" escape)' },
+  {
+    name: 'open_by_handle_at',
+    x64: 304,
+    arm64: 265,
+    why: 'opens files by handle, past every mount (the "shocker" escape)',
+  },
   { name: 'name_to_handle_at', x64: 303, arm64: 264, why: 'the other half of open_by_handle_at' },
   { name: 'acct', x64: 163, arm64: 89, why: 'host-wide process accounting' },
   { name: 'swapon', x64: 167, arm64: 224, why: 'host-wide' },
@@ -96,7 +116,12 @@ const NR = 0
 const ARCH = 4
 const arg = (i: number) => 16 + 8 * i
 
-interface Insn { code: number; jt: number; jf: number; k: number }
+interface Insn {
+  code: number
+  jt: number
+  jf: number
+  k: number
+}
 
 /**
  * The filter for `arch` (Node's `process.arch`) as the bytes bwrap reads from its `--seccomp` fd (struct
@@ -111,7 +136,12 @@ export function seccompFilter(arch: string = process.arch): Buffer | undefined {
   const key = arch as 'x64' | 'arm64'
   const denied = DENIED.map((call) => call[key]).filter((nr): nr is number => nr !== undefined)
   // Labels name later instructions: classic BPF jumps only forward, by an offset.
-  const code: (Insn | { label: string } | { jump: 'JEQ' | 'JGE' | 'JSET'; k: number; yes?: string; no?: string } | { goto: string })[] = [
+  const code: (
+    | Insn
+    | { label: string }
+    | { jump: 'JEQ' | 'JGE' | 'JSET'; k: number; yes?: string; no?: string }
+    | { goto: string }
+  )[] = [
     { code: LD_W_ABS, jt: 0, jf: 0, k: ARCH },
     { jump: 'JEQ', k: audit, no: 'eperm' },
     { code: LD_W_ABS, jt: 0, jf: 0, k: NR },

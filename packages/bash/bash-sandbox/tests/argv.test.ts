@@ -1,5 +1,14 @@
 import { spawn } from 'node:child_process'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
 import { afterEach, beforeEach, expect, test } from 'vitest'
@@ -23,7 +32,8 @@ beforeEach(() => {
   outside = join(base, 'outside')
   home = join(base, 'home')
   tmp = join(base, 'tmp')
-  for (const dir of [root, outside, home, tmp, join(home, '.ssh'), join(home, '.aws')]) mkdirSync(dir, { recursive: true })
+  for (const dir of [root, outside, home, tmp, join(home, '.ssh'), join(home, '.aws')])
+    mkdirSync(dir, { recursive: true })
   writeFileSync(join(outside, 'keep.txt'), 'original\n')
   writeFileSync(join(home, '.ssh/id_rsa'), 'PRIVATE KEY\n')
   writeFileSync(join(home, '.aws/credentials'), 'AWS SECRET\n')
@@ -35,42 +45,119 @@ afterEach(() => {
 })
 
 function policy(overrides: Partial<SandboxPolicy> = {}): SandboxPolicy {
-  return { writable: [root], readOnly: [], hidden: hiddenPaths(DEFAULT_DENY_READ, home), tmpDir: tmp, network: 'none', ...overrides }
+  return {
+    writable: [root],
+    readOnly: [],
+    hidden: hiddenPaths(DEFAULT_DENY_READ, home),
+    tmpDir: tmp,
+    network: 'none',
+    ...overrides,
+  }
 }
 
-interface Run { code: number | null; stdout: string; stderr: string }
+interface Run {
+  code: number | null
+  stdout: string
+  stderr: string
+}
 
 function sandboxed(command: string, p: SandboxPolicy = policy(), workdir = root): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn('bwrap', [...bwrapArgs(p, workdir), '--', 'bash', '-c', '--', command], {
-      stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, HOME: home, TMPDIR: '/tmp' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, HOME: home, TMPDIR: '/tmp' },
     })
     let stdout = ''
     let stderr = ''
-    child.stdout.on('data', (chunk) => { stdout += chunk })
-    child.stderr.on('data', (chunk) => { stderr += chunk })
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk
+    })
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk
+    })
     child.on('error', reject)
     child.on('close', (code) => resolve({ code, stdout, stderr }))
   })
 }
 
 test('the argv mounts in order: system read-only, init memory masked, private /tmp, roots, read-only roots, pinned ancestors, masks, then namespaces', () => {
-  const args = bwrapArgs({ writable: ['/w'], readOnly: ['/r'], pinned: ['/w/a', '/w/a/b'], hidden: [{ path: '/h', kind: 'dir' }, { path: '/f', kind: 'file' }], tmpDir: '/t', network: 'none' }, '/w/sub')
+  const args = bwrapArgs(
+    {
+      writable: ['/w'],
+      readOnly: ['/r'],
+      pinned: ['/w/a', '/w/a/b'],
+      hidden: [
+        { path: '/h', kind: 'dir' },
+        { path: '/f', kind: 'file' },
+      ],
+      tmpDir: '/t',
+      network: 'none',
+    },
+    '/w/sub',
+  )
   expect(args).toEqual([
-    '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc',
-    '--ro-bind', '/dev/null', '/proc/1/mem', '--ro-bind', '/dev/null', '/proc/1/task/1/mem', '--bind', '/t', '/tmp',
-    '--bind', '/w', '/w', '--ro-bind', '/r', '/r', '--bind', '/w/a', '/w/a', '--bind', '/w/a/b', '/w/a/b',
-    '--tmpfs', '/h', '--remount-ro', '/h', '--ro-bind', '/dev/null', '/f',
-    '--unshare-all', '--cap-drop', 'ALL', '--chdir', '/w/sub',
+    '--ro-bind',
+    '/',
+    '/',
+    '--dev',
+    '/dev',
+    '--proc',
+    '/proc',
+    '--ro-bind',
+    '/dev/null',
+    '/proc/1/mem',
+    '--ro-bind',
+    '/dev/null',
+    '/proc/1/task/1/mem',
+    '--bind',
+    '/t',
+    '/tmp',
+    '--bind',
+    '/w',
+    '/w',
+    '--ro-bind',
+    '/r',
+    '/r',
+    '--bind',
+    '/w/a',
+    '/w/a',
+    '--bind',
+    '/w/a/b',
+    '/w/a/b',
+    '--tmpfs',
+    '/h',
+    '--remount-ro',
+    '/h',
+    '--ro-bind',
+    '/dev/null',
+    '/f',
+    '--unshare-all',
+    '--cap-drop',
+    'ALL',
+    '--chdir',
+    '/w/sub',
   ])
-  expect(bwrapArgs({ writable: [], readOnly: [], hidden: [], tmpDir: '/t', network: 'host' }, '/')).toContain('--share-net')
+  expect(bwrapArgs({ writable: [], readOnly: [], hidden: [], tmpDir: '/t', network: 'host' }, '/')).toContain(
+    '--share-net',
+  )
   // A file kept visible below a hidden directory is bound before the directory becomes read-only.
-  const kept = bwrapArgs({ writable: [], readOnly: [], hidden: [{ path: '/run', kind: 'dir', keep: ['/run/r/resolv.conf'] }], tmpDir: '/t', network: 'host' }, '/').join(' ')
+  const kept = bwrapArgs(
+    {
+      writable: [],
+      readOnly: [],
+      hidden: [{ path: '/run', kind: 'dir', keep: ['/run/r/resolv.conf'] }],
+      tmpDir: '/t',
+      network: 'host',
+    },
+    '/',
+  ).join(' ')
   expect(kept).toContain('--tmpfs /run --ro-bind /run/r/resolv.conf /run/r/resolv.conf --remount-ro /run')
 })
 
 test('a write inside the root lands; a write outside it fails and leaves the outside file untouched', async () => {
-  const run = await sandboxed(`echo made > ${root}/new.txt && echo changed > ${outside}/keep.txt; echo "exit=$?"; touch ${outside}/other.txt`)
+  const run = await sandboxed(
+    `echo made > ${root}/new.txt && echo changed > ${outside}/keep.txt; echo "exit=$?"; touch ${outside}/other.txt`,
+  )
   expect(readFileSync(join(root, 'new.txt'), 'utf8')).toBe('made\n')
   expect(readFileSync(join(outside, 'keep.txt'), 'utf8')).toBe('original\n')
   expect(existsSync(join(outside, 'other.txt'))).toBe(false)
@@ -95,7 +182,10 @@ test("a fake HOME's .ssh/id_rsa and .aws/credentials are unreadable; the rest of
 
 test('a configured denyRead file is masked too, also inside a writable root', async () => {
   writeFileSync(join(root, '.env'), 'TOKEN=abc\n')
-  const run = await sandboxed('cat .env; echo "[$(cat .env)]"', policy({ hidden: hiddenPaths([join(root, '.env'), '~/.ssh'], home) }))
+  const run = await sandboxed(
+    'cat .env; echo "[$(cat .env)]"',
+    policy({ hidden: hiddenPaths([join(root, '.env'), '~/.ssh'], home) }),
+  )
   expect(run.stdout).toBe('[]\n')
   expect(readFileSync(join(root, '.env'), 'utf8')).toBe('TOKEN=abc\n')
 })
@@ -128,10 +218,18 @@ test('no network by default: a TCP listener on the host loopback is unreachable;
 })
 
 test('its own PID namespace: /proc shows no host process, so no host environ can be read', async () => {
-  const run = await sandboxed(`ls /proc | grep -E '^[0-9]+$' | sort -n | tr '\\n' ' '; echo; cat /proc/${process.pid}/environ 2>&1 | head -c 80`)
+  const run = await sandboxed(
+    `ls /proc | grep -E '^[0-9]+$' | sort -n | tr '\\n' ' '; echo; cat /proc/${process.pid}/environ 2>&1 | head -c 80`,
+  )
   const [pids, environ] = run.stdout.split('\n')
   // bwrap's init (1), the shell (2) and its children (ls, grep, sort…): all small numbers of the new namespace.
-  expect(pids!.trim().split(' ').map(Number).every((pid) => pid < 20)).toBe(true)
+  expect(
+    pids!
+      .trim()
+      .split(' ')
+      .map(Number)
+      .every((pid) => pid < 20),
+  ).toBe(true)
   expect(environ).toContain('No such file or directory')
 })
 
@@ -144,13 +242,26 @@ test('the same argv confines an unprivileged user (run as nobody through setpriv
   const asRoot = process.getuid?.() === 0
   chmodSync(base, 0o755)
   chmodSync(root, 0o777)
-  const argv = [...bwrapArgs(policy({ hidden: [] }), root), '--', 'bash', '-c', '--', `id -u; echo mine > ${root}/by-user; touch /etc/dsh-x 2>&1; touch ${outside}/x 2>&1`]
-  const [program, ...args] = asRoot ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', 'bwrap', ...argv] : ['bwrap', ...argv]
+  const argv = [
+    ...bwrapArgs(policy({ hidden: [] }), root),
+    '--',
+    'bash',
+    '-c',
+    '--',
+    `id -u; echo mine > ${root}/by-user; touch /etc/dsh-x 2>&1; touch ${outside}/x 2>&1`,
+  ]
+  const [program, ...args] = asRoot
+    ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', 'bwrap', ...argv]
+    : ['bwrap', ...argv]
   const run = await new Promise<string>((resolve, reject) => {
     const child = spawn(program!, args, { stdio: ['ignore', 'pipe', 'pipe'] })
     let out = ''
-    child.stdout.on('data', (chunk) => { out += chunk })
-    child.stderr.on('data', (chunk) => { out += chunk })
+    child.stdout.on('data', (chunk) => {
+      out += chunk
+    })
+    child.stderr.on('data', (chunk) => {
+      out += chunk
+    })
     child.on('error', reject)
     child.on('close', () => resolve(out))
   })

@@ -24,9 +24,14 @@ test('configured roots and writable dirs are writable; a read-only root is reada
   f = await fixture(({ base }) => {
     for (const dir of ['extra', 'more', 'spill']) mkdirSync(join(base, dir))
     writeFileSync(join(base, 'spill/saved.txt'), 'saved result\n')
-    return { workspace: { roots: [join(base, 'extra')], readOnly: [join(base, 'spill')] }, config: { writable: [join(base, 'more')] } }
+    return {
+      workspace: { roots: [join(base, 'extra')], readOnly: [join(base, 'spill')] },
+      config: { writable: [join(base, 'more')] },
+    }
   })
-  const text = await f.text(`echo a > ${f.base}/extra/a; echo b > ${f.base}/more/b; cat ${f.base}/spill/saved.txt; echo c > ${f.base}/spill/c`)
+  const text = await f.text(
+    `echo a > ${f.base}/extra/a; echo b > ${f.base}/more/b; cat ${f.base}/spill/saved.txt; echo c > ${f.base}/spill/c`,
+  )
   expect(readFileSync(join(f.base, 'extra/a'), 'utf8')).toBe('a\n')
   expect(readFileSync(join(f.base, 'more/b'), 'utf8')).toBe('b\n')
   expect(existsSync(join(f.base, 'spill/c'))).toBe(false)
@@ -71,7 +76,9 @@ test('/proc inside shows no host process, so no host environ (and no scrubbed se
   process.env.DSH_SANDBOX_TEST_SECRET_TOKEN = 'hunter2'
   try {
     f = await fixture()
-    const text = await f.text(`ls /proc | grep -E '^[0-9]+$' | sort -n | tr '\\n' ' '; echo; cat /proc/${process.pid}/environ; cat /proc/*/environ | tr '\\0' '\\n' | grep -c hunter2`)
+    const text = await f.text(
+      `ls /proc | grep -E '^[0-9]+$' | sort -n | tr '\\n' ' '; echo; cat /proc/${process.pid}/environ; cat /proc/*/environ | tr '\\0' '\\n' | grep -c hunter2`,
+    )
     const pids = text.split('\n')[0]!.trim().split(' ').map(Number)
     expect(pids.every((pid) => pid < 50)).toBe(true)
     expect(pids).not.toContain(process.pid)
@@ -86,7 +93,9 @@ test('setsid daemons and double forks left by a call become a task of the sessio
   f = await fixture()
   const daemon = uniqueSleep()
   const forked = uniqueSleep()
-  const text = await f.text(`setsid ${daemon.command} > /dev/null 2>&1 & (${forked.command} > /dev/null 2>&1 &); echo started`)
+  const text = await f.text(
+    `setsid ${daemon.command} > /dev/null 2>&1 & (${forked.command} > /dev/null 2>&1 &); echo started`,
+  )
   const taskId = /\[background processes still running: task (bash-\d+)\]/.exec(text)?.[1]
   expect(text.startsWith('started\n'), text).toBe(true)
   expect(taskId).toBeDefined()
@@ -94,13 +103,18 @@ test('setsid daemons and double forks left by a call become a task of the sessio
   expect(processesWith(forked.marker)).toHaveLength(1)
   const killed = await f.t.ctx.tools.execute('bash_kill', { task_id: taskId }, { session: { id: 's1', cwd: f.root } })
   expect(killed.content[0].text).toBe(`killed background task ${taskId}`)
-  await until(() => processesWith(daemon.marker).length === 0 && processesWith(forked.marker).length === 0, 'every process of the namespace is gone')
+  await until(
+    () => processesWith(daemon.marker).length === 0 && processesWith(forked.marker).length === 0,
+    'every process of the namespace is gone',
+  )
 })
 
 test('the end of the session kills what its calls left running', async () => {
   f = await fixture()
   const daemon = uniqueSleep()
-  expect(await f.text(`setsid ${daemon.command} > /dev/null 2>&1 & echo started`)).toMatch(/^started\n\[background processes still running: task bash-\d+\]/)
+  expect(await f.text(`setsid ${daemon.command} > /dev/null 2>&1 & echo started`)).toMatch(
+    /^started\n\[background processes still running: task bash-\d+\]/,
+  )
   await f.t.ctx.tools.endSession('s1')
   await until(() => processesWith(daemon.marker).length === 0, 'the daemon is gone')
 })
@@ -109,12 +123,20 @@ test('bash_kill of a background task kills everything in its namespace, setsid d
   f = await fixture()
   const daemon = uniqueSleep()
   const main = uniqueSleep()
-  const started = await f.text(`setsid ${daemon.command} > /dev/null 2>&1 & ${main.command}`, { run_in_background: true })
+  const started = await f.text(`setsid ${daemon.command} > /dev/null 2>&1 & ${main.command}`, {
+    run_in_background: true,
+  })
   const taskId = /bash-\d+/.exec(started)![0]
-  await until(() => processesWith(daemon.marker).length === 1 && processesWith(main.marker).length === 1, 'both sleeps run')
+  await until(
+    () => processesWith(daemon.marker).length === 1 && processesWith(main.marker).length === 1,
+    'both sleeps run',
+  )
   const killed = await f.t.ctx.tools.execute('bash_kill', { task_id: taskId }, { session: { id: 's1', cwd: f.root } })
   expect(killed.content[0].text).toBe(`killed background task ${taskId}`)
-  await until(() => processesWith(daemon.marker).length === 0 && processesWith(main.marker).length === 0, 'the namespace is gone')
+  await until(
+    () => processesWith(daemon.marker).length === 0 && processesWith(main.marker).length === 0,
+    'the namespace is gone',
+  )
 })
 
 test('disposing the executor kills every task and its daemons', async () => {
@@ -184,7 +206,9 @@ test('no capabilities inside, also when dsh runs as root: a mask cannot be unmou
     writeFileSync(join(base, 'masked/key'), 'MASKED SECRET\n')
     return { workspace: {}, config: { denyRead: [join(base, 'masked')] } }
   })
-  const text = await f.text(`grep CapEff /proc/self/status; umount ${f.base}/masked; cat ${f.base}/masked/key; mount -o remount,bind,rw /; touch /etc/dsh-sandbox-cap`)
+  const text = await f.text(
+    `grep CapEff /proc/self/status; umount ${f.base}/masked; cat ${f.base}/masked/key; mount -o remount,bind,rw /; touch /etc/dsh-sandbox-cap`,
+  )
   expect(text).toMatch(/^CapEff:\s+0000000000000000\n/)
   expect(text).not.toContain('MASKED SECRET')
   expect(existsSync('/etc/dsh-sandbox-cap')).toBe(false)

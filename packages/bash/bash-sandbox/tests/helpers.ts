@@ -57,7 +57,12 @@ export async function fixture(options: (paths: Paths) => FixtureOptions = () => 
   const bash = (command: string, extra: Record<string, unknown> = {}) =>
     t.ctx.tools.execute('bash', { command, description: 'test', ...extra }, { session: { id: 's1', cwd: root } })
   return {
-    t, base, root, outside, home, bash,
+    t,
+    base,
+    root,
+    outside,
+    home,
+    bash,
     text: async (command, extra) => (await bash(command, extra)).content[0].text,
     async cleanup() {
       try {

@@ -3,7 +3,9 @@ import { fixture, processesWith, uniqueSleep, until, type Fixture } from './help
 
 /** DESIGN §19: interactive tasks inside the sandbox, on the namespace's own devpts (bwrap --dev /dev). */
 let f: Fixture
-afterEach(async () => { await f?.cleanup() })
+afterEach(async () => {
+  await f?.cleanup()
+})
 
 async function tool(name: string, args: Record<string, unknown>): Promise<string> {
   const result = await f.t.ctx.tools.execute(name, args, { session: { id: 's1', cwd: f.root } })
@@ -15,12 +17,21 @@ const interactive = { run_in_background: true, interactive: true }
 
 test('under the sandbox: a Python REPL answers 42, a read -p prompt is answered, colours are removed', async () => {
   f = await fixture()
-  expect(await f.text('python3 -i -q', interactive)).toBe('started interactive background task bash-1: type into it with bash_input, read it with bash_output')
+  expect(await f.text('python3 -i -q', interactive)).toBe(
+    'started interactive background task bash-1: type into it with bash_input, read it with bash_output',
+  )
   await tool('bash_output', { task_id: 'bash-1', wait_for: '>>> $' })
-  expect(await tool('bash_input', { task_id: 'bash-1', text: 'print(6*7)\n', wait_for: '^42$' })).toMatch(/^print\(6\*7\)\n42\n(>>> \n)?\[wait_for matched\]\n\[status: running\]$/)
-  await f.text('read -p "Continue? [y/N] " answer; printf "\\033[32manswer: %s\\033[0m\\n" "$answer"; sleep 100', interactive)
+  expect(await tool('bash_input', { task_id: 'bash-1', text: 'print(6*7)\n', wait_for: '^42$' })).toMatch(
+    /^print\(6\*7\)\n42\n(>>> \n)?\[wait_for matched\]\n\[status: running\]$/,
+  )
+  await f.text(
+    'read -p "Continue? [y/N] " answer; printf "\\033[32manswer: %s\\033[0m\\n" "$answer"; sleep 100',
+    interactive,
+  )
   await tool('bash_output', { task_id: 'bash-2', wait_for: '\\[y/N\\] $' })
-  expect(await tool('bash_input', { task_id: 'bash-2', text: 'y\n', wait_for: 'answer' })).toBe('y\nanswer: y\n[wait_for matched]\n[status: running]')
+  expect(await tool('bash_input', { task_id: 'bash-2', text: 'y\n', wait_for: 'answer' })).toBe(
+    'y\nanswer: y\n[wait_for matched]\n[status: running]',
+  )
 })
 
 test('under the sandbox: Ctrl-C stops sleep, EOF ends cat, a killed interactive task leaves nothing', async () => {
@@ -33,9 +44,13 @@ test('under the sandbox: Ctrl-C stops sleep, EOF ends cat, a killed interactive 
   expect(end).toMatch(/\[status: (completed, exit code: 130|killed by SIGINT)\]$/)
   expect(interrupted + end).not.toContain('after')
   await f.text('cat', interactive)
-  expect(await tool('bash_input', { task_id: 'bash-2', text: 'hello\n', wait_for: 'hello\\n(.|\\n)*hello' })).toBe('hello\nhello\n[wait_for matched]\n[status: running]')
+  expect(await tool('bash_input', { task_id: 'bash-2', text: 'hello\n', wait_for: 'hello\\n(.|\\n)*hello' })).toBe(
+    'hello\nhello\n[wait_for matched]\n[status: running]',
+  )
   await tool('bash_input', { task_id: 'bash-2', text: '\u0004' })
-  expect(await tool('bash_output', { task_id: 'bash-2', timeout_ms: 20_000 })).toMatch(/\[status: completed, exit code: 0\]$/)
+  expect(await tool('bash_output', { task_id: 'bash-2', timeout_ms: 20_000 })).toMatch(
+    /\[status: completed, exit code: 0\]$/,
+  )
   const sleep = uniqueSleep()
   await f.text(`echo up; ${sleep.command}`, interactive)
   await tool('bash_output', { task_id: 'bash-3', wait_for: 'up' })
@@ -46,6 +61,10 @@ test('under the sandbox: Ctrl-C stops sleep, EOF ends cat, a killed interactive 
 test('under the sandbox: input to a task that is not interactive is refused with its code', async () => {
   f = await fixture()
   await f.text('sleep 100', { run_in_background: true })
-  const result = await f.t.ctx.tools.execute('bash_input', { task_id: 'bash-1', text: 'x\n' }, { session: { id: 's1', cwd: f.root } })
+  const result = await f.t.ctx.tools.execute(
+    'bash_input',
+    { task_id: 'bash-1', text: 'x\n' },
+    { session: { id: 's1', cwd: f.root } },
+  )
   expect(result.error?.code).toBe('BASH_TASK_NOT_INTERACTIVE')
 })

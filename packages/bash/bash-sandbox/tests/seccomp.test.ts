@@ -21,19 +21,32 @@ function run(filter: Buffer, data: { nr: number; arch: number; args?: readonly n
     throw new Error(`load at ${offset}`)
   }
   let a = 0
-  for (let pc = 0; pc < filter.length / 8;) {
+  for (let pc = 0; pc < filter.length / 8; ) {
     const code = filter.readUInt16LE(pc * 8)
     const jt = filter.readUInt8(pc * 8 + 2)
     const jf = filter.readUInt8(pc * 8 + 3)
     const k = filter.readUInt32LE(pc * 8 + 4)
     switch (code) {
-      case 0x20: a = word(k); pc++; break
-      case 0x15: pc += 1 + (a === k ? jt : jf); break
-      case 0x35: pc += 1 + (a >= k ? jt : jf); break
-      case 0x45: pc += 1 + ((a & k) !== 0 ? jt : jf); break
-      case 0x05: pc += 1 + k; break
-      case 0x06: return k
-      default: throw new Error(`opcode ${code.toString(16)}`)
+      case 0x20:
+        a = word(k)
+        pc++
+        break
+      case 0x15:
+        pc += 1 + (a === k ? jt : jf)
+        break
+      case 0x35:
+        pc += 1 + (a >= k ? jt : jf)
+        break
+      case 0x45:
+        pc += 1 + ((a & k) !== 0 ? jt : jf)
+        break
+      case 0x05:
+        pc += 1 + k
+        break
+      case 0x06:
+        return k
+      default:
+        throw new Error(`opcode ${code.toString(16)}`)
     }
   }
   throw new Error('fell off the end')
@@ -45,7 +58,8 @@ for (const arch of ['x64', 'arm64'] as const) {
   const nr = (name: string) => DENIED.find((entry) => entry.name === name)?.[arch] as number
 
   test(`${arch}: every denied call is EPERM, whatever its arguments`, () => {
-    for (const entry of DENIED) if (entry[arch] !== undefined) expect(call(entry[arch] as number, 1, 2, 3), entry.name).toBe(EPERM)
+    for (const entry of DENIED)
+      if (entry[arch] !== undefined) expect(call(entry[arch] as number, 1, 2, 3), entry.name).toBe(EPERM)
     expect(call(nr('keyctl'))).toBe(EPERM)
     expect(call(nr('add_key'))).toBe(EPERM)
     expect(call(nr('request_key'))).toBe(EPERM)
@@ -55,7 +69,8 @@ for (const arch of ['x64', 'arm64'] as const) {
     const clone = arch === 'x64' ? 56 : 220
     expect(call(clone, 0x01200011)).toBe(ALLOW) // fork(): CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | SIGCHLD
     expect(call(clone, 0x003d0f00)).toBe(ALLOW) // pthread_create
-    for (const flag of [0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000]) expect(call(clone, flag | 0x11)).toBe(EPERM)
+    for (const flag of [0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000])
+      expect(call(clone, flag | 0x11)).toBe(EPERM)
     expect(call(435)).toBe(ENOSYS)
   })
 
@@ -73,11 +88,24 @@ for (const arch of ['x64', 'arm64'] as const) {
   test(`${arch}: a call of another ABI is EPERM; any call not on the list passes`, () => {
     expect(run(filter, { nr: 0, arch: 0x40000003 })).toBe(EPERM) // i386
     if (arch === 'x64') expect(call(0x40000000 | 1)).toBe(EPERM) // x32 write
-    const special = new Set([...DENIED.map((entry) => entry[arch]), arch === 'x64' ? 16 : 29, arch === 'x64' ? 56 : 220, 435, arch === 'x64' ? 135 : 92])
-    fc.assert(fc.property(fc.integer({ min: 0, max: 0x3fffffff }), fc.array(fc.integer({ min: 0, max: 0xffffffff }), { maxLength: 6 }), (number, args) => {
-      if (special.has(number)) return
-      expect(call(number, ...args)).toBe(ALLOW)
-    }), { numRuns: 500, seed: 20261202 })
+    const special = new Set([
+      ...DENIED.map((entry) => entry[arch]),
+      arch === 'x64' ? 16 : 29,
+      arch === 'x64' ? 56 : 220,
+      435,
+      arch === 'x64' ? 135 : 92,
+    ])
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 0x3fffffff }),
+        fc.array(fc.integer({ min: 0, max: 0xffffffff }), { maxLength: 6 }),
+        (number, args) => {
+          if (special.has(number)) return
+          expect(call(number, ...args)).toBe(ALLOW)
+        },
+      ),
+      { numRuns: 500, seed: 20261202 },
+    )
   })
 }
 

@@ -27,7 +27,12 @@ export interface ExecutorUnderTest {
  * The usual `ExecutorUnderTest` of a provider whose fiber `executor` runs in the test context `t` beside the task
  * provider's fiber `tasks`: disposing either disposes its fiber; cleanup disposes `t`, then removes `dir` whatever happened.
  */
-export function executorUnderTest(t: { readonly ctx: Context; dispose(): Promise<void> }, dir: string, executor: Fiber, tasks: Fiber): ExecutorUnderTest {
+export function executorUnderTest(
+  t: { readonly ctx: Context; dispose(): Promise<void> },
+  dir: string,
+  executor: Fiber,
+  tasks: Fiber,
+): ExecutorUnderTest {
   return {
     ctx: t.ctx,
     dir,
@@ -78,7 +83,11 @@ let cases = 0
  * per case. The provider should have a short kill grace (`graceMs` ≤ 500) so that TERM-trapping cases stay quick.
  * After every case, no process the case started may be left (found through an environment marker in /proc).
  */
-export function bashExecutorContract(name: string, make: () => Promise<ExecutorUnderTest>, options: ContractOptions = {}): void {
+export function bashExecutorContract(
+  name: string,
+  make: () => Promise<ExecutorUnderTest>,
+  options: ContractOptions = {},
+): void {
   contract(`BashExecutor contract: ${name}`, make, options, 'executor')
 }
 
@@ -87,11 +96,20 @@ export function bashExecutorContract(name: string, make: () => Promise<ExecutorU
  * waits, kills, notices, session ends, and the disposal of either service. Run it for every bash provider (and every
  * task provider), with the same factory as `bashExecutorContract`.
  */
-export function taskContract(name: string, make: () => Promise<ExecutorUnderTest>, options: ContractOptions = {}): void {
+export function taskContract(
+  name: string,
+  make: () => Promise<ExecutorUnderTest>,
+  options: ContractOptions = {},
+): void {
   contract(`TaskService contract: ${name}`, make, options, 'tasks')
 }
 
-function contract(title: string, make: () => Promise<ExecutorUnderTest>, options: ContractOptions, part: 'executor' | 'tasks'): void {
+function contract(
+  title: string,
+  make: () => Promise<ExecutorUnderTest>,
+  options: ContractOptions,
+  part: 'executor' | 'tasks',
+): void {
   describe(title, () => {
     let x: ExecutorUnderTest
     let marker: string
@@ -115,10 +133,18 @@ function contract(title: string, make: () => Promise<ExecutorUnderTest>, options
         await x.cleanup()
       } finally {
         for (const pid of strays) {
-          try { process.kill(pid, 'SIGKILL') } catch { /* gone */ }
+          try {
+            process.kill(pid, 'SIGKILL')
+          } catch {
+            /* gone */
+          }
         }
       }
-      await until(() => processesMarked(marker).length === 0, `no process of the case survives (left: ${processesMarked(marker).join(', ')})`, 300)
+      await until(
+        () => processesMarked(marker).length === 0,
+        `no process of the case survives (left: ${processesMarked(marker).join(', ')})`,
+        300,
+      )
     })
 
     const bash = () => x.ctx.bash
@@ -126,29 +152,47 @@ function contract(title: string, make: () => Promise<ExecutorUnderTest>, options
     const spec = (command: string, more: Omit<BashExecRequest, 'command'> = {}): BashExecSpec =>
       bash().resolve({ workdir: x.dir, ...more, command, env: { ...more.env, [MARK]: marker } })
     /** A foreground run; what it leaves running is registered as a task of its owner (as tool-bash does). */
-    const run = async (command: string, more: Omit<BashExecRequest, 'command'> = {}): Promise<BashRunResult & { adoptedTaskId: string | undefined }> => {
+    const run = async (
+      command: string,
+      more: Omit<BashExecRequest, 'command'> = {},
+    ): Promise<BashRunResult & { adoptedTaskId: string | undefined }> => {
       const resolved = spec(command, more)
       const result = await bash().run(resolved)
       const continuing = result.continuing
-      const adoptedTaskId = continuing && tasks().add({ process: continuing.process, offsets: continuing.offsets, command, workdir: resolved.workdir, owner: resolved.owner }).id
+      const adoptedTaskId =
+        continuing &&
+        tasks().add({
+          process: continuing.process,
+          offsets: continuing.offsets,
+          command,
+          workdir: resolved.workdir,
+          owner: resolved.owner,
+        }).id
       return { ...result, adoptedTaskId }
     }
     /** A started process, registered as a task (the start signal kills it). */
     const start = async (command: string, more: Omit<BashExecRequest, 'command'> = {}): Promise<Task> => {
       const resolved = spec(command, more)
       const process = await bash().start(resolved)
-      return tasks().add({ process, command, workdir: resolved.workdir, owner: resolved.owner, ...(resolved.signal ? { signal: resolved.signal } : {}) })
+      return tasks().add({
+        process,
+        command,
+        workdir: resolved.workdir,
+        owner: resolved.owner,
+        ...(resolved.signal ? { signal: resolved.signal } : {}),
+      })
     }
     const file = (name: string) => join(x.dir, name)
-    const done = (taskId: string) => new Promise<TaskDoneEvent>((resolve) => {
-      const seen = events.find((event) => event.taskId === taskId)
-      if (seen) return resolve(seen)
-      const off = x.ctx.on('tasks/done', (event) => {
-        if (event.taskId !== taskId) return
-        off()
-        resolve(event)
+    const done = (taskId: string) =>
+      new Promise<TaskDoneEvent>((resolve) => {
+        const seen = events.find((event) => event.taskId === taskId)
+        if (seen) return resolve(seen)
+        const off = x.ctx.on('tasks/done', (event) => {
+          if (event.taskId !== taskId) return
+          off()
+          resolve(event)
+        })
       })
-    })
     /** Reads a task until its stdout (everything so far, concatenated) satisfies `check`. */
     const readUntil = async (taskId: string, check: (stdout: string) => boolean, what: string) => {
       let stdout = ''
@@ -173,18 +217,32 @@ function contract(title: string, make: () => Promise<ExecutorUnderTest>, options
       test('a command that succeeds: stdout, empty stderr, exit 0, nothing adopted, nothing left running', async () => {
         const result = await run('echo hello; echo world')
         expect(result).toMatchObject({
-          exitCode: 0, signal: null, timedOut: false, aborted: false, adoptedTaskId: undefined, leftRunning: [],
-          stdout: { text: 'hello\nworld\n', truncated: false, totalBytes: 12 }, stderr: { text: '', truncated: false, totalBytes: 0 },
+          exitCode: 0,
+          signal: null,
+          timedOut: false,
+          aborted: false,
+          adoptedTaskId: undefined,
+          leftRunning: [],
+          stdout: { text: 'hello\nworld\n', truncated: false, totalBytes: 12 },
+          stderr: { text: '', truncated: false, totalBytes: 0 },
         })
       })
 
       test('a non-zero exit resolves with its code and both streams', async () => {
         const result = await run('echo out; echo err >&2; exit 7')
-        expect(result).toMatchObject({ exitCode: 7, signal: null, stdout: { text: 'out\n' }, stderr: { text: 'err\n' } })
+        expect(result).toMatchObject({
+          exitCode: 7,
+          signal: null,
+          stdout: { text: 'out\n' },
+          stderr: { text: 'err\n' },
+        })
       })
 
       test('the command runs in the workdir, with the request env over the non-interactive env', async () => {
-        const result = await run('pwd; echo "$GIT_TERMINAL_PROMPT $DEBIAN_FRONTEND $GIT_EDITOR $EDITOR $NO_COLOR $TERM $PAGER $GIT_PAGER $EXTRA"', { env: { EXTRA: 'x' } })
+        const result = await run(
+          'pwd; echo "$GIT_TERMINAL_PROMPT $DEBIAN_FRONTEND $GIT_EDITOR $EDITOR $NO_COLOR $TERM $PAGER $GIT_PAGER $EXTRA"',
+          { env: { EXTRA: 'x' } },
+        )
         expect(result.stdout.text).toBe(`${x.dir}\n0 noninteractive true true 1 dumb cat cat x\n`)
       })
 
@@ -195,7 +253,14 @@ function contract(title: string, make: () => Promise<ExecutorUnderTest>, options
 
       test('a command over its timeout is killed: timedOut, not aborted, killed by SIGTERM, output kept', async () => {
         const result = await run('echo started; sleep 100', { timeoutMs: 300 })
-        expect(result).toMatchObject({ timedOut: true, aborted: false, timeoutMs: 300, exitCode: null, signal: 'SIGTERM', stdout: { text: 'started\n' } })
+        expect(result).toMatchObject({
+          timedOut: true,
+          aborted: false,
+          timeoutMs: 300,
+          exitCode: null,
+          signal: 'SIGTERM',
+          stdout: { text: 'started\n' },
+        })
       })
 
       test('an aborted command resolves aborted once its whole tree is gone', async () => {
@@ -216,9 +281,13 @@ function contract(title: string, make: () => Promise<ExecutorUnderTest>, options
       test('rejections: an already-aborted signal, a NUL byte, a missing workdir, a disposed executor; nothing runs', async () => {
         const controller = new AbortController()
         controller.abort()
-        expect(await rejection(run(`touch ${file('ran')}`, { signal: controller.signal }))).toMatchObject({ code: 'BASH_ABORTED' })
+        expect(await rejection(run(`touch ${file('ran')}`, { signal: controller.signal }))).toMatchObject({
+          code: 'BASH_ABORTED',
+        })
         expect(await rejection(run('echo a\0b'))).toMatchObject({ code: 'BASH_INVALID_REQUEST' })
-        expect(await rejection(run(`touch ${file('ran')}`, { workdir: file('missing') }))).toMatchObject({ code: 'BASH_INVALID_WORKDIR' })
+        expect(await rejection(run(`touch ${file('ran')}`, { workdir: file('missing') }))).toMatchObject({
+          code: 'BASH_INVALID_WORKDIR',
+        })
         const executor = bash()
         const later = spec(`touch ${file('ran')}`)
         await x.disposeExecutor()
@@ -230,8 +299,18 @@ function contract(title: string, make: () => Promise<ExecutorUnderTest>, options
 
     executorPart('a foreground command that runs past backgroundAfterMs', () => {
       test('it is handed over still running, with its output so far; its later output and its end continue there, nothing repeated', async () => {
-        const result = await run(`echo first; ${gate('go')}; echo done; exit 5`, { owner: 'session-a', backgroundAfterMs: 300 })
-        expect(result).toMatchObject({ exitCode: null, signal: null, timedOut: false, aborted: false, leftRunning: [], continuing: { reason: 'still-running' } })
+        const result = await run(`echo first; ${gate('go')}; echo done; exit 5`, {
+          owner: 'session-a',
+          backgroundAfterMs: 300,
+        })
+        expect(result).toMatchObject({
+          exitCode: null,
+          signal: null,
+          timedOut: false,
+          aborted: false,
+          leftRunning: [],
+          continuing: { reason: 'still-running' },
+        })
         const id = result.adoptedTaskId as string
         expect(tasks().get(id)).toMatchObject({ owner: 'session-a', status: { state: 'running' } })
         const waiting = tasks().waitFor(id, { pattern: /^done$/m, timeoutMs: 20_000 })
@@ -248,13 +327,19 @@ function contract(title: string, make: () => Promise<ExecutorUnderTest>, options
       })
 
       test('a command that ends before backgroundAfterMs is an ordinary result', async () => {
-        expect(await run('echo quick', { backgroundAfterMs: 60_000 })).toMatchObject({ exitCode: 0, continuing: undefined, stdout: { text: 'quick\n' } })
+        expect(await run('echo quick', { backgroundAfterMs: 60_000 })).toMatchObject({
+          exitCode: 0,
+          continuing: undefined,
+          stdout: { text: 'quick\n' },
+        })
       })
     })
 
     executorPart('a foreground command that leaves processes behind', () => {
       test('`sleep 30 &`: the call returns when the shell exits; the sleep becomes a task of the owner, output continuing there', async () => {
-        const result = await run(`echo started; (${gate('go')}; echo later; sleep 30) & echo $! > ${file('pid')}`, { owner: 'session-a' })
+        const result = await run(`echo started; (${gate('go')}; echo later; sleep 30) & echo $! > ${file('pid')}`, {
+          owner: 'session-a',
+        })
         expect(result).toMatchObject({ exitCode: 0, timedOut: false, stdout: { text: 'started\n' }, leftRunning: [] })
         const id = result.adoptedTaskId as string
         expect(id).toMatch(/^bash-\d+$/)
@@ -277,7 +362,7 @@ function contract(title: string, make: () => Promise<ExecutorUnderTest>, options
         expect(processesMarked(marker)).toEqual([])
       })
 
-      test('a leftover that ends by itself ends its task: completed with the shell\'s exit code, and a notice for the owner', async () => {
+      test("a leftover that ends by itself ends its task: completed with the shell's exit code, and a notice for the owner", async () => {
         const result = await run(`(${gate('go')}) & exit 4`, { owner: 'session-a' })
         const id = result.adoptedTaskId as string
         expect(result.exitCode).toBe(4)
@@ -287,9 +372,13 @@ function contract(title: string, make: () => Promise<ExecutorUnderTest>, options
       })
 
       test('a dev server on a loopback port: adopted, waited for, reached, then killed by request; the port is free again', async () => {
-        const script = 'const s=require("http").createServer((q,r)=>r.end("pong")).listen(0,"127.0.0.1",()=>console.log("listening "+s.address().port))'
+        const script =
+          'const s=require("http").createServer((q,r)=>r.end("pong")).listen(0,"127.0.0.1",()=>console.log("listening "+s.address().port))'
         // The gate holds the server back until the call has returned, so that "listening" is the task's new output.
-        const result = await run(`(${gate('go')}; exec ${JSON.stringify(process.execPath)} -e ${shellQuote(script)}) &`, { owner: 'session-a' })
+        const result = await run(
+          `(${gate('go')}; exec ${JSON.stringify(process.execPath)} -e ${shellQuote(script)}) &`,
+          { owner: 'session-a' },
+        )
         const id = result.adoptedTaskId as string
         expect(id).toMatch(/^bash-\d+$/)
         const waiting = tasks().waitFor(id, { pattern: /listening \d+/, timeoutMs: 20_000 })
@@ -351,11 +440,21 @@ function contract(title: string, make: () => Promise<ExecutorUnderTest>, options
       test('start gives a running task with the next id; get and list know it; ownerOf is verbatim', async () => {
         const first = await start('sleep 100', { owner: '  séance\t42 ' })
         const second = await start('true')
-        expect(first).toMatchObject({ command: 'sleep 100', workdir: x.dir, owner: '  séance\t42 ', status: { state: 'running' }, leftRunning: [] })
+        expect(first).toMatchObject({
+          command: 'sleep 100',
+          workdir: x.dir,
+          owner: '  séance\t42 ',
+          status: { state: 'running' },
+          leftRunning: [],
+        })
         expect(typeof first.startedAt).toBe('number')
         expect(Number(second.id.slice(5))).toBe(Number(first.id.slice(5)) + 1)
         expect(tasks().get(first.id)).toEqual(first)
-        expect(tasks().list().map((task) => task.id)).toContain(first.id)
+        expect(
+          tasks()
+            .list()
+            .map((task) => task.id),
+        ).toContain(first.id)
         expect(tasks().ownerOf(first.id)).toBe('  séance\t42 ')
         expect(tasks().ownerOf(second.id)).toBeUndefined()
         expect(tasks().get('bash-999999')).toBeUndefined()
@@ -370,9 +469,17 @@ function contract(title: string, make: () => Promise<ExecutorUnderTest>, options
         const last = tasks().readOutput(task.id)
         expect(last.stdout.text).toBe('two\n')
         expect(last.status).toEqual({ state: 'completed', exitCode: 3 })
-        expect(tasks().list().map((t) => t.id)).not.toContain(task.id)
+        expect(
+          tasks()
+            .list()
+            .map((t) => t.id),
+        ).not.toContain(task.id)
         expect(tasks().get(task.id)?.status).toEqual({ state: 'completed', exitCode: 3 })
-        expect(tasks().readOutput(task.id)).toEqual({ stdout: { text: '', lossy: false }, stderr: { text: '', lossy: false }, status: { state: 'completed', exitCode: 3 } })
+        expect(tasks().readOutput(task.id)).toEqual({
+          stdout: { text: '', lossy: false },
+          stderr: { text: '', lossy: false },
+          status: { state: 'completed', exitCode: 3 },
+        })
       })
 
       test('readOutput, waitFor and kill throw BASH_UNKNOWN_TASK for an unknown id', async () => {
@@ -441,7 +548,9 @@ function contract(title: string, make: () => Promise<ExecutorUnderTest>, options
         const slow = await start(`printf 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!\\n'; sleep 100`)
         const task = await start(`${gate('go')}; echo READY; sleep 100`)
         let ticks = 0
-        const ticker = setInterval(() => { ticks++ }, 10)
+        const ticker = setInterval(() => {
+          ticks++
+        }, 10)
         try {
           expect(await tasks().waitFor(slow.id, { pattern: /^(a+)+$/m, timeoutMs: 60_000 })).toBe('pattern-too-slow')
         } finally {
@@ -464,16 +573,28 @@ function contract(title: string, make: () => Promise<ExecutorUnderTest>, options
     })
 
     tasksPart('notices and sessions', () => {
-      const probe = () => x.ctx.tools.register({ name: 'contract_probe', description: 'd', parameters: { type: 'object' }, execute: () => 'probe' })
+      const probe = () =>
+        x.ctx.tools.register({
+          name: 'contract_probe',
+          description: 'd',
+          parameters: { type: 'object' },
+          execute: () => 'probe',
+        })
       const probeText = async (session: string) =>
         (await x.ctx.tools.execute('contract_probe', {}, { session: { id: session, cwd: x.dir } })).content[0].text
 
-      test('a task that ends by itself notifies its owner\'s session once, keyed by the task id', async () => {
+      test("a task that ends by itself notifies its owner's session once, keyed by the task id", async () => {
         probe()
         const task = await start('exit 2', { owner: 'session-a' })
         const event = await done(task.id)
         const notice = `background task ${task.id} finished [status: completed, exit code: 2]. Read its output with bash_output.`
-        expect(event).toEqual({ taskId: task.id, owner: 'session-a', status: { state: 'completed', exitCode: 2 }, notice, requested: false })
+        expect(event).toEqual({
+          taskId: task.id,
+          owner: 'session-a',
+          status: { state: 'completed', exitCode: 2 },
+          notice,
+          requested: false,
+        })
         expect(notices).toEqual([{ sessionId: 'session-a', text: notice, key: task.id }])
         expect(await probeText('session-b')).toBe('probe')
         expect(await probeText('session-a')).toBe(`probe\n\n${notice}`)
@@ -495,12 +616,12 @@ function contract(title: string, make: () => Promise<ExecutorUnderTest>, options
         expect(notices).toEqual([])
       })
 
-      test('a session\'s end kills its running tasks (no notice) and forgets them; other sessions\' tasks run on', async () => {
+      test("a session's end kills its running tasks (no notice) and forgets them; other sessions' tasks run on", async () => {
         // A provider may take a while to exec the command (a sandbox sets up first): wait until both are up.
         const theirs = await start('sleep 100', { owner: 'session-b' })
-        await until(() => processesMarked(marker).length >= 1, 'the other session\'s task is up')
+        await until(() => processesMarked(marker).length >= 1, "the other session's task is up")
         const mine = await start(`sleep 100 & ${gate('never')}`, { owner: 'session-a' })
-        await until(() => processesMarked(marker).length >= 2, 'the session\'s own task is up')
+        await until(() => processesMarked(marker).length >= 2, "the session's own task is up")
         await x.ctx.tools.endSession('session-a')
         expect(tasks().get(mine.id)).toBeUndefined()
         expect(tasks().get(theirs.id)?.status).toEqual({ state: 'running' })

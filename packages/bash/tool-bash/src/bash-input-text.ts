@@ -13,12 +13,31 @@ export const BASH_INPUT_DESCRIPTION = [
   'A task that was not started interactive, or has ended, takes no input: that is an error.',
 ].join(' ')
 
-export const BashInputParameters = Type.Object({
-  task_id: Type.String({ minLength: 1, description: 'The id of an interactive task that bash returned, e.g. "bash-1".' }),
-  text: Type.String({ description: 'What to type, as is: "\\n" is Enter, "\\u0003" Ctrl-C, "\\u0004" Ctrl-D (end of input).' }),
-  wait_for: Type.Optional(Type.String({ minLength: 1, description: 'A regular expression (JavaScript syntax, e.g. ">>> $|\\\\$ $"): return as soon as new output matches it, the task ends, or timeout_ms passes.' })),
-  timeout_ms: Type.Optional(Type.Integer({ minimum: 1, description: `How long to wait for the output, in milliseconds (default ${WAIT_DEFAULT_MS}, at most ${WAIT_MAX_MS}).` })),
-}, { additionalProperties: false })
+export const BashInputParameters = Type.Object(
+  {
+    task_id: Type.String({
+      minLength: 1,
+      description: 'The id of an interactive task that bash returned, e.g. "bash-1".',
+    }),
+    text: Type.String({
+      description: 'What to type, as is: "\\n" is Enter, "\\u0003" Ctrl-C, "\\u0004" Ctrl-D (end of input).',
+    }),
+    wait_for: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          'A regular expression (JavaScript syntax, e.g. ">>> $|\\\\$ $"): return as soon as new output matches it, the task ends, or timeout_ms passes.',
+      }),
+    ),
+    timeout_ms: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description: `How long to wait for the output, in milliseconds (default ${WAIT_DEFAULT_MS}, at most ${WAIT_MAX_MS}).`,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
 export type BashInputArgs = Static<typeof BashInputParameters>
 
 /** Nothing came back within the wait. */

@@ -14,7 +14,12 @@ const ANY = /[^]/
  * `bash_input`: types `text` into an interactive task, then answers with the output that follows — with `wait_for`
  * as bash_output does; without it, once the output has paused for INPUT_QUIET_MS (or timeout_ms passed).
  */
-export async function bashInput(tasks: Tasks, args: BashInputArgs, exec: ToolExecution, limits: ResultLimits): Promise<ToolOutput<BashOutputValue>> {
+export async function bashInput(
+  tasks: Tasks,
+  args: BashInputArgs,
+  exec: ToolExecution,
+  limits: ResultLimits,
+): Promise<ToolOutput<BashOutputValue>> {
   const pattern = waitPattern(args.wait_for)
   ownTask(tasks, args.task_id, exec)
   const id = args.task_id
@@ -37,6 +42,11 @@ export async function bashInput(tasks: Tasks, args: BashInputArgs, exec: ToolExe
     if (left <= 0) break
     outcome = await wait(Math.min(INPUT_QUIET_MS, left))
   }
-  const note = rounds === 0 && outcome === 'timeout' ? noOutputLine(timeoutMs) : outcome === 'matched' ? stillComingLine(timeoutMs) : undefined
+  const note =
+    rounds === 0 && outcome === 'timeout'
+      ? noOutputLine(timeoutMs)
+      : outcome === 'matched'
+        ? stillComingLine(timeoutMs)
+        : undefined
   return respond(tasks, id, exec, limits, undefined, earlier, note)
 }

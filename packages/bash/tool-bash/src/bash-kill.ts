@@ -4,7 +4,11 @@ import { renderKill } from './bash-kill-text.ts'
 import { ownTask, type Tasks } from './tasks.ts'
 
 /** `bash_kill`: stops the task's whole process tree and returns once it is gone. */
-export async function bashKill(tasks: Tasks, args: TaskIdArgs, exec: ToolExecution): Promise<ToolOutput<{ killed: boolean }>> {
+export async function bashKill(
+  tasks: Tasks,
+  args: TaskIdArgs,
+  exec: ToolExecution,
+): Promise<ToolOutput<{ killed: boolean }>> {
   ownTask(tasks, args.task_id, exec)
   const killed = await tasks.kill(args.task_id)
   const leftRunning = tasks.get(args.task_id)?.leftRunning ?? []

@@ -2,7 +2,13 @@ import type { ArgumentAliases } from '@deepseek-ai/dsh-tools'
 import type { Static } from '@sinclair/typebox'
 // The builders one by one, not the `Type` object: the bundle then keeps only these (docs/decisions/2026-12-01-start-up-schemas.md).
 import * as Type from '@sinclair/typebox'
-import { statusLine, type OutputIncrement, type Task, type TaskRead, type TaskWaitOutcome } from '@deepseek-ai/dsh-tasks'
+import {
+  statusLine,
+  type OutputIncrement,
+  type Task,
+  type TaskRead,
+  type TaskWaitOutcome,
+} from '@deepseek-ai/dsh-tasks'
 import { droppedLine } from './common-text.ts'
 import { DEFAULT_MAX_RESULT_BYTES, type StreamName } from './bash-text.ts'
 import { layout, type Part, type StreamSource } from './stream-text.ts'
@@ -15,38 +21,76 @@ export const BASH_OUTPUT_DESCRIPTION = [
   'Read the output a background task (started by bash with run_in_background, or named by bash as still running) printed since the last bash_output call for it, or "(no new output)".',
   'Stderr follows in a "[stderr]" section. The last line is the status: "[status: running]", "[status: completed, exit code: N]" or "[status: killed by SIG]".',
   `To wait instead of polling, pass wait_for (a regular expression): the call returns as soon as new output matches it, the task ends, or timeout_ms passes (default ${WAIT_DEFAULT_MS}, at most ${WAIT_MAX_MS}), and a line before the status says which. timeout_ms alone waits for the task to end.`,
-  'Without task_id, lists this session\'s background tasks: id, status, age and command.',
+  "Without task_id, lists this session's background tasks: id, status, age and command.",
 ].join(' ')
 
-export const TaskIdParameters = Type.Object({
-  task_id: Type.String({ minLength: 1, description: 'The task id that bash returned, e.g. "bash-1".' }),
-}, { additionalProperties: false })
+export const TaskIdParameters = Type.Object(
+  {
+    task_id: Type.String({ minLength: 1, description: 'The task id that bash returned, e.g. "bash-1".' }),
+  },
+  { additionalProperties: false },
+)
 export type TaskIdArgs = Static<typeof TaskIdParameters>
 
-export const BashOutputParameters = Type.Object({
-  task_id: Type.Optional(Type.String({ minLength: 1, description: 'The task id that bash returned, e.g. "bash-1". Omit it to list this session\'s background tasks.' })),
-  wait_for: Type.Optional(Type.String({ minLength: 1, description: 'A regular expression (JavaScript syntax, e.g. "Listening on|ready"): wait until new output of the task matches it, the task ends, or timeout_ms passes.' })),
-  timeout_ms: Type.Optional(Type.Integer({ minimum: 1, description: `How long to wait, in milliseconds (default ${WAIT_DEFAULT_MS}, at most ${WAIT_MAX_MS}). Without wait_for: wait until the task ends.` })),
-}, { additionalProperties: false })
+export const BashOutputParameters = Type.Object(
+  {
+    task_id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: 'The task id that bash returned, e.g. "bash-1". Omit it to list this session\'s background tasks.',
+      }),
+    ),
+    wait_for: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          'A regular expression (JavaScript syntax, e.g. "Listening on|ready"): wait until new output of the task matches it, the task ends, or timeout_ms passes.',
+      }),
+    ),
+    timeout_ms: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description: `How long to wait, in milliseconds (default ${WAIT_DEFAULT_MS}, at most ${WAIT_MAX_MS}). Without wait_for: wait until the task ends.`,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
 export type BashOutputArgs = Static<typeof BashOutputParameters>
 
 /** An increment for the renderer: whole text, counted (not numbered) lines in a cut marker. */
 function readSource(name: StreamName, part: OutputIncrement): StreamSource<StreamName> {
-  return { name, head: part.text, tail: part.text, complete: true, totalBytes: Buffer.byteLength(part.text), totalLines: undefined, spillPath: part.spillPath, numbered: false }
+  return {
+    name,
+    head: part.text,
+    tail: part.text,
+    complete: true,
+    totalBytes: Buffer.byteLength(part.text),
+    totalLines: undefined,
+    spillPath: part.spillPath,
+    numbered: false,
+  }
 }
 
 /** The wait line when testing the pattern took too long: the output is shown, so nothing is lost. */
-export const PATTERN_TOO_SLOW = '[wait_for given up: testing the pattern against the output took too long (nested repetition such as (a+)+ backtracks without end); wait again with a simpler pattern]'
+export const PATTERN_TOO_SLOW =
+  '[wait_for given up: testing the pattern against the output took too long (nested repetition such as (a+)+ backtracks without end); wait again with a simpler pattern]'
 
 /** How a wait ended, as the line before the status; none for a plain read, or a wait for the end that saw it. */
-export function waitLine(outcome: TaskWaitOutcome | undefined, waitedFor: 'pattern' | 'end', timeoutMs: number): string | undefined {
+export function waitLine(
+  outcome: TaskWaitOutcome | undefined,
+  waitedFor: 'pattern' | 'end',
+  timeoutMs: number,
+): string | undefined {
   switch (outcome) {
     case 'matched':
       return '[wait_for matched]'
     case 'ended':
       return waitedFor === 'pattern' ? '[the task ended without a match for wait_for]' : undefined
     case 'timeout':
-      return waitedFor === 'pattern' ? `[no match for wait_for within ${timeoutMs}ms]` : `[still running after waiting ${timeoutMs}ms]`
+      return waitedFor === 'pattern'
+        ? `[no match for wait_for within ${timeoutMs}ms]`
+        : `[still running after waiting ${timeoutMs}ms]`
     case 'pattern-too-slow':
       return PATTERN_TOO_SLOW
     default:
@@ -100,7 +144,9 @@ const MAX_COMMAND_CHARS = 120
 
 /** A command on one line: control characters escaped, cut at MAX_COMMAND_CHARS. */
 export function oneLine(command: string): string {
-  const flat = command.replace(/[\u0000-\u001f\u007f]/g, (c) => (c === '\n' ? '\\n' : c === '\t' ? '\\t' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`))
+  const flat = command.replace(/[\u0000-\u001f\u007f]/g, (c) =>
+    c === '\n' ? '\\n' : c === '\t' ? '\\t' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
+  )
   const chars = [...flat]
   return chars.length > MAX_COMMAND_CHARS ? `${chars.slice(0, MAX_COMMAND_CHARS).join('')}…` : flat
 }
@@ -112,10 +158,13 @@ export function oneLine(command: string): string {
 export function renderList(tasks: readonly Task[], now: number, maxBytes: number): string {
   if (tasks.length === 0) return 'no background tasks in this session'
   const head = `${tasks.length} background task${tasks.length === 1 ? '' : 's'} in this session:`
-  const rows = tasks.map((task) => `${task.id} ${statusLine(task.status)} ${age(now - task.startedAt)}: ${oneLine(task.command)}`)
+  const rows = tasks.map(
+    (task) => `${task.id} ${statusLine(task.status)} ${age(now - task.startedAt)}: ${oneLine(task.command)}`,
+  )
   const whole = [head, ...rows].join('\n')
   if (Buffer.byteLength(whole, 'utf8') <= maxBytes) return whole
-  const rest = (shown: number) => `[${tasks.length - shown} more not shown, to stay within ${maxBytes} bytes: ${tasks[shown]?.id} to ${tasks[tasks.length - 1]?.id}; read one with bash_output and its task_id]`
+  const rest = (shown: number) =>
+    `[${tasks.length - shown} more not shown, to stay within ${maxBytes} bytes: ${tasks[shown]?.id} to ${tasks[tasks.length - 1]?.id}; read one with bash_output and its task_id]`
   // The footer at its widest (ids of the last tasks, the most digits), so that what is chosen stays within.
   let room = maxBytes - Buffer.byteLength(head, 'utf8') - 1 - Buffer.byteLength(rest(0), 'utf8')
   let shown = 0

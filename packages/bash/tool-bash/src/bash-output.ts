@@ -1,17 +1,30 @@
 import type { OutputIncrement, Task, TaskRead, TaskWaitOutcome } from '@deepseek-ai/dsh-tasks'
 import { CoreErrorCode, HarnessError, invalidArgs, type ToolExecution, type ToolOutput } from '@deepseek-ai/dsh-tools'
 import type { ResultLimits } from './bash.ts'
-import { renderList, renderRead, unkeptReadCuts, WAIT_DEFAULT_MS, WAIT_MAX_MS, waitLine, type BashOutputArgs } from './bash-output-text.ts'
+import {
+  renderList,
+  renderRead,
+  unkeptReadCuts,
+  WAIT_DEFAULT_MS,
+  WAIT_MAX_MS,
+  waitLine,
+  type BashOutputArgs,
+} from './bash-output-text.ts'
 import { waitAbortedMessage, waitArgsMessage, waitPatternMessage } from './common-text.ts'
 import { ownTask, type Tasks } from './tasks.ts'
 
-export type BashOutputValue = TaskRead & { wait?: TaskWaitOutcome } | { tasks: Task[] }
+export type BashOutputValue = (TaskRead & { wait?: TaskWaitOutcome }) | { tasks: Task[] }
 
 /**
  * `bash_output`: what the task printed since the last read, and its status — after waiting, when asked, for a match
  * in new output, the end or a timeout; without a task id, the session's tasks. Within the result budget.
  */
-export async function bashOutput(tasks: Tasks, args: BashOutputArgs, exec: ToolExecution, limits: ResultLimits): Promise<ToolOutput<BashOutputValue>> {
+export async function bashOutput(
+  tasks: Tasks,
+  args: BashOutputArgs,
+  exec: ToolExecution,
+  limits: ResultLimits,
+): Promise<ToolOutput<BashOutputValue>> {
   const id = args.task_id
   if (id === undefined) {
     if (args.wait_for !== undefined || args.timeout_ms !== undefined) throw invalidArgs(waitArgsMessage())
@@ -22,7 +35,13 @@ export async function bashOutput(tasks: Tasks, args: BashOutputArgs, exec: ToolE
   const pattern = waitPattern(args.wait_for)
   ownTask(tasks, id, exec)
   const timeoutMs = Math.min(args.timeout_ms ?? WAIT_DEFAULT_MS, WAIT_MAX_MS)
-  return respond(tasks, id, exec, limits, pattern !== undefined || args.timeout_ms !== undefined ? { pattern, timeoutMs } : undefined)
+  return respond(
+    tasks,
+    id,
+    exec,
+    limits,
+    pattern !== undefined || args.timeout_ms !== undefined ? { pattern, timeoutMs } : undefined,
+  )
 }
 
 /** A `wait_for` argument as a regular expression, or an INVALID_ARGS error saying how to write one. */
@@ -40,8 +59,13 @@ export function waitPattern(waitFor: string | undefined): RegExp | undefined {
  * the result budget; `earlier` is output already read for this answer (bash_input's), shown first.
  */
 export async function respond(
-  tasks: Tasks, id: string, exec: ToolExecution, limits: ResultLimits,
-  waiting: { pattern: RegExp | undefined; timeoutMs: number } | undefined, earlier?: TaskRead, note?: string,
+  tasks: Tasks,
+  id: string,
+  exec: ToolExecution,
+  limits: ResultLimits,
+  waiting: { pattern: RegExp | undefined; timeoutMs: number } | undefined,
+  earlier?: TaskRead,
+  note?: string,
 ): Promise<ToolOutput<BashOutputValue>> {
   let outcome: TaskWaitOutcome | undefined
   const pattern = waiting?.pattern

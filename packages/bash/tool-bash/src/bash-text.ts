@@ -16,7 +16,7 @@ export const BASH_PROMPT_ID = 'tool:bash'
 export const BASH_PROMPT_ORDER = 105
 
 export const BASH_PROMPT = [
-  'Use this server\'s bash tool to run shell commands: builds, tests, git, package managers. To read, find or search files, its read, glob and grep tools do better than cat, find, ls or grep run through bash.',
+  "Use this server's bash tool to run shell commands: builds, tests, git, package managers. To read, find or search files, its read, glob and grep tools do better than cat, find, ls or grep run through bash.",
   'Each bash call runs in a fresh non-interactive shell (no terminal, empty stdin) in the working directory or in workdir: cd and variables do not carry over to the next call, and commands that wait for input fail at once (git never prompts for credentials; editors and apt ask nothing).',
   'A failing command is not a tool error. Always read the markers on the last lines of the result: "[exit code: N]" means the command exited with status N (no marker means status 0); "[timed out after Nms]" and "[killed by signal: SIG]" mean it did not finish.',
   'For servers, watchers and other long-running commands, set run_in_background: bash returns a task id (bash-N) at once; wait for a line with bash_output wait_for (no need to poll or sleep), read the new output with bash_output and stop the task with bash_kill.',
@@ -38,20 +38,48 @@ export function bashDescription(bounds: TimeoutBounds): string {
     'The result is stdout, then a "[stderr]" section when stderr is not empty, or "(no output)"; a long stream shows its first and last lines with one line between them saying what was left out and naming a file with the complete output.',
     'Markers on their own lines: "[exit code: N]" for a non-zero exit, "[timed out after Nms]", "[killed by signal: SIG]". A non-zero exit or a timeout is a normal result, not an error: read the markers.',
     `Foreground commands time out after timeoutMs (default ${bounds.defaultMs}, at most ${bounds.maxMs}; larger values are lowered to it).`,
-    ...(bounds.backgroundAfterMs ? [`Without timeoutMs, a command still running after ${bounds.backgroundAfterMs}ms is not killed: the call returns its output so far and the command continues as a background task, named on the last line; wait for it with bash_output wait_for. An explicit timeoutMs keeps the command in the foreground until it ends or times out.`] : []),
+    ...(bounds.backgroundAfterMs
+      ? [
+          `Without timeoutMs, a command still running after ${bounds.backgroundAfterMs}ms is not killed: the call returns its output so far and the command continues as a background task, named on the last line; wait for it with bash_output wait_for. An explicit timeoutMs keeps the command in the foreground until it ends or times out.`,
+        ]
+      : []),
     'With run_in_background the command starts as a background task without a timeout and the result is its id, e.g. "started background task bash-1"; follow it with bash_output and stop it with bash_kill.',
     'The call returns when the shell exits, even if processes it started in the background (cmd &) still run: they become a background task, named on the last line as "[background processes still running: task bash-N]"; a process that left the process group (setsid) is named by pid as still running and is not stopped.',
   ].join(' ')
 }
 
-export const BashParameters = Type.Object({
-  command: Type.String({ minLength: 1, description: 'The command, run as `bash -c <command>`.' }),
-  description: Type.String({ minLength: 1, description: 'What the command does, in a few words, e.g. "run the unit tests".' }),
-  timeoutMs: Type.Optional(Type.Integer({ minimum: 1, description: 'Timeout in milliseconds for a foreground command; ignored with run_in_background.' })),
-  workdir: Type.Optional(Type.String({ minLength: 1, description: 'Directory to run in, absolute or relative to the working directory. Default: the working directory.' })),
-  run_in_background: Type.Optional(Type.Boolean({ description: 'Start the command as a background task and return its id at once.' })),
-  interactive: Type.Optional(Type.Boolean({ description: 'With run_in_background: start the command on a terminal, so that bash_input can type into it (REPLs, prompts, ssh).' })),
-}, { additionalProperties: false })
+export const BashParameters = Type.Object(
+  {
+    command: Type.String({ minLength: 1, description: 'The command, run as `bash -c <command>`.' }),
+    description: Type.String({
+      minLength: 1,
+      description: 'What the command does, in a few words, e.g. "run the unit tests".',
+    }),
+    timeoutMs: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description: 'Timeout in milliseconds for a foreground command; ignored with run_in_background.',
+      }),
+    ),
+    workdir: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          'Directory to run in, absolute or relative to the working directory. Default: the working directory.',
+      }),
+    ),
+    run_in_background: Type.Optional(
+      Type.Boolean({ description: 'Start the command as a background task and return its id at once.' }),
+    ),
+    interactive: Type.Optional(
+      Type.Boolean({
+        description:
+          'With run_in_background: start the command on a terminal, so that bash_input can type into it (REPLs, prompts, ssh).',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
 export type BashArgs = Static<typeof BashParameters>
 
 /** Whether a stream has anything to show (a cut stream always has, if only the marker). */
@@ -94,7 +122,9 @@ export function unkeptCuts(result: RunOutcome, budget: number = DEFAULT_MAX_RESU
 }
 
 export function renderStarted(taskId: string, interactive = false): string {
-  return interactive ? `started interactive background task ${taskId}: type into it with bash_input, read it with bash_output` : `started background task ${taskId}`
+  return interactive
+    ? `started interactive background task ${taskId}: type into it with bash_input, read it with bash_output`
+    : `started background task ${taskId}`
 }
 
 export function interactiveArgsMessage(): string {
@@ -102,4 +132,6 @@ export function interactiveArgsMessage(): string {
 }
 
 /** Other clients' names for bash's arguments (DESIGN §20): the INVALID_ARGS text says what to pass instead. */
-export const BASH_ALIASES = { timeout: { hint: 'pass "timeoutMs" instead (milliseconds)' } } as const satisfies ArgumentAliases
+export const BASH_ALIASES = {
+  timeout: { hint: 'pass "timeoutMs" instead (milliseconds)' },
+} as const satisfies ArgumentAliases

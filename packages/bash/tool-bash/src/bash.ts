@@ -3,7 +3,14 @@ import { BashError, BashErrorCode, MAX_COMMAND_BYTES, type BashExecSpec } from '
 import type { Task } from '@deepseek-ai/dsh-tasks'
 import { CoreErrorCode, HarnessError, invalidArgs, type ToolExecution, type ToolOutput } from '@deepseek-ai/dsh-tools'
 import { interactiveArgsMessage, renderRun, renderStarted, unkeptCuts, type BashArgs } from './bash-text.ts'
-import { abortedMessage, notStartedMessage, nulMessage, tooLongMessage, workdirMessage, type RunOutcome } from './common-text.ts'
+import {
+  abortedMessage,
+  notStartedMessage,
+  nulMessage,
+  tooLongMessage,
+  workdirMessage,
+  type RunOutcome,
+} from './common-text.ts'
 import type { Keep } from './keep.ts'
 import type { Services } from './tasks.ts'
 
@@ -20,7 +27,12 @@ export interface ResultLimits {
  * (the call returns its id at once). A non-zero exit or a timeout is a result, not an error. What a foreground
  * command leaves running becomes a task of the session.
  */
-export async function bash(services: Services, args: BashArgs, exec: ToolExecution, limits: ResultLimits): Promise<ToolOutput<RunOutcome | Task>> {
+export async function bash(
+  services: Services,
+  args: BashArgs,
+  exec: ToolExecution,
+  limits: ResultLimits,
+): Promise<ToolOutput<RunOutcome | Task>> {
   const { bash: executor, tasks } = services
   if (args.command.includes('\0')) throw invalidArgs(nulMessage())
   const bytes = Buffer.byteLength(args.command, 'utf8')
@@ -49,8 +61,13 @@ export async function bash(services: Services, args: BashArgs, exec: ToolExecuti
     const startedAt = Date.now()
     const run = await executor.run(spec)
     const { continuing, ...rest } = run
-    const adoptedTaskId = continuing && tasks.add({ ...taskOf(spec), process: continuing.process, offsets: continuing.offsets, startedAt }).id
-    const backgrounded = continuing?.reason === 'still-running' ? { backgroundedAfterMs: spec.backgroundAfterMs ?? limits.backgroundAfterMs } : {}
+    const adoptedTaskId =
+      continuing &&
+      tasks.add({ ...taskOf(spec), process: continuing.process, offsets: continuing.offsets, startedAt }).id
+    const backgrounded =
+      continuing?.reason === 'still-running'
+        ? { backgroundedAfterMs: spec.backgroundAfterMs ?? limits.backgroundAfterMs }
+        : {}
     const result = await keepWhole({ ...rest, adoptedTaskId, ...backgrounded }, exec, limits)
     if (result.aborted) throw new HarnessError(abortedMessage(result.leftRunning), { code: CoreErrorCode.ABORTED })
     return { text: renderRun(result, limits.maxResultBytes), value: result }
@@ -77,7 +94,9 @@ async function keepWhole(result: RunOutcome, exec: ToolExecution, limits: Result
 /** Executor rejections in the model's terms: its own workdir is an argument error, a cancelled start an abort. */
 function explain(error: unknown, args: BashArgs, absolute: string): unknown {
   if (!(error instanceof BashError)) return error
-  if (error.code === BashErrorCode.BASH_INVALID_WORKDIR && args.workdir !== undefined) return invalidArgs(workdirMessage(args.workdir, error.message, absolute), error)
-  if (error.code === BashErrorCode.BASH_ABORTED) return new HarnessError(notStartedMessage(), { code: CoreErrorCode.ABORTED, cause: error })
+  if (error.code === BashErrorCode.BASH_INVALID_WORKDIR && args.workdir !== undefined)
+    return invalidArgs(workdirMessage(args.workdir, error.message, absolute), error)
+  if (error.code === BashErrorCode.BASH_ABORTED)
+    return new HarnessError(notStartedMessage(), { code: CoreErrorCode.ABORTED, cause: error })
   return error
 }

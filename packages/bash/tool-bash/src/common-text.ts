@@ -5,7 +5,10 @@ import type { StrayProcess } from '@deepseek-ai/dsh-tasks'
  * A foreground run as the tool renders it: what still runs has become the task `adoptedTaskId` — its leftovers, or,
  * when `backgroundedAfterMs` is set, the command itself, still running after that long.
  */
-export type RunOutcome = Omit<BashRunResult, 'continuing'> & { readonly adoptedTaskId: string | undefined; readonly backgroundedAfterMs?: number }
+export type RunOutcome = Omit<BashRunResult, 'continuing'> & {
+  readonly adoptedTaskId: string | undefined
+  readonly backgroundedAfterMs?: number
+}
 import { clip, QUOTE_MAX_BYTES, tildeHint } from '@deepseek-ai/dsh-text'
 
 /*
@@ -36,7 +39,7 @@ export function forbiddenMessage(taskId: string): string {
 export function unknownTaskMessage(taskId: string): string {
   return [
     `unknown task id ${quoted(taskId)}: this process has no background task with that id.`,
-    'Use an id that bash returned (for run_in_background, or named as still running), or call bash_output without task_id to list this session\'s tasks.',
+    "Use an id that bash returned (for run_in_background, or named as still running), or call bash_output without task_id to list this session's tasks.",
     'Background tasks do not outlive the process that started them: a one-shot `dsh call` stops its tasks when it exits.',
   ].join(' ')
 }
@@ -98,10 +101,16 @@ export function leftRunningLine(processes: readonly StrayProcess[], whose: 'comm
 }
 
 /** What a foreground command left behind, as the last lines of its result. */
-export function leftoverLines(result: Pick<RunOutcome, 'adoptedTaskId' | 'backgroundedAfterMs' | 'leftRunning'>): string[] {
+export function leftoverLines(
+  result: Pick<RunOutcome, 'adoptedTaskId' | 'backgroundedAfterMs' | 'leftRunning'>,
+): string[] {
   const lines: string[] = []
   if (result.adoptedTaskId !== undefined) {
-    lines.push(result.backgroundedAfterMs === undefined ? adoptedLine(result.adoptedTaskId) : backgroundedLine(result.adoptedTaskId, result.backgroundedAfterMs))
+    lines.push(
+      result.backgroundedAfterMs === undefined
+        ? adoptedLine(result.adoptedTaskId)
+        : backgroundedLine(result.adoptedTaskId, result.backgroundedAfterMs),
+    )
   }
   if (result.leftRunning.length > 0) lines.push(leftRunningLine(result.leftRunning, 'command'))
   return lines

@@ -4,11 +4,28 @@ import type {} from '@deepseek-ai/dsh-bash'
 import type {} from '@deepseek-ai/dsh-tasks'
 import type {} from '@deepseek-ai/dsh-system-prompt'
 import { bash } from './bash.ts'
-import { BASH_ALIASES, BASH_PROMPT, BASH_PROMPT_ID, BASH_PROMPT_ORDER, BashParameters, bashDescription, DEFAULT_BACKGROUND_AFTER_MS, DEFAULT_MAX_RESULT_BYTES, type BashArgs } from './bash-text.ts'
+import {
+  BASH_ALIASES,
+  BASH_PROMPT,
+  BASH_PROMPT_ID,
+  BASH_PROMPT_ORDER,
+  BashParameters,
+  bashDescription,
+  DEFAULT_BACKGROUND_AFTER_MS,
+  DEFAULT_MAX_RESULT_BYTES,
+  type BashArgs,
+} from './bash-text.ts'
 import { bashKill } from './bash-kill.ts'
 import { BASH_KILL_DESCRIPTION } from './bash-kill-text.ts'
 import { bashOutput } from './bash-output.ts'
-import { BASH_OUTPUT_DESCRIPTION, BashOutputParameters, TASK_ID_ALIASES, TaskIdParameters, type BashOutputArgs, type TaskIdArgs } from './bash-output-text.ts'
+import {
+  BASH_OUTPUT_DESCRIPTION,
+  BashOutputParameters,
+  TASK_ID_ALIASES,
+  TaskIdParameters,
+  type BashOutputArgs,
+  type TaskIdArgs,
+} from './bash-output-text.ts'
 import { bashInput } from './bash-input.ts'
 import { BASH_INPUT_DESCRIPTION, BashInputParameters, type BashInputArgs } from './bash-input-text.ts'
 import { spillKeeper } from './keep.ts'
@@ -23,10 +40,17 @@ export interface Config {
   backgroundAfterMs: number
 }
 export const Config: Schema<Partial<Config>, Config> = Schema.object({
-  maxResultBytes: Schema.natural().min(1024).default(DEFAULT_MAX_RESULT_BYTES)
-    .description('Longest result text of bash and bash_output, in UTF-8 bytes; a longer stream shows its head and tail around one line saying what was left out.'),
-  backgroundAfterMs: Schema.natural().default(DEFAULT_BACKGROUND_AFTER_MS)
-    .description('A foreground bash call without timeoutMs still running after this many ms returns its output so far and continues as a background task (under the 60 s request timeout of common MCP clients); 0: never, the call waits for the end or the timeout.'),
+  maxResultBytes: Schema.natural()
+    .min(1024)
+    .default(DEFAULT_MAX_RESULT_BYTES)
+    .description(
+      'Longest result text of bash and bash_output, in UTF-8 bytes; a longer stream shows its head and tail around one line saying what was left out.',
+    ),
+  backgroundAfterMs: Schema.natural()
+    .default(DEFAULT_BACKGROUND_AFTER_MS)
+    .description(
+      'A foreground bash call without timeoutMs still running after this many ms returns its output so far and continues as a background task (under the 60 s request timeout of common MCP clients); 0: never, the call waits for the end or the timeout.',
+    ),
 })
 
 export type { BashArgs, BashInputArgs, BashOutputArgs, TaskIdArgs }
@@ -37,7 +61,11 @@ export { BASH_PROMPT }
  * section. bash declares no `timeoutMs`: it owns its timeout, which the executor enforces.
  */
 export function apply(ctx: Context, config: Config): void {
-  const limits = { maxResultBytes: config.maxResultBytes, keep: spillKeeper(ctx), backgroundAfterMs: config.backgroundAfterMs }
+  const limits = {
+    maxResultBytes: config.maxResultBytes,
+    keep: spillKeeper(ctx),
+    backgroundAfterMs: config.backgroundAfterMs,
+  }
   // Looked up once: this plugin is restarted whenever ctx.bash or ctx.tasks is replaced (both are injected).
   const services = boundMethods(ctx.bash, ctx.tasks)
   const executor = services.bash

@@ -14,7 +14,12 @@ export function spillKeeper(ctx: Context): Keep {
     const store = ctx.get('spillStore')
     if (!store || !exec.session) return undefined
     try {
-      const saved = await store.saveText({ owner: { sessionId: exec.session.id }, source: { toolName: exec.name, callId: exec.callId }, suggestedName, content })
+      const saved = await store.saveText({
+        owner: { sessionId: exec.session.id },
+        source: { toolName: exec.name, callId: exec.callId },
+        suggestedName,
+        content,
+      })
       return saved.locator
     } catch (error) {
       ctx.logger('tool-bash').debug('%s output not kept: %s', exec.name, (error as Error)?.message ?? String(error))

@@ -50,10 +50,12 @@ export function cutMarker(cut: CutFacts): string {
   let what: string
   if (totalLines === undefined) what = `${plural(bytes, 'byte')}`
   else if (!cut.numbered) what = `${plural(lastLine - firstLine + 1, 'line')} (${plural(bytes, 'byte')})`
-  else what = `${firstLine === lastLine ? `line ${firstLine}` : `lines ${firstLine}-${lastLine}`} of ${totalLines} (${plural(bytes, 'byte')})`
-  const where = cut.spillPath !== undefined
-    ? `full output: ${cut.spillPath}`
-    : `the full output (${plural(cut.totalBytes, 'byte')}) was not kept: redirect it to a file to keep it`
+  else
+    what = `${firstLine === lastLine ? `line ${firstLine}` : `lines ${firstLine}-${lastLine}`} of ${totalLines} (${plural(bytes, 'byte')})`
+  const where =
+    cut.spillPath !== undefined
+      ? `full output: ${cut.spillPath}`
+      : `the full output (${plural(cut.totalBytes, 'byte')}) was not kept: redirect it to a file to keep it`
   return `[output cut: ${what} left out; ${where}]`
 }
 
@@ -100,7 +102,10 @@ export function fitStream(source: StreamSource, room: number): { lines: string[]
   )
   const space = room - widest - 2
   if (space <= 0) {
-    return { lines: [cutMarker({ ...facts, firstLine: 1, lastLine: Math.max(totalLines ?? 1, 1), bytes: totalBytes })], cut: true }
+    return {
+      lines: [cutMarker({ ...facts, firstLine: 1, lastLine: Math.max(totalLines ?? 1, 1), bytes: totalBytes })],
+      cut: true,
+    }
   }
   const headShare = Math.floor(space / 2)
   // A complete stream's head and tail are views of the same bytes: together they stay under its size, never overlap.

@@ -47,6 +47,7 @@ export function ownTask(tasks: Tasks, taskId: string, exec: ToolExecution): Task
   const task = tasks.get(taskId)
   if (!task) throw new TaskError(unknownTaskMessage(taskId), { code: TaskErrorCode.BASH_UNKNOWN_TASK })
   const owner = tasks.ownerOf(taskId)
-  if (owner !== undefined && owner !== exec.session?.id) throw new TaskError(forbiddenMessage(taskId), { code: TaskErrorCode.BASH_TASK_FORBIDDEN })
+  if (owner !== undefined && owner !== exec.session?.id)
+    throw new TaskError(forbiddenMessage(taskId), { code: TaskErrorCode.BASH_TASK_FORBIDDEN })
   return task
 }

@@ -5,7 +5,9 @@ import { unknownTaskMessage } from '../src/common-text.ts'
 import { harness, until, type Harness } from './helpers.ts'
 
 let h: Harness
-afterEach(async () => { await h?.cleanup() })
+afterEach(async () => {
+  await h?.cleanup()
+})
 
 const background = (command: string) => ({ command, description: 'background test', run_in_background: true })
 
@@ -13,13 +15,19 @@ test('run_in_background starts a task and says its id; ids count up', async () =
   h = await harness()
   expect(await h.text('bash', background('sleep 100'))).toBe('started background task bash-1')
   expect(await h.text('bash', background('sleep 100'))).toBe('started background task bash-2')
-  expect(h.ctx.tasks.list().map((task) => [task.id, task.owner])).toEqual([['bash-1', 'session-1'], ['bash-2', 'session-1']])
+  expect(h.ctx.tasks.list().map((task) => [task.id, task.owner])).toEqual([
+    ['bash-1', 'session-1'],
+    ['bash-2', 'session-1'],
+  ])
 })
 
 test('bash_output: new output with the running status, then "(no new output)", then the rest with the exit status', async () => {
   h = await harness()
   const go = join(h.dir, 'go')
-  await h.text('bash', background(`echo first; until [ -e ${go} ]; do sleep 0.01; done; echo second; echo oops >&2; exit 5`))
+  await h.text(
+    'bash',
+    background(`echo first; until [ -e ${go} ]; do sleep 0.01; done; echo second; echo oops >&2; exit 5`),
+  )
   let first = ''
   await until(async () => {
     first = await h.text('bash_output', { task_id: 'bash-1' })
@@ -29,7 +37,9 @@ test('bash_output: new output with the running status, then "(no new output)", t
   expect(await h.text('bash_output', { task_id: 'bash-1' })).toBe('(no new output)\n[status: running]')
   writeFileSync(go, '')
   await h.done('bash-1')
-  expect(await h.text('bash_output', { task_id: 'bash-1' })).toBe('second\n[stderr]\noops\n[status: completed, exit code: 5]')
+  expect(await h.text('bash_output', { task_id: 'bash-1' })).toBe(
+    'second\n[stderr]\noops\n[status: completed, exit code: 5]',
+  )
   expect(await h.text('bash_output', { task_id: 'bash-1' })).toBe('(no new output)\n[status: completed, exit code: 5]')
 })
 
@@ -49,15 +59,21 @@ test('bash_kill: "killed background task", then "had already finished"; the stat
   await h.text('bash', background('exit 0'))
   await h.done('bash-2')
   // The task ended by itself: its completion notice rides on the session's next result, this one.
-  expect(await h.text('bash_kill', { task_id: 'bash-2' })).toBe('task bash-2 had already finished\n\nbackground task bash-2 finished [status: completed, exit code: 0]. Read its output with bash_output.')
+  expect(await h.text('bash_kill', { task_id: 'bash-2' })).toBe(
+    'task bash-2 had already finished\n\nbackground task bash-2 finished [status: completed, exit code: 0]. Read its output with bash_output.',
+  )
 })
 
-test('another session\'s task is BASH_TASK_FORBIDDEN for bash_output and bash_kill, and stays untouched', async () => {
+test("another session's task is BASH_TASK_FORBIDDEN for bash_output and bash_kill, and stays untouched", async () => {
   h = await harness()
   await h.text('bash', background('echo mine; sleep 100'), { session: 'owner' })
   for (const tool of ['bash_output', 'bash_kill'] as const) {
     const result = await h.call(tool, { task_id: 'bash-1' }, { session: 'intruder' })
-    expect(result.error).toEqual({ name: 'TaskError', code: 'BASH_TASK_FORBIDDEN', message: 'task bash-1 belongs to another session' })
+    expect(result.error).toEqual({
+      name: 'TaskError',
+      code: 'BASH_TASK_FORBIDDEN',
+      message: 'task bash-1 belongs to another session',
+    })
     expect(result.content[0].text).toBe('Error: task bash-1 belongs to another session')
     const anonymous = await h.call(tool, { task_id: 'bash-1' }, { session: null })
     expect(anonymous.error?.code).toBe('BASH_TASK_FORBIDDEN')
@@ -77,14 +93,19 @@ test('an unknown task id is BASH_UNKNOWN_TASK', async () => {
 
 test('bash_output and bash_kill reject bad arguments as INVALID_ARGS', async () => {
   h = await harness()
-  expect((await h.call('bash_kill', {})).content[0].text).toBe('Error: invalid arguments: missing required property "task_id"')
+  expect((await h.call('bash_kill', {})).content[0].text).toBe(
+    'Error: invalid arguments: missing required property "task_id"',
+  )
   for (const tool of ['bash_output', 'bash_kill'] as const) {
     expect((await h.call(tool, { task_id: 1 })).error?.code).toBe('INVALID_ARGS')
-    expect((await h.call(tool, { task_id: 'bash-1', extra: true })).content[0].text).toBe('Error: invalid arguments: unexpected property "extra"')
+    expect((await h.call(tool, { task_id: 'bash-1', extra: true })).content[0].text).toBe(
+      'Error: invalid arguments: unexpected property "extra"',
+    )
     // Other clients' names for the task id (DESIGN §20).
     for (const alias of ['bash_id', 'shell_id']) {
-      expect((await h.call(tool, { [alias]: 'bash-1' })).content[0].text)
-        .toBe(`Error: invalid arguments: ${tool === 'bash_kill' ? 'missing required property "task_id"; ' : ''}unexpected property "${alias}": pass "task_id" instead`)
+      expect((await h.call(tool, { [alias]: 'bash-1' })).content[0].text).toBe(
+        `Error: invalid arguments: ${tool === 'bash_kill' ? 'missing required property "task_id"; ' : ''}unexpected property "${alias}": pass "task_id" instead`,
+      )
     }
   }
 })
@@ -93,12 +114,15 @@ test('a finished task sends a completion notice for its owner', async () => {
   h = await harness()
   await h.text('bash', background('exit 2'), { session: 'session-9' })
   expect(await h.done('bash-1')).toEqual({
-    taskId: 'bash-1', owner: 'session-9', status: { state: 'completed', exitCode: 2 },
-    notice: 'background task bash-1 finished [status: completed, exit code: 2]. Read its output with bash_output.', requested: false,
+    taskId: 'bash-1',
+    owner: 'session-9',
+    status: { state: 'completed', exitCode: 2 },
+    notice: 'background task bash-1 finished [status: completed, exit code: 2]. Read its output with bash_output.',
+    requested: false,
   })
 })
 
-test('a background task ignores the call\'s signal: it outlives a cancelled call', async () => {
+test("a background task ignores the call's signal: it outlives a cancelled call", async () => {
   h = await harness()
   const controller = new AbortController()
   await h.call('bash', background('sleep 100'), { signal: controller.signal })

@@ -5,7 +5,9 @@ import { afterEach, expect, test } from 'vitest'
 import { exists, harness, processRuns, until, type Harness } from './helpers.ts'
 
 let h: Harness
-afterEach(async () => { await h?.cleanup() })
+afterEach(async () => {
+  await h?.cleanup()
+})
 
 const run = (command: string, more: Record<string, unknown> = {}) => ({ command, description: 'test command', ...more })
 
@@ -34,7 +36,9 @@ test('a timeout is a result: the timeout marker, then the signal marker', async 
 
 test('a timeout over the maximum is clamped to it', async () => {
   h = await harness({ maxTimeoutMs: 250 })
-  expect(await h.text('bash', run('sleep 100', { timeoutMs: 100_000_000 }))).toBe('(no output)\n[timed out after 250ms]\n[killed by signal: SIGTERM]')
+  expect(await h.text('bash', run('sleep 100', { timeoutMs: 100_000_000 }))).toBe(
+    '(no output)\n[timed out after 250ms]\n[killed by signal: SIGTERM]',
+  )
 })
 
 test('a signal kill of the shell is a marker', async () => {
@@ -55,7 +59,10 @@ function checkCut(lines: string[], full: string) {
   expect(Number(total)).toBe(all.length)
   expect(lines.slice(0, at)).toEqual(all.slice(0, Number(first) - 1))
   expect(lines.slice(at + 1)).toEqual(all.slice(Number(last)))
-  const shown = [...lines.slice(0, at), ...lines.slice(at + 1)].reduce((sum, line) => sum + Buffer.byteLength(line) + 1, 0)
+  const shown = [...lines.slice(0, at), ...lines.slice(at + 1)].reduce(
+    (sum, line) => sum + Buffer.byteLength(line) + 1,
+    0,
+  )
   expect(Number(bytes)).toBe(Buffer.byteLength(full) - shown)
   expect(readFileSync(path!, 'utf8')).toBe(full)
 }
@@ -93,20 +100,27 @@ test('a stream held whole in memory but longer than the budget is kept through t
   expect(Buffer.byteLength(text)).toBeLessThanOrEqual(2000)
   const lines = text.split('\n')
   checkCut(lines, seqText(2000))
-  expect(MARKER.exec(lines.find((line) => line.startsWith('[output cut: '))!)![5]!.startsWith(`${join(h.dir, '.saved', 'session-1')}/`)).toBe(true)
+  expect(
+    MARKER.exec(lines.find((line) => line.startsWith('[output cut: '))!)![5]!.startsWith(
+      `${join(h.dir, '.saved', 'session-1')}/`,
+    ),
+  ).toBe(true)
 })
 
 test('without a spill store, a cut stream that no file holds says the full output was not kept', async () => {
   h = await harness({}, { tool: { maxResultBytes: 2000 } })
   const text = await h.text('bash', run('seq 1 2000'))
   expect(Buffer.byteLength(text)).toBeLessThanOrEqual(2000)
-  expect(text).toMatch(/\n\[output cut: lines \d+-\d+ of 2000 \(\d+ bytes\) left out; the full output \(8893 bytes\) was not kept: redirect it to a file to keep it\]\n/)
+  expect(text).toMatch(
+    /\n\[output cut: lines \d+-\d+ of 2000 \(\d+ bytes\) left out; the full output \(8893 bytes\) was not kept: redirect it to a file to keep it\]\n/,
+  )
 })
 
 test('a cut stream whose complete copy passed the spill cap says it was not kept', async () => {
   h = await harness({ maxOutputBytes: 10, spillMaxBytes: 1000 })
-  expect(await h.text('bash', run('head -c 5000 /dev/zero | tr "\\0" x; echo err >&2; exit 1')))
-    .toBe('xxxxxxxxxx\n[output cut: line 1 of 1 (4980 bytes) left out; the full output (5000 bytes) was not kept: redirect it to a file to keep it]\nxxxxxxxxxx\n[stderr]\nerr\n[exit code: 1]')
+  expect(await h.text('bash', run('head -c 5000 /dev/zero | tr "\\0" x; echo err >&2; exit 1'))).toBe(
+    'xxxxxxxxxx\n[output cut: line 1 of 1 (4980 bytes) left out; the full output (5000 bytes) was not kept: redirect it to a file to keep it]\nxxxxxxxxxx\n[stderr]\nerr\n[exit code: 1]',
+  )
 })
 
 test('the command runs in the session cwd; workdir is relative to it', async () => {
@@ -115,7 +129,9 @@ test('the command runs in the session cwd; workdir is relative to it', async () 
   expect(await h.text('bash', run('pwd'))).toBe(h.dir)
   expect(await h.text('bash', run('pwd', { workdir: 'sub/deeper' }))).toBe(join(h.dir, 'sub', 'deeper'))
   expect(await h.text('bash', run('pwd', { workdir: join(h.dir, 'sub') }))).toBe(join(h.dir, 'sub'))
-  expect(await h.text('bash', run('pwd', { workdir: 'deeper' }, ), { cwd: join(h.dir, 'sub') })).toBe(join(h.dir, 'sub', 'deeper'))
+  expect(await h.text('bash', run('pwd', { workdir: 'deeper' }), { cwd: join(h.dir, 'sub') })).toBe(
+    join(h.dir, 'sub', 'deeper'),
+  )
 })
 
 test('a workdir that does not exist or is a file is INVALID_ARGS, saying which and why', async () => {
@@ -123,13 +139,19 @@ test('a workdir that does not exist or is a file is INVALID_ARGS, saying which a
   writeFileSync(join(h.dir, 'file'), '')
   const missing = await h.call('bash', run('touch ran', { workdir: 'nope' }))
   expect(missing.error?.code).toBe('INVALID_ARGS')
-  expect(missing.content[0].text).toBe(`Error: invalid workdir "nope": working directory ${JSON.stringify(join(h.dir, 'nope'))} does not exist; pass an existing directory, absolute or relative to the working directory`)
+  expect(missing.content[0].text).toBe(
+    `Error: invalid workdir "nope": working directory ${JSON.stringify(join(h.dir, 'nope'))} does not exist; pass an existing directory, absolute or relative to the working directory`,
+  )
   const file = await h.call('bash', run('touch ran', { workdir: 'file' }))
   expect(file.error?.code).toBe('INVALID_ARGS')
-  expect(file.content[0].text).toBe(`Error: invalid workdir "file": working directory ${JSON.stringify(join(h.dir, 'file'))} is not a directory; pass an existing directory, absolute or relative to the working directory`)
+  expect(file.content[0].text).toBe(
+    `Error: invalid workdir "file": working directory ${JSON.stringify(join(h.dir, 'file'))} is not a directory; pass an existing directory, absolute or relative to the working directory`,
+  )
   expect(exists(join(h.dir, 'ran'))).toBe(false)
   const tilde = await h.call('bash', run('touch ran', { workdir: '~/no-such-dsh-dir' }))
-  expect(tilde.content[0].text).toBe(`Error: invalid workdir "~/no-such-dsh-dir": working directory ${JSON.stringify(join(h.dir, '~/no-such-dsh-dir'))} does not exist (a leading "~" is not expanded; the home directory is ${homedir()}: pass ${homedir()}/no-such-dsh-dir); pass an existing directory, absolute or relative to the working directory`)
+  expect(tilde.content[0].text).toBe(
+    `Error: invalid workdir "~/no-such-dsh-dir": working directory ${JSON.stringify(join(h.dir, '~/no-such-dsh-dir'))} does not exist (a leading "~" is not expanded; the home directory is ${homedir()}: pass ${homedir()}/no-such-dsh-dir); pass an existing directory, absolute or relative to the working directory`,
+  )
 })
 
 test('bad arguments are INVALID_ARGS', async () => {
@@ -138,10 +160,16 @@ test('bad arguments are INVALID_ARGS', async () => {
     [{ command: 'true' }, 'Error: invalid arguments: missing required property "description"'],
     [{ description: 'x' }, 'Error: invalid arguments: missing required property "command"'],
     [run('true', { cwd: '/' }), 'Error: invalid arguments: unexpected property "cwd"'],
-    [run('true', { timeout: 5000 }), 'Error: invalid arguments: unexpected property "timeout": pass "timeoutMs" instead (milliseconds)'],
+    [
+      run('true', { timeout: 5000 }),
+      'Error: invalid arguments: unexpected property "timeout": pass "timeoutMs" instead (milliseconds)',
+    ],
     [run('true', { timeoutMs: 0 }), 'Error: invalid arguments: property "timeoutMs" must be >= 1'],
     [run('true', { timeoutMs: 1.5 }), 'Error: invalid arguments: property "timeoutMs" must be an integer'],
-    [run('true', { run_in_background: 'yes' }), 'Error: invalid arguments: property "run_in_background" must be a boolean'],
+    [
+      run('true', { run_in_background: 'yes' }),
+      'Error: invalid arguments: property "run_in_background" must be a boolean',
+    ],
     [run(''), 'Error: invalid arguments: property "command" must not be shorter than 1 characters'],
     [run('echo a\0b'), 'Error: command contains a NUL byte, which no shell command can hold'],
   ]
@@ -172,13 +200,21 @@ test('a cancelled call kills the command and its children and ends with ABORTED;
   h = await harness()
   const controller = new AbortController()
   const pidFile = join(h.dir, 'pids')
-  const call = h.call('bash', run(`sleep 100 & echo $! > ${pidFile}.tmp; echo $$ >> ${pidFile}.tmp; mv ${pidFile}.tmp ${pidFile}; wait`), { signal: controller.signal })
+  const call = h.call(
+    'bash',
+    run(`sleep 100 & echo $! > ${pidFile}.tmp; echo $$ >> ${pidFile}.tmp; mv ${pidFile}.tmp ${pidFile}; wait`),
+    { signal: controller.signal },
+  )
   await until(() => exists(pidFile), 'the command wrote its pids')
   const pids = readFileSync(pidFile, 'utf8').trim().split('\n').map(Number)
   controller.abort()
   const result = await call
   expect(result.isError).toBe(true)
-  expect(result.error).toEqual({ name: 'HarnessError', code: 'ABORTED', message: 'bash command aborted: the call was cancelled and the command was killed' })
+  expect(result.error).toEqual({
+    name: 'HarnessError',
+    code: 'ABORTED',
+    message: 'bash command aborted: the call was cancelled and the command was killed',
+  })
   expect(result.content[0].text).toBe('Error: bash command aborted: the call was cancelled and the command was killed')
   for (const pid of pids) expect(processRuns(pid)).toBe(false)
 })
@@ -188,7 +224,9 @@ test('a cancelled `sleep 100` leaves no process', async () => {
   const controller = new AbortController()
   const pidFile = join(h.dir, 'pid')
   // The shell records its pid, then becomes `sleep 100` (same pid).
-  const call = h.call('bash', run(`echo $$ > ${pidFile}.tmp; mv ${pidFile}.tmp ${pidFile}; exec sleep 100`), { signal: controller.signal })
+  const call = h.call('bash', run(`echo $$ > ${pidFile}.tmp; mv ${pidFile}.tmp ${pidFile}; exec sleep 100`), {
+    signal: controller.signal,
+  })
   await until(() => exists(pidFile), 'the command started')
   const pid = Number(readFileSync(pidFile, 'utf8'))
   expect(processRuns(pid)).toBe(true)
@@ -200,7 +238,9 @@ test('a cancelled `sleep 100` leaves no process', async () => {
 test('without a session the command runs in the process cwd and its task has no owner', async () => {
   h = await harness()
   expect(await h.text('bash', run('pwd'), { session: null })).toBe(process.cwd())
-  expect(await h.text('bash', run('true', { run_in_background: true }), { session: null })).toBe('started background task bash-1')
+  expect(await h.text('bash', run('true', { run_in_background: true }), { session: null })).toBe(
+    'started background task bash-1',
+  )
   expect(h.ctx.tasks.ownerOf('bash-1')).toBeUndefined()
 })
 
@@ -208,17 +248,27 @@ test('the result value carries the facts for library callers', async () => {
   h = await harness()
   const result = await h.call('bash', run('printf abc; exit 4'))
   expect(result.value).toEqual({
-    exitCode: 4, signal: null, timedOut: false, aborted: false, timeoutMs: 120_000,
-    stdout: { text: 'abc', truncated: false, totalBytes: 3, totalLines: 1 }, stderr: { text: '', truncated: false, totalBytes: 0, totalLines: 0 },
-    adoptedTaskId: undefined, leftRunning: [],
+    exitCode: 4,
+    signal: null,
+    timedOut: false,
+    aborted: false,
+    timeoutMs: 120_000,
+    stdout: { text: 'abc', truncated: false, totalBytes: 3, totalLines: 1 },
+    stderr: { text: '', truncated: false, totalBytes: 0, totalLines: 0 },
+    adoptedTaskId: undefined,
+    leftRunning: [],
   })
 })
 
-test('a session cwd that does not exist is BASH_INVALID_WORKDIR (not the model\'s argument)', async () => {
+test("a session cwd that does not exist is BASH_INVALID_WORKDIR (not the model's argument)", async () => {
   h = await harness()
   const gone = join(h.dir, 'gone')
   const result = await h.call('bash', run('true'), { cwd: gone })
-  expect(result.error).toEqual({ name: 'BashError', code: 'BASH_INVALID_WORKDIR', message: `working directory ${JSON.stringify(gone)} does not exist` })
+  expect(result.error).toEqual({
+    name: 'BashError',
+    code: 'BASH_INVALID_WORKDIR',
+    message: `working directory ${JSON.stringify(gone)} does not exist`,
+  })
 })
 
 test('a shell that cannot start is BASH_SPAWN_FAILED, naming it', async () => {

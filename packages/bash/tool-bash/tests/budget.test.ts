@@ -5,7 +5,9 @@ import { SpillError, SpillStore, type SavedText } from '@deepseek-ai/dsh-spill'
 import { harness, type Harness, type ToolName } from './helpers.ts'
 
 let h: Harness
-afterEach(async () => { await h?.cleanup() })
+afterEach(async () => {
+  await h?.cleanup()
+})
 
 const seqText = (n: number) => Array.from({ length: n }, (_, i) => `${i + 1}\n`).join('')
 
@@ -43,13 +45,16 @@ test('a failing spill store (forced) keeps the call a result: the marker says th
   const result = await h.call('bash', { command: 'seq 1 2000', description: 'count' })
   expect(result.isError).toBe(false)
   expect(Buffer.byteLength(result.content[0].text)).toBeLessThanOrEqual(2000)
-  expect(result.content[0].text).toMatch(/\n\[output cut: lines \d+-\d+ of 2000 \(\d+ bytes\) left out; the full output \(8893 bytes\) was not kept: redirect it to a file to keep it\]\n/)
+  expect(result.content[0].text).toMatch(
+    /\n\[output cut: lines \d+-\d+ of 2000 \(\d+ bytes\) left out; the full output \(8893 bytes\) was not kept: redirect it to a file to keep it\]\n/,
+  )
   expect((h.ctx.spillStore as FailingStore).calls).toBe(1)
 })
 
 test('a call without a session cannot own a saved file: the marker says the output was not kept', async () => {
   h = await harness({}, { spillStore: true, tool: { maxResultBytes: 2000 } })
-  const text = (await h.call('bash', { command: 'seq 1 2000', description: 'count' }, { session: null })).content[0].text
+  const text = (await h.call('bash', { command: 'seq 1 2000', description: 'count' }, { session: null })).content[0]
+    .text
   expect(text).toMatch(/ the full output \(8893 bytes\) was not kept: redirect it to a file to keep it\]\n/)
 })
 
@@ -72,11 +77,15 @@ test('an error text repeats at most 300 bytes of any argument: a huge task_id, w
     expect({ tool, short: Buffer.byteLength(result.content[0].text) < 1500 }).toEqual({ tool, short: true })
   }
   const unknown = await h.call('bash_output', { task_id: `bash-${'9'.repeat(1000)}` })
-  expect(unknown.content[0].text).toBe([
-    `Error: unknown task id "bash-${'9'.repeat(292)}…": this process has no background task with that id.`,
-    'Use an id that bash returned (for run_in_background, or named as still running), or call bash_output without task_id to list this session\'s tasks.',
-    'Background tasks do not outlive the process that started them: a one-shot `dsh call` stops its tasks when it exits.',
-  ].join(' '))
+  expect(unknown.content[0].text).toBe(
+    [
+      `Error: unknown task id "bash-${'9'.repeat(292)}…": this process has no background task with that id.`,
+      "Use an id that bash returned (for run_in_background, or named as still running), or call bash_output without task_id to list this session's tasks.",
+      'Background tasks do not outlive the process that started them: a one-shot `dsh call` stops its tasks when it exits.',
+    ].join(' '),
+  )
   const pattern = await h.call('bash_output', { task_id: 'bash-1', wait_for: `(${'x'.repeat(1000)}` })
-  expect(pattern.content[0].text).toBe(`Error: invalid wait_for "(${'x'.repeat(296)}…": Invalid regular expression: /(${'x'.repeat(296)}…/m: Unterminated group; pass a JavaScript regular expression, e.g. "Listening on|ready"`)
+  expect(pattern.content[0].text).toBe(
+    `Error: invalid wait_for "(${'x'.repeat(296)}…": Invalid regular expression: /(${'x'.repeat(296)}…/m: Unterminated group; pass a JavaScript regular expression, e.g. "Listening on|ready"`,
+  )
 })

@@ -58,11 +58,14 @@ export async function harness(config: Partial<LocalConfig> = {}, options: Harnes
   const tool = t.ctx.plugin(ToolBash, options.tool ?? {})
   await t.active(tool)
   const events: BashTaskDoneEvent[] = []
-  t.ctx.on('tasks/done', (event) => { events.push(event) })
-  const call: Harness['call'] = (name, args, o = {}) => t.ctx.tools.execute(name, args, {
-    ...(o.session === null ? {} : { session: { id: o.session ?? 'session-1', cwd: o.cwd ?? dir } }),
-    ...(o.signal ? { signal: o.signal } : {}),
+  t.ctx.on('tasks/done', (event) => {
+    events.push(event)
   })
+  const call: Harness['call'] = (name, args, o = {}) =>
+    t.ctx.tools.execute(name, args, {
+      ...(o.session === null ? {} : { session: { id: o.session ?? 'session-1', cwd: o.cwd ?? dir } }),
+      ...(o.signal ? { signal: o.signal } : {}),
+    })
   return {
     ...t,
     dir,

@@ -14,14 +14,22 @@ afterEach(async () => {
 })
 
 const sleeper = strays.sleeper
-const run = (command: string, more: Record<string, unknown> = {}) => ({ command, description: 'leftover test', ...more })
+const run = (command: string, more: Record<string, unknown> = {}) => ({
+  command,
+  description: 'leftover test',
+  ...more,
+})
 
 test('`cmd &` returns when the shell exits; the result names the task the leftover became, which bash_kill stops (no "finished" notice)', async () => {
   h = await harness()
   const sleep = sleeper()
-  expect(await h.text('bash', run(`${sleep.command} & echo started`))).toBe('started\n[background processes still running: task bash-1]')
+  expect(await h.text('bash', run(`${sleep.command} & echo started`))).toBe(
+    'started\n[background processes still running: task bash-1]',
+  )
   expect(processesWith(sleep.marker)).toHaveLength(1)
-  expect(await h.text('bash_output', {})).toMatch(/^1 background task in this session:\nbash-1 \[status: running\] \d+s: sleep 1000\.\d+"\d+" & echo started$/)
+  expect(await h.text('bash_output', {})).toMatch(
+    /^1 background task in this session:\nbash-1 \[status: running\] \d+s: sleep 1000\.\d+"\d+" & echo started$/,
+  )
   expect(await h.text('bash_kill', { task_id: 'bash-1' })).toBe('killed background task bash-1')
   expect(processesWith(sleep.marker)).toEqual([])
   expect(await h.text('bash_output', { task_id: 'bash-1' })).toBe('(no new output)\n[status: killed by SIGTERM]')
@@ -33,14 +41,22 @@ test('`setsid daemon & echo started` with timeoutMs 1000 returns at once and nam
   const sleep = sleeper()
   const text = await h.text('bash', run(`setsid ${sleep.command} & echo started`, { timeoutMs: 1000 }))
   const [pid] = processesWith(sleep.marker)
-  expect(text).toBe(`started\n[still running outside the command's process group, not stopped: pid ${pid} (sleep ${sleep.marker})]`)
+  expect(text).toBe(
+    `started\n[still running outside the command's process group, not stopped: pid ${pid} (sleep ${sleep.marker})]`,
+  )
 })
 
 test('a dev server started with & is adopted, waited for with wait_for, reached, then killed by the model', async () => {
   h = await harness()
-  const script = 'const s=require("http").createServer((q,r)=>r.end("pong")).listen(0,"127.0.0.1",()=>console.log("listening on "+s.address().port))'
+  const script =
+    'const s=require("http").createServer((q,r)=>r.end("pong")).listen(0,"127.0.0.1",()=>console.log("listening on "+s.address().port))'
   // The server waits for a file, so that its first line arrives after the call returned (as a slow server's would).
-  const started = await h.text('bash', run(`(until [ -e go ]; do sleep 0.01; done; exec ${JSON.stringify(process.execPath)} -e '${script}') & echo starting`))
+  const started = await h.text(
+    'bash',
+    run(
+      `(until [ -e go ]; do sleep 0.01; done; exec ${JSON.stringify(process.execPath)} -e '${script}') & echo starting`,
+    ),
+  )
   expect(started).toBe('starting\n[background processes still running: task bash-1]')
   const waiting = h.text('bash_output', { task_id: 'bash-1', wait_for: 'listening on \\d+' })
   await h.text('bash', run('touch go'))
@@ -67,7 +83,12 @@ test('git asking for credentials fails at once instead of waiting for a person (
   servers.push(server)
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as { port: number }
-  const text = await h.text('bash', run(`GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null git ls-remote http://127.0.0.1:${port}/nowhere.git`, { timeoutMs: 60_000 }))
+  const text = await h.text(
+    'bash',
+    run(`GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null git ls-remote http://127.0.0.1:${port}/nowhere.git`, {
+      timeoutMs: 60_000,
+    }),
+  )
   expect(text).toContain('terminal prompts disabled')
   // git's exit is the call's. Once in CI (a loaded machine) a process git had started was still in the group when
   // the drain ended, and was adopted as a task like any leftover; the line that says so may follow (not reproduced
@@ -78,12 +99,18 @@ test('git asking for credentials fails at once instead of waiting for a person (
 test('a foreground command still running after backgroundAfterMs returns as a task with its output so far; wait_for reaches its end', async () => {
   h = await harness({}, { tool: { backgroundAfterMs: 2000 } })
   const text = await h.text('bash', { command: 'echo started; sleep 5; echo done', description: 'a long command' })
-  expect(text).toBe('started\n[still running after 2000ms: it continues as background task bash-1. Wait for it with bash_output {"task_id":"bash-1","wait_for":"<regex for a line it prints>"} (or timeout_ms alone to wait for its end); bash_kill stops it]')
-  expect(await h.text('bash_output', { task_id: 'bash-1', wait_for: '^done$' })).toMatch(/^done\n\[wait_for matched\]\n\[status: (running|completed, exit code: 0)\]$/)
+  expect(text).toBe(
+    'started\n[still running after 2000ms: it continues as background task bash-1. Wait for it with bash_output {"task_id":"bash-1","wait_for":"<regex for a line it prints>"} (or timeout_ms alone to wait for its end); bash_kill stops it]',
+  )
+  expect(await h.text('bash_output', { task_id: 'bash-1', wait_for: '^done$' })).toMatch(
+    /^done\n\[wait_for matched\]\n\[status: (running|completed, exit code: 0)\]$/,
+  )
 })
 
 test('with an explicit timeoutMs the command stays in the foreground and is killed at its timeout', async () => {
   h = await harness({}, { tool: { backgroundAfterMs: 200 } })
-  expect(await h.text('bash', { command: 'sleep 5', description: 'sleep', timeoutMs: 1000 })).toBe('(no output)\n[timed out after 1000ms]\n[killed by signal: SIGTERM]')
+  expect(await h.text('bash', { command: 'sleep 5', description: 'sleep', timeoutMs: 1000 })).toBe(
+    '(no output)\n[timed out after 1000ms]\n[killed by signal: SIGTERM]',
+  )
   expect(h.ctx.tasks.list()).toEqual([])
 })

@@ -15,7 +15,9 @@ export const ERROR_META_KEY = 'dsh/error'
  * this server's tools once, here.
  */
 export function instructionsPreamble(server: string, tools: readonly string[]): string {
-  return `These instructions are about the tools of the MCP server ${server}: ${tools.join(', ')}. Your client may list them`
-    + ` under longer names (such as mcp__${server}__${tools[0] ?? 'read'}); wherever a tool is named below, this server's tool`
-    + ' of that name is meant, not a similar tool of the client.'
+  return (
+    `These instructions are about the tools of the MCP server ${server}: ${tools.join(', ')}. Your client may list them` +
+    ` under longer names (such as mcp__${server}__${tools[0] ?? 'read'}); wherever a tool is named below, this server's tool` +
+    ' of that name is meant, not a similar tool of the client.'
+  )
 }

@@ -1,4 +1,16 @@
-import { closeSync, constants, existsSync, fchmodSync, fstatSync, lstatSync, mkdirSync, mkdtempSync, openSync, readlinkSync, type Stats } from 'node:fs'
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fchmodSync,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readlinkSync,
+  type Stats,
+} from 'node:fs'
 import { dirname, join } from 'node:path'
 import { HarnessError } from '@deepseek-ai/dsh-tools'
 
@@ -121,7 +133,12 @@ export function makePrivateTempDir(parent: string, prefix: string): Dir {
     mkdirSync(parent, { recursive: true, mode: 0o700 })
     path = mkdtempSync(join(parent, prefix))
   } catch (error) {
-    throw new PrivateDirError(join(parent, `${prefix}XXXXXX`), `cannot create it: ${message(error)}`, PrivateDirErrorCode.PRIVATE_DIR_FAILED, error)
+    throw new PrivateDirError(
+      join(parent, `${prefix}XXXXXX`),
+      `cannot create it: ${message(error)}`,
+      PrivateDirErrorCode.PRIVATE_DIR_FAILED,
+      error,
+    )
   }
   return openChecked(path, path, { create: false })
 }
@@ -134,7 +151,8 @@ export function openSharedDir(path: string): Dir {
   try {
     return new Dir(path, openSync(path, constants.O_RDONLY | constants.O_DIRECTORY))
   } catch (error) {
-    const code = errnoOf(error) === 'ENOENT' ? PrivateDirErrorCode.PRIVATE_DIR_MISSING : PrivateDirErrorCode.PRIVATE_DIR_FAILED
+    const code =
+      errnoOf(error) === 'ENOENT' ? PrivateDirErrorCode.PRIVATE_DIR_MISSING : PrivateDirErrorCode.PRIVATE_DIR_FAILED
     throw new PrivateDirError(path, message(error), code, error)
   }
 }
@@ -159,7 +177,9 @@ function refusal(info: Stats, target: string): string | undefined {
     let to = ''
     try {
       to = ` to ${readlinkSync(target)}`
-    } catch { /* gone meanwhile: the plain reason will do */ }
+    } catch {
+      /* gone meanwhile: the plain reason will do */
+    }
     return `it is a symbolic link${to}, and a private directory is never reached through one`
   }
   if (!info.isDirectory()) return 'it is not a directory'
@@ -175,18 +195,25 @@ function refusal(info: Stats, target: string): string | undefined {
 function openChecked(target: string, shown: string, options: OpenPrivateOptions): Dir {
   let info = lstatOrMissing(target, shown)
   if (!info) {
-    if (options.create === false) throw new PrivateDirError(shown, 'it does not exist', PrivateDirErrorCode.PRIVATE_DIR_MISSING)
+    if (options.create === false)
+      throw new PrivateDirError(shown, 'it does not exist', PrivateDirErrorCode.PRIVATE_DIR_MISSING)
     try {
       if (options.parents) mkdirSync(dirname(target), { recursive: true, mode: 0o700 })
       mkdirSync(target, { mode: 0o700 })
     } catch (error) {
       // EEXIST: someone made it first; it is checked below like any existing entry.
       if (errnoOf(error) !== 'EEXIST') {
-        throw new PrivateDirError(shown, `cannot create it: ${message(error)}`, PrivateDirErrorCode.PRIVATE_DIR_FAILED, error)
+        throw new PrivateDirError(
+          shown,
+          `cannot create it: ${message(error)}`,
+          PrivateDirErrorCode.PRIVATE_DIR_FAILED,
+          error,
+        )
       }
     }
     info = lstatOrMissing(target, shown)
-    if (!info) throw new PrivateDirError(shown, 'it vanished right after it was created', PrivateDirErrorCode.PRIVATE_DIR_FAILED)
+    if (!info)
+      throw new PrivateDirError(shown, 'it vanished right after it was created', PrivateDirErrorCode.PRIVATE_DIR_FAILED)
   }
   const wrong = refusal(info, target)
   if (wrong) throw unusable(shown, wrong)
@@ -195,15 +222,24 @@ function openChecked(target: string, shown: string, options: OpenPrivateOptions)
     fd = openSync(target, DIRECTORY_FLAGS)
   } catch (error) {
     // ELOOP/ENOTDIR: replaced by a symlink or a file since the lstat.
-    const code = errnoOf(error) === 'ELOOP' || errnoOf(error) === 'ENOTDIR' ? PrivateDirErrorCode.PRIVATE_DIR_UNUSABLE : PrivateDirErrorCode.PRIVATE_DIR_FAILED
-    throw new PrivateDirError(shown, code === PrivateDirErrorCode.PRIVATE_DIR_UNUSABLE ? 'it was replaced while being checked' : message(error), code, error)
+    const code =
+      errnoOf(error) === 'ELOOP' || errnoOf(error) === 'ENOTDIR'
+        ? PrivateDirErrorCode.PRIVATE_DIR_UNUSABLE
+        : PrivateDirErrorCode.PRIVATE_DIR_FAILED
+    throw new PrivateDirError(
+      shown,
+      code === PrivateDirErrorCode.PRIVATE_DIR_UNUSABLE ? 'it was replaced while being checked' : message(error),
+      code,
+      error,
+    )
   }
   try {
     const opened = fstatSync(fd)
     if (opened.dev !== info.dev || opened.ino !== info.ino) throw unusable(shown, 'it was replaced while being checked')
     const loose = opened.mode & 0o077
     if (loose) {
-      if (options.writable === 'refuse' && opened.mode & 0o022) throw unusable(shown, 'other users can write to it; use a private directory')
+      if (options.writable === 'refuse' && opened.mode & 0o022)
+        throw unusable(shown, 'other users can write to it; use a private directory')
       if (options.tighten !== false) fchmodSync(fd, 0o700)
     }
     return new Dir(shown, fd)

@@ -36,7 +36,13 @@ export async function prune(dir: Dir, options: PruneOptions): Promise<PruneCount
   return count
 }
 
-async function pruneIn(dir: Dir, options: PruneOptions, match: ((name: string) => boolean) | undefined, depth: number, count: PruneCount): Promise<void> {
+async function pruneIn(
+  dir: Dir,
+  options: PruneOptions,
+  match: ((name: string) => boolean) | undefined,
+  depth: number,
+  count: PruneCount,
+): Promise<void> {
   let names: string[]
   try {
     names = await readdir(dir.self)
@@ -60,7 +66,9 @@ async function pruneIn(dir: Dir, options: PruneOptions, match: ((name: string) =
         await unlink(dir.at(name))
         count.files++
         count.bytes += info.size
-      } catch { /* removed meanwhile, or not ours to remove */ }
+      } catch {
+        /* removed meanwhile, or not ours to remove */
+      }
     } else if (info.isDirectory() && depth < MAX_DEPTH) {
       let sub: Dir
       try {
@@ -78,7 +86,9 @@ async function pruneIn(dir: Dir, options: PruneOptions, match: ((name: string) =
       try {
         await rmdir(dir.at(name))
         count.directories++
-      } catch { /* not empty (a new entry, or one that was kept), or removed meanwhile */ }
+      } catch {
+        /* not empty (a new entry, or one that was kept), or removed meanwhile */
+      }
     }
   }
 }
@@ -103,7 +113,11 @@ export async function dueForPruning(dir: Dir, name: string, intervalMs: number):
   if (ours && Date.now() - info.mtimeMs < intervalMs) return false
   if (info !== undefined && !ours) return true
   try {
-    const handle = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o600)
+    const handle = await open(
+      path,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+      0o600,
+    )
     try {
       // The file opened may not be the one checked (replaced meanwhile): only a regular file of ours is stamped.
       const opened = await handle.stat()

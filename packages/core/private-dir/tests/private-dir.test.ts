@@ -1,10 +1,35 @@
-import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync, writeSync } from 'node:fs'
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach, expect, test } from 'vitest'
 import { OTHER_UIDS, runAs } from '@deepseek-ai/dsh-testing'
-import { anchored, CREATE_FILE_FLAGS, makePrivateTempDir, openPrivateDir, openSharedDir, prune, PrivateDirError } from '@deepseek-ai/dsh-private-dir'
+import {
+  anchored,
+  CREATE_FILE_FLAGS,
+  makePrivateTempDir,
+  openPrivateDir,
+  openSharedDir,
+  prune,
+  PrivateDirError,
+} from '@deepseek-ai/dsh-private-dir'
 
 /*
  * The suite runs as root (as on this project's CI). Another local user is played by `setpriv` with a numeric uid
@@ -68,7 +93,9 @@ test('a symlink that another user planted at the name is refused and never follo
   plantAs(attacker, ['ln', '-s', target, path])
   const error = caught(() => openPrivateDir(path))
   expect(error.code).toBe('PRIVATE_DIR_UNUSABLE')
-  expect(error.message).toBe(`${path}: it is a symbolic link to ${target}, and a private directory is never reached through one`)
+  expect(error.message).toBe(
+    `${path}: it is a symbolic link to ${target}, and a private directory is never reached through one`,
+  )
   expect(readdirSync(target)).toEqual(['keep.txt'])
   expect(mode(target)).toBe(0o700)
 })
@@ -103,7 +130,9 @@ test('a directory of ours with a loose mode is made 0700; one that others can wr
   const open = join(shared, 'open')
   mkdirSync(open)
   chmodSync(open, 0o777)
-  expect(caught(() => openPrivateDir(open, { writable: 'refuse' })).reason).toBe('other users can write to it; use a private directory')
+  expect(caught(() => openPrivateDir(open, { writable: 'refuse' })).reason).toBe(
+    'other users can write to it; use a private directory',
+  )
   expect(mode(open)).toBe(0o777)
   openPrivateDir(open, { tighten: false }).close()
   expect(mode(open)).toBe(0o777)
@@ -132,7 +161,9 @@ test('once the opened directory is removed, nothing can be created through it (E
   const path = join(shared, 'dsh-x')
   const dir = openPrivateDir(path)
   rmSync(path, { recursive: true })
-  expect(() => openSync(dir.at('out.log'), CREATE_FILE_FLAGS, 0o600)).toThrow(expect.objectContaining({ code: 'ENOENT' }))
+  expect(() => openSync(dir.at('out.log'), CREATE_FILE_FLAGS, 0o600)).toThrow(
+    expect.objectContaining({ code: 'ENOENT' }),
+  )
   expect(caught(() => dir.subdir('session')).errno).toBe('ENOENT')
   dir.close()
   expect(existsSync(path)).toBe(false)
@@ -159,7 +190,9 @@ test('the victim as a non-root user: a planted symlink to a directory of the vic
 try { openPrivateDir(process.argv[1]); console.log('opened') } catch (e) { console.log(e.code + ' ' + e.reason) }`
   const result = runAs(victim, [process.execPath, '--input-type=module', '-e', script, path])
   expect(result.stderr).toBe('')
-  expect(result.stdout).toBe(`PRIVATE_DIR_UNUSABLE it is a symbolic link to ${target}, and a private directory is never reached through one\n`)
+  expect(result.stdout).toBe(
+    `PRIVATE_DIR_UNUSABLE it is a symbolic link to ${target}, and a private directory is never reached through one\n`,
+  )
   expect(readdirSync(target)).toEqual(['keep.txt'])
 })
 
@@ -185,7 +218,16 @@ const list = (dir: string): string[] => readdirSync(dir, { recursive: true }).ma
 
 test('prune removes old files and the old directories left empty, and keeps recent ones', async () => {
   const root = join(base, 'root')
-  tree(root, { 'old/a.txt': 9 * DAY, 'old/b.txt': 8 * DAY, 'old/': 8 * DAY, 'mixed/new.txt': DAY, 'mixed/old.txt': 9 * DAY, 'mixed/': DAY, 'empty-old/': 9 * DAY, 'empty-new/': 0 })
+  tree(root, {
+    'old/a.txt': 9 * DAY,
+    'old/b.txt': 8 * DAY,
+    'old/': 8 * DAY,
+    'mixed/new.txt': DAY,
+    'mixed/old.txt': 9 * DAY,
+    'mixed/': DAY,
+    'empty-old/': 9 * DAY,
+    'empty-new/': 0,
+  })
   using dir = openPrivateDir(root)
   const count = await prune(dir, { before: Date.now() - 7 * DAY })
   expect(count).toEqual({ files: 3, directories: 2, bytes: 30 })
@@ -194,7 +236,13 @@ test('prune removes old files and the old directories left empty, and keeps rece
 
 test('prune touches nothing of another user and never goes through a symlink', async () => {
   const root = join(base, 'root')
-  tree(root, { 's/own.txt': 9 * DAY, 's/': 9 * DAY, 'theirs.txt': 9 * DAY, 'their-dir/x.txt': 9 * DAY, 'their-dir/': 9 * DAY })
+  tree(root, {
+    's/own.txt': 9 * DAY,
+    's/': 9 * DAY,
+    'theirs.txt': 9 * DAY,
+    'their-dir/x.txt': 9 * DAY,
+    'their-dir/': 9 * DAY,
+  })
   chownSync(join(root, 'theirs.txt'), attacker, attacker)
   chownSync(join(root, 'their-dir'), attacker, attacker)
   const target = precious(0)
@@ -210,7 +258,12 @@ test('prune touches nothing of another user and never goes through a symlink', a
 })
 
 test('prune in a shared directory considers only the matching names, and nothing when others may swap entries', async () => {
-  tree(shared, { 'dsh-subprocess-AbC123/1-1-stdout.log': 9 * DAY, 'dsh-subprocess-AbC123/': 9 * DAY, 'dsh-subprocess-test-x/f': 9 * DAY, 'other.log': 9 * DAY })
+  tree(shared, {
+    'dsh-subprocess-AbC123/1-1-stdout.log': 9 * DAY,
+    'dsh-subprocess-AbC123/': 9 * DAY,
+    'dsh-subprocess-test-x/f': 9 * DAY,
+    'other.log': 9 * DAY,
+  })
   chmodSync(shared, 0o1777)
   const match = (name: string) => /^dsh-subprocess-[A-Za-z0-9]{6}$/.test(name)
   // Not sticky and world-writable: another user could swap an entry between its check and its removal.
@@ -229,7 +282,11 @@ test('prune stops between entries once its signal is aborted', async () => {
   using dir = openPrivateDir(root)
   const controller = new AbortController()
   controller.abort()
-  expect(await prune(dir, { before: Date.now(), signal: controller.signal })).toEqual({ files: 0, directories: 0, bytes: 0 })
+  expect(await prune(dir, { before: Date.now(), signal: controller.signal })).toEqual({
+    files: 0,
+    directories: 0,
+    bytes: 0,
+  })
   expect(readdirSync(root)).toHaveLength(20)
 })
 

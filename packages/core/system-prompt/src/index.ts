@@ -41,7 +41,10 @@ export class SystemPromptService extends Service {
 
   /** The sections' texts in order, separated by a blank line. */
   assemble(): string {
-    return this.list().map((section) => section.text.trim()).filter(Boolean).join('\n\n')
+    return this.list()
+      .map((section) => section.text.trim())
+      .filter(Boolean)
+      .join('\n\n')
   }
 }
 

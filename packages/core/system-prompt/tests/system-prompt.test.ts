@@ -7,7 +7,9 @@ beforeEach(async () => {
   t = await createTestContext({ withTools: false })
   await t.ctx.plugin(SystemPromptService)
 })
-afterEach(async () => { await t.dispose() })
+afterEach(async () => {
+  await t.dispose()
+})
 
 test('assemble() joins sections by ascending order with a blank line between them', () => {
   t.ctx.systemPrompt.register({ id: 'tool:grep', order: 104, text: 'Use grep.' })
@@ -24,12 +26,20 @@ test('sections of equal order are ordered by id, so load order never changes the
 
 test('a duplicate id is rejected', () => {
   t.ctx.systemPrompt.register({ id: 'x', order: 1, text: 'one' })
-  expect(() => t.ctx.systemPrompt.register({ id: 'x', order: 2, text: 'two' })).toThrow('a prompt section with id "x" is already registered')
+  expect(() => t.ctx.systemPrompt.register({ id: 'x', order: 2, text: 'two' })).toThrow(
+    'a prompt section with id "x" is already registered',
+  )
 })
 
 test('a section registered by a plugin is gone after that plugin is disposed', async () => {
   t.ctx.systemPrompt.register({ id: 'base', order: 0, text: 'Base.' })
-  const fiber = t.ctx.plugin({ name: 'tool-x', inject: ['systemPrompt'], apply: (ctx) => { ctx.systemPrompt.register({ id: 'tool:x', order: 110, text: 'X.' }) } })
+  const fiber = t.ctx.plugin({
+    name: 'tool-x',
+    inject: ['systemPrompt'],
+    apply: (ctx) => {
+      ctx.systemPrompt.register({ id: 'tool:x', order: 110, text: 'X.' })
+    },
+  })
   await t.active(fiber)
   expect(t.ctx.systemPrompt.assemble()).toBe('Base.\n\nX.')
   await fiber.dispose()

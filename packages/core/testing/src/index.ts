@@ -18,14 +18,16 @@ export interface TestContext {
 }
 
 function describe(message: Message): string {
-  return `[${message.type}] ${message.name}: ${message.args.map((arg) => (arg instanceof Error ? arg.stack ?? arg.message : String(arg))).join(' ')}`
+  return `[${message.type}] ${message.name}: ${message.args.map((arg) => (arg instanceof Error ? (arg.stack ?? arg.message) : String(arg))).join(' ')}`
 }
 
 /**
  * A fresh root Context with an exporter that records every plugin error, so a test fails on errors that
  * Cordis would otherwise only log. `withTools` (default true) loads `ctx.tools`.
  */
-export async function createTestContext(options: { withTools?: boolean; allowWarnings?: boolean } = {}): Promise<TestContext> {
+export async function createTestContext(
+  options: { withTools?: boolean; allowWarnings?: boolean } = {},
+): Promise<TestContext> {
   const ctx = new Context()
   const problems: Message[] = []
   ctx.logger.exporter({
@@ -112,8 +114,15 @@ export const OTHER_UIDS = { attacker: 61001, victim: 61002 } as const
  * Runs `argv` as `uid` (gid the same number, no supplementary groups) through `setpriv`; needs root. A numeric
  * uid needs no account, so tests create none.
  */
-export function runAs(uid: number, argv: readonly string[], options: { env?: NodeJS.ProcessEnv; input?: string; cwd?: string } = {}): SpawnSyncReturns<string> {
-  return spawnSync('setpriv', [`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--', ...argv], { encoding: 'utf8', ...options })
+export function runAs(
+  uid: number,
+  argv: readonly string[],
+  options: { env?: NodeJS.ProcessEnv; input?: string; cwd?: string } = {},
+): SpawnSyncReturns<string> {
+  return spawnSync('setpriv', [`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--', ...argv], {
+    encoding: 'utf8',
+    ...options,
+  })
 }
 
 /**
@@ -130,7 +139,8 @@ export function straySleeps(): { sleeper(): { command: string; marker: string };
     },
     async stopAll() {
       for (const marker of markers) for (const pid of processesWith(marker)) process.kill(pid, 'SIGKILL')
-      for (const marker of markers.splice(0)) await until(() => processesWith(marker).length === 0, `nothing with ${marker} survives`, 300)
+      for (const marker of markers.splice(0))
+        await until(() => processesWith(marker).length === 0, `nothing with ${marker} survives`, 300)
     },
   }
 }

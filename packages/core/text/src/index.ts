@@ -95,9 +95,12 @@ const ANY_CONTROL_BUT_TAB = /[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]/
 
 function escapeOne(char: string): string {
   switch (char) {
-    case '\n': return '\\n'
-    case '\r': return '\\r'
-    case '\t': return '\\t'
+    case '\n':
+      return '\\n'
+    case '\r':
+      return '\\r'
+    case '\t':
+      return '\\t'
   }
   const code = char.charCodeAt(0)
   return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`

@@ -24,16 +24,19 @@ test('tailCut starts at the first whole line that fits, else on a character, els
 })
 
 test('head and tail cuts keep whole lines and whole characters within the room (property)', () => {
-  fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 200 }), fc.nat(250), fc.boolean(), (text, room, partial) => {
-    const bytes = b(text)
-    const head = headCut(bytes, room, partial)
-    const tail = tailCut(bytes, room, partial)
-    expect(head).toBeLessThanOrEqual(Math.min(room, bytes.length))
-    expect(bytes.length - tail).toBeLessThanOrEqual(Math.max(room, 0))
-    expect(text.startsWith(bytes.toString('utf8', 0, head))).toBe(true)
-    expect(text.endsWith(bytes.toString('utf8', tail))).toBe(true)
-    const headPiece = bytes.subarray(0, head)
-    if (!partial && head > 0) expect(headPiece.at(-1)).toBe(0x0a)
-    if (!partial && tail > 0 && tail < bytes.length) expect(bytes[tail - 1]).toBe(0x0a)
-  }), { seed: 7, numRuns: 1000 })
+  fc.assert(
+    fc.property(fc.string({ unit: 'binary', maxLength: 200 }), fc.nat(250), fc.boolean(), (text, room, partial) => {
+      const bytes = b(text)
+      const head = headCut(bytes, room, partial)
+      const tail = tailCut(bytes, room, partial)
+      expect(head).toBeLessThanOrEqual(Math.min(room, bytes.length))
+      expect(bytes.length - tail).toBeLessThanOrEqual(Math.max(room, 0))
+      expect(text.startsWith(bytes.toString('utf8', 0, head))).toBe(true)
+      expect(text.endsWith(bytes.toString('utf8', tail))).toBe(true)
+      const headPiece = bytes.subarray(0, head)
+      if (!partial && head > 0) expect(headPiece.at(-1)).toBe(0x0a)
+      if (!partial && tail > 0 && tail < bytes.length) expect(bytes[tail - 1]).toBe(0x0a)
+    }),
+    { seed: 7, numRuns: 1000 },
+  )
 })

@@ -1,8 +1,20 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import {
-  TRUNCATED_MARK, charBoundary, clip, completeLength, cutChars, cutPrefixLength, cutUtf8, cutUtf8Bytes, decodeLossy,
-  escapeControl, marked, QUOTE_MAX_BYTES, systemErrorReason, tildeHint,
+  TRUNCATED_MARK,
+  charBoundary,
+  clip,
+  completeLength,
+  cutChars,
+  cutPrefixLength,
+  cutUtf8,
+  cutUtf8Bytes,
+  decodeLossy,
+  escapeControl,
+  marked,
+  QUOTE_MAX_BYTES,
+  systemErrorReason,
+  tildeHint,
 } from '@deepseek-ai/dsh-text'
 
 const bytes = (text: string) => Buffer.from(text, 'utf8')
@@ -38,15 +50,17 @@ describe('cutUtf8', () => {
   })
 
   it('is the longest prefix within the budget, on a character boundary (property)', () => {
-    fc.assert(fc.property(wellFormed, fc.nat({ max: 200 }), (text, max) => {
-      const cut = cutUtf8(text, max)
-      expect(text.startsWith(cut.text)).toBe(true)
-      expect(size(cut.text)).toBeLessThanOrEqual(max)
-      expect(cut.truncated).toBe(size(text) > max)
-      // Maximal: the next code point would not have fitted.
-      const next = String.fromCodePoint(text.codePointAt(cut.text.length) ?? 0)
-      if (cut.truncated) expect(size(cut.text) + size(next)).toBeGreaterThan(max)
-    }))
+    fc.assert(
+      fc.property(wellFormed, fc.nat({ max: 200 }), (text, max) => {
+        const cut = cutUtf8(text, max)
+        expect(text.startsWith(cut.text)).toBe(true)
+        expect(size(cut.text)).toBeLessThanOrEqual(max)
+        expect(cut.truncated).toBe(size(text) > max)
+        // Maximal: the next code point would not have fitted.
+        const next = String.fromCodePoint(text.codePointAt(cut.text.length) ?? 0)
+        if (cut.truncated) expect(size(cut.text) + size(next)).toBeGreaterThan(max)
+      }),
+    )
   })
 })
 
@@ -63,9 +77,11 @@ describe('cutUtf8Bytes', () => {
   })
 
   it('agrees with cutUtf8 on UTF-8 input (property)', () => {
-    fc.assert(fc.property(wellFormed, fc.nat({ max: 200 }), (text, max) => {
-      expect(cutUtf8Bytes(bytes(text), max)).toEqual(cutUtf8(text, max))
-    }))
+    fc.assert(
+      fc.property(wellFormed, fc.nat({ max: 200 }), (text, max) => {
+        expect(cutUtf8Bytes(bytes(text), max)).toEqual(cutUtf8(text, max))
+      }),
+    )
   })
 })
 
@@ -99,11 +115,13 @@ describe('completeLength and cutPrefixLength', () => {
   })
 
   it('split any bytes so that the decoded parts join to the decoded whole (property)', () => {
-    fc.assert(fc.property(wellFormed, fc.nat(), (text, at) => {
-      const b = bytes(text)
-      const end = completeLength(b, at % (b.length + 1))
-      expect(decodeLossy(b, 0, end) + decodeLossy(b, end)).toBe(text)
-    }))
+    fc.assert(
+      fc.property(wellFormed, fc.nat(), (text, at) => {
+        const b = bytes(text)
+        const end = completeLength(b, at % (b.length + 1))
+        expect(decodeLossy(b, 0, end) + decodeLossy(b, end)).toBe(text)
+      }),
+    )
   })
 })
 
@@ -115,11 +133,13 @@ describe('cutChars', () => {
   })
 
   it('is the first max code points (property)', () => {
-    fc.assert(fc.property(wellFormed, fc.nat({ max: 80 }), (text, max) => {
-      const points = [...text]
-      const cut = cutChars(text, max)
-      expect(cut).toEqual({ text: points.slice(0, max).join(''), truncated: points.length > max })
-    }))
+    fc.assert(
+      fc.property(wellFormed, fc.nat({ max: 80 }), (text, max) => {
+        const points = [...text]
+        const cut = cutChars(text, max)
+        expect(cut).toEqual({ text: points.slice(0, max).join(''), truncated: points.length > max })
+      }),
+    )
   })
 })
 
@@ -131,12 +151,14 @@ describe('clip', () => {
   })
 
   it('never exceeds the budget (property)', () => {
-    fc.assert(fc.property(wellFormed, fc.integer({ min: 3, max: 200 }), (text, max) => {
-      const out = clip(text, max)
-      expect(size(out)).toBeLessThanOrEqual(max)
-      if (size(text) <= max) expect(out).toBe(text)
-      else expect(out.endsWith('…') && text.startsWith(out.slice(0, -1))).toBe(true)
-    }))
+    fc.assert(
+      fc.property(wellFormed, fc.integer({ min: 3, max: 200 }), (text, max) => {
+        const out = clip(text, max)
+        expect(size(out)).toBeLessThanOrEqual(max)
+        if (size(text) <= max) expect(out).toBe(text)
+        else expect(out.endsWith('…') && text.startsWith(out.slice(0, -1))).toBe(true)
+      }),
+    )
   })
 })
 
@@ -147,18 +169,21 @@ describe('decodeLossy', () => {
   })
 
   it('turns any bytes into well-formed text (property)', () => {
-    fc.assert(fc.property(anyBytes, (b) => {
-      const text = decodeLossy(b)
-      // Well-formed: it survives a round trip through UTF-8 unchanged (a lone surrogate would not).
-      expect(bytes(text).toString('utf8')).toBe(text)
-    }))
+    fc.assert(
+      fc.property(anyBytes, (b) => {
+        const text = decodeLossy(b)
+        // Well-formed: it survives a round trip through UTF-8 unchanged (a lone surrogate would not).
+        expect(bytes(text).toString('utf8')).toBe(text)
+      }),
+    )
   })
 })
 
 describe('escapeControl', () => {
   it('writes the common controls by name and the rest in hex', () => {
-    expect(escapeControl('a\nb\rc\td\x1b[31me\x00\x7f\x9b\u2028\u2029', { keepTab: false }))
-      .toBe('a\\nb\\rc\\td\\x1b[31me\\x00\\x7f\\x9b\\u2028\\u2029')
+    expect(escapeControl('a\nb\rc\td\x1b[31me\x00\x7f\x9b\u2028\u2029', { keepTab: false })).toBe(
+      'a\\nb\\rc\\td\\x1b[31me\\x00\\x7f\\x9b\\u2028\\u2029',
+    )
   })
 
   it('keeps tabs when asked, and only tabs', () => {
@@ -170,17 +195,27 @@ describe('escapeControl', () => {
   })
 
   it('leaves no control character and no line break behind (property)', () => {
-    fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 60 }), fc.boolean(), (text, keepTab) => {
-      const out = escapeControl(text, { keepTab })
-      const left = keepTab ? out.replaceAll('\t', '') : out
-      expect(/[\x00-\x1f\x7f-\x9f\u2028\u2029]/.test(left)).toBe(false)
-      // Character by character: a control becomes its escape, everything else stays.
-      const named: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': keepTab ? '\t' : '\\t' }
-      const expected = [...text].map((c) => named[c] ?? (/[\x00-\x1f\x7f-\x9f\u2028\u2029]/.test(c)
-        ? (c.charCodeAt(0) > 0xff ? '\\u' + c.charCodeAt(0).toString(16) : '\\x' + c.charCodeAt(0).toString(16).padStart(2, '0'))
-        : c)).join('')
-      expect(out).toBe(expected)
-    }))
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 60 }), fc.boolean(), (text, keepTab) => {
+        const out = escapeControl(text, { keepTab })
+        const left = keepTab ? out.replaceAll('\t', '') : out
+        expect(/[\x00-\x1f\x7f-\x9f\u2028\u2029]/.test(left)).toBe(false)
+        // Character by character: a control becomes its escape, everything else stays.
+        const named: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': keepTab ? '\t' : '\\t' }
+        const expected = [...text]
+          .map(
+            (c) =>
+              named[c] ??
+              (/[\x00-\x1f\x7f-\x9f\u2028\u2029]/.test(c)
+                ? c.charCodeAt(0) > 0xff
+                  ? '\\u' + c.charCodeAt(0).toString(16)
+                  : '\\x' + c.charCodeAt(0).toString(16).padStart(2, '0')
+                : c),
+          )
+          .join('')
+        expect(out).toBe(expected)
+      }),
+    )
   })
 })
 
@@ -202,7 +237,9 @@ describe('the hint for a path that starts with "~"', () => {
   it('names the home directory and the path to pass, for "~" and "~/…" only', async () => {
     const { homedir } = await import('node:os')
     const home = homedir()
-    expect(tildeHint('~/.bashrc')).toBe(` (a leading "~" is not expanded; the home directory is ${home}: pass ${home}/.bashrc)`)
+    expect(tildeHint('~/.bashrc')).toBe(
+      ` (a leading "~" is not expanded; the home directory is ${home}: pass ${home}/.bashrc)`,
+    )
     expect(tildeHint('~')).toBe(` (a leading "~" is not expanded; the home directory is ${home}: pass ${home})`)
     expect(tildeHint('src/~/x')).toBe('')
     expect(tildeHint('~user/x')).toBe('')

@@ -37,5 +37,8 @@ export class HarnessError extends Error {
 
 /** An error the model can fix by changing its arguments. */
 export function invalidArgs(message: string, cause?: unknown): HarnessError {
-  return new HarnessError(message, cause === undefined ? { code: CoreErrorCode.INVALID_ARGS } : { code: CoreErrorCode.INVALID_ARGS, cause })
+  return new HarnessError(
+    message,
+    cause === undefined ? { code: CoreErrorCode.INVALID_ARGS } : { code: CoreErrorCode.INVALID_ARGS, cause },
+  )
 }

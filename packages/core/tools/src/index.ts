@@ -2,7 +2,19 @@ export { CoreErrorCode, HarnessError, invalidArgs, type HarnessErrorOptions } fr
 export { errorResult, textResult } from './results.ts'
 export { ToolsService } from './service.ts'
 export type {
-  ArgumentAliases, ExecuteOptions, JsonSchema, SessionNotice, ToolAnnotations, ToolCall, ToolDefinition, ToolDenial, ToolErrorInfo, ToolExecution, ToolOutput, ToolResult,
-  ToolSchema, ToolSession,
+  ArgumentAliases,
+  ExecuteOptions,
+  JsonSchema,
+  SessionNotice,
+  ToolAnnotations,
+  ToolCall,
+  ToolDefinition,
+  ToolDenial,
+  ToolErrorInfo,
+  ToolExecution,
+  ToolOutput,
+  ToolResult,
+  ToolSchema,
+  ToolSession,
 } from './types.ts'
 export { ToolsService as default } from './service.ts'

@@ -13,7 +13,10 @@ export interface PrecompiledModules {
 }
 
 // ajv/dist/standalone is CommonJS with `exports.default`; Node's ESM loader hands the whole exports object over.
-const standaloneCode = ((standaloneModule as unknown as { default?: unknown }).default ?? standaloneModule) as (ajv: Ajv, refs: Record<string, string>) => string
+const standaloneCode = ((standaloneModule as unknown as { default?: unknown }).default ?? standaloneModule) as (
+  ajv: Ajv,
+  refs: Record<string, string>,
+) => string
 
 /** Validator code for each distinct schema, compiled with exactly the run-time options. */
 export function precompileSchemas(schemas: readonly JsonSchema[]): PrecompiledModules {
@@ -27,13 +30,14 @@ export function precompileSchemas(schemas: readonly JsonSchema[]): PrecompiledMo
   const validatorsCjs = `// Generated at build time by @deepseek-ai/dsh-tools precompile.ts: do not edit.\n${standaloneCode(ajv, refs)}\n`
   return {
     validatorsCjs,
-    precompiledEsm: (specifier) => [
-      '// Generated at build time by @deepseek-ai/dsh-tools precompile.ts: do not edit.',
-      `import validators from ${JSON.stringify(specifier)}`,
-      'export const precompiledValidators = new Map([',
-      ...keys.map((key, index) => `  [${JSON.stringify(key)}, validators.validate${index}],`),
-      '])',
-      '',
-    ].join('\n'),
+    precompiledEsm: (specifier) =>
+      [
+        '// Generated at build time by @deepseek-ai/dsh-tools precompile.ts: do not edit.',
+        `import validators from ${JSON.stringify(specifier)}`,
+        'export const precompiledValidators = new Map([',
+        ...keys.map((key, index) => `  [${JSON.stringify(key)}, validators.validate${index}],`),
+        '])',
+        '',
+      ].join('\n'),
   }
 }

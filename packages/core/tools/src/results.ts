@@ -9,11 +9,12 @@ export function textResult(text: string, value?: unknown): ToolResult {
 
 /** Every thrown value becomes `Error: <message>` with a name and a code; only a HarnessError chooses its code. */
 export function errorResult(error: unknown, fallbackCode: string = CoreErrorCode.TOOL_FAILED): ToolResult {
-  const info = error instanceof HarnessError
-    ? { message: error.message, name: error.name, code: error.code }
-    : error instanceof Error
-      ? { message: error.message, name: error.name, code: fallbackCode }
-      : { message: String(error), name: 'Error', code: fallbackCode }
+  const info =
+    error instanceof HarnessError
+      ? { message: error.message, name: error.name, code: error.code }
+      : error instanceof Error
+        ? { message: error.message, name: error.name, code: fallbackCode }
+        : { message: String(error), name: 'Error', code: fallbackCode }
   return { content: [{ type: 'text', text: `Error: ${info.message}` }], isError: true, error: info }
 }
 

@@ -1,7 +1,15 @@
 import { Context, Service } from 'cordis'
 import { CoreErrorCode, HarnessError } from './errors.ts'
 import { errorResult, outputToResult } from './results.ts'
-import type { ExecuteOptions, SessionNotice, ToolCall, ToolDefinition, ToolDenial, ToolResult, ToolSchema } from './types.ts'
+import type {
+  ExecuteOptions,
+  SessionNotice,
+  ToolCall,
+  ToolDefinition,
+  ToolDenial,
+  ToolResult,
+  ToolSchema,
+} from './types.ts'
 import { cut, listProblems, quote } from './text.ts'
 import { aliasProblem, argumentProblems } from './validation.ts'
 
@@ -65,7 +73,7 @@ class Pipeline {
 
   notify(notice: SessionNotice): void {
     let queue = this.pending.get(notice.sessionId)
-    if (!queue) this.pending.set(notice.sessionId, queue = { notices: [], dropped: 0 })
+    if (!queue) this.pending.set(notice.sessionId, (queue = { notices: [], dropped: 0 }))
     queue.notices.push(notice)
     if (queue.notices.length > MAX_PENDING_NOTICES) {
       queue.notices.shift()
@@ -93,21 +101,37 @@ class Pipeline {
   async execute(name: string, args: unknown, options: ExecuteOptions): Promise<ToolResult> {
     const callerSignal = options.signal ?? new AbortController().signal
     if (callerSignal.aborted) {
-      return errorResult(new HarnessError('tool call aborted before dispatch', { code: CoreErrorCode.TOOL_ABORTED_BEFORE_DISPATCH }))
+      return errorResult(
+        new HarnessError('tool call aborted before dispatch', { code: CoreErrorCode.TOOL_ABORTED_BEFORE_DISPATCH }),
+      )
     }
     const definition = this.definitions.get(name)
     if (!definition) {
-      const known = this.list().map((d) => d.name).join(', ') || 'none'
-      return errorResult(new HarnessError(`unknown tool ${quote(String(name))} (available: ${known})`, { code: CoreErrorCode.UNKNOWN_TOOL }))
+      const known =
+        this.list()
+          .map((d) => d.name)
+          .join(', ') || 'none'
+      return errorResult(
+        new HarnessError(`unknown tool ${quote(String(name))} (available: ${known})`, {
+          code: CoreErrorCode.UNKNOWN_TOOL,
+        }),
+      )
     }
     let problems: string[]
     try {
       problems = await argumentProblems(definition.parameters, args, definition.aliases)
     } catch (error) {
-      return errorResult(new HarnessError(`tool "${name}" has an unusable parameter schema: ${cut(String((error as Error)?.message ?? error), 1000)}`, { code: CoreErrorCode.TOOL_FAILED, cause: error }))
+      return errorResult(
+        new HarnessError(
+          `tool "${name}" has an unusable parameter schema: ${cut(String((error as Error)?.message ?? error), 1000)}`,
+          { code: CoreErrorCode.TOOL_FAILED, cause: error },
+        ),
+      )
     }
     if (problems.length) {
-      return errorResult(new HarnessError(`invalid arguments: ${listProblems(problems)}`, { code: CoreErrorCode.INVALID_ARGS }))
+      return errorResult(
+        new HarnessError(`invalid arguments: ${listProblems(problems)}`, { code: CoreErrorCode.INVALID_ARGS }),
+      )
     }
     const call: ToolCall = {
       definition,
@@ -118,9 +142,10 @@ class Pipeline {
       signal: callerSignal,
     }
     const denial = await this.preExecute(call)
-    const result = denial !== undefined
-      ? errorResult(new HarnessError(`tool call denied: ${denial}`, { code: CoreErrorCode.TOOL_DENIED }))
-      : await this.run(call)
+    const result =
+      denial !== undefined
+        ? errorResult(new HarnessError(`tool call denied: ${denial}`, { code: CoreErrorCode.TOOL_DENIED }))
+        : await this.run(call)
     // Notices join the result before post-execute, so the listeners (the spill policy's budget) see the final text.
     call.result = call.session ? this.withNotices(result, call.session.id, definition.maxResultBytes) : result
     await this.postExecute(call as ToolCall & { result: ToolResult })
@@ -137,7 +162,10 @@ class Pipeline {
     const lines = queue.notices.map((notice) => notice.text)
     if (queue.dropped) lines.unshift(`(${queue.dropped} earlier notice${queue.dropped === 1 ? '' : 's'} dropped)`)
     const text = result.content[0].text
-    const fitting = maxBytes === undefined ? lines.length : linesWithin(lines, maxBytes - Buffer.byteLength(text, 'utf8') - SEPARATOR_BYTES)
+    const fitting =
+      maxBytes === undefined
+        ? lines.length
+        : linesWithin(lines, maxBytes - Buffer.byteLength(text, 'utf8') - SEPARATOR_BYTES)
     if (fitting === 0) return result
     const delivered = queue.dropped ? fitting - 1 : fitting
     queue.dropped = 0
@@ -203,9 +231,13 @@ export class ToolsService extends Service {
   /** Registers a tool for as long as the calling plugin lives; the returned function removes it sooner. */
   register<A>(definition: ToolDefinition<A>): () => Promise<void> {
     if (!NAME.test(definition.name)) {
-      throw new HarnessError(`invalid tool name ${quote(String(definition.name))}: use 1-64 letters, digits, "_" or "-"`, { code: 'INVALID_TOOL_DEFINITION' })
+      throw new HarnessError(
+        `invalid tool name ${quote(String(definition.name))}: use 1-64 letters, digits, "_" or "-"`,
+        { code: 'INVALID_TOOL_DEFINITION' },
+      )
     }
-    const aliases = definition.aliases === undefined ? undefined : aliasProblem(definition.parameters, definition.aliases)
+    const aliases =
+      definition.aliases === undefined ? undefined : aliasProblem(definition.parameters, definition.aliases)
     if (aliases !== undefined) {
       throw new HarnessError(`tool ${quote(definition.name)}: ${aliases}`, { code: 'INVALID_TOOL_DEFINITION' })
     }

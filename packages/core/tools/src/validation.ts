@@ -39,7 +39,11 @@ export async function compileSchema(schema: JsonSchema): Promise<ValidateFunctio
  * JSON (NaN, functions, undefined, class instances, cycles) are problems too, so a library caller can never hand a
  * tool something the MCP wire could not have carried. Names and paths are quoted bounded (`quote`).
  */
-export async function argumentProblems(schema: JsonSchema, args: unknown, aliases?: ArgumentAliases): Promise<string[]> {
+export async function argumentProblems(
+  schema: JsonSchema,
+  args: unknown,
+  aliases?: ArgumentAliases,
+): Promise<string[]> {
   const problems = jsonProblems(args, '', new Set())
   if (problems.length) return problems
   const validate = await compileSchema(schema)
@@ -62,7 +66,8 @@ export function aliasProblem(schema: JsonSchema, aliases: ArgumentAliases): stri
   const properties = (schema.properties ?? {}) as Record<string, unknown>
   for (const [name, alias] of Object.entries(aliases)) {
     if (Object.hasOwn(properties, name)) return `alias ${quote(name)} is one of the tool's own properties`
-    if (typeof alias === 'string' && !Object.hasOwn(properties, alias)) return `alias ${quote(name)} names ${quote(alias)}, which is not a property of the tool`
+    if (typeof alias === 'string' && !Object.hasOwn(properties, alias))
+      return `alias ${quote(name)} names ${quote(alias)}, which is not a property of the tool`
   }
   return undefined
 }
@@ -122,8 +127,7 @@ function jsonProblems(value: unknown, pointer: string, seen: Set<object>): strin
         return [`${where(pointer)} must be a JSON value, got ${quoteName(value.constructor?.name) ?? 'an object'}`]
       }
       seen.add(value)
-      const problems = Object.entries(value).flatMap(([key, item]) =>
-        jsonProblems(item, `${pointer}/${key}`, seen))
+      const problems = Object.entries(value).flatMap(([key, item]) => jsonProblems(item, `${pointer}/${key}`, seen))
       seen.delete(value)
       return problems
     }

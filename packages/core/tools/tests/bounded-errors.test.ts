@@ -5,8 +5,12 @@ import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
 // Error texts are read by a model with a finite context: whatever the caller sends, the pipeline's own texts
 // quote at most 200 characters of any name or property path, once, and list at most 10 problems.
 let t: TestContext
-beforeEach(async () => { t = await createTestContext() })
-afterEach(async () => { await t.dispose() })
+beforeEach(async () => {
+  t = await createTestContext()
+})
+afterEach(async () => {
+  await t.dispose()
+})
 
 const BIG = 'x'.repeat(300_000)
 const HEAD = 'x'.repeat(200)
@@ -49,10 +53,12 @@ describe('error texts are bounded', () => {
 
   test('a huge key deep in the arguments is bounded in the property path too', async () => {
     register()
-    expect(await errorText('probe', { pattern: 'p', options: { [BIG]: true } }))
-      .toBe(`Error: invalid arguments: property "options": unexpected property "${HEAD}…" (300000 characters)`)
-    expect(await errorText('probe', { pattern: 'p', [BIG]: Number.NaN }))
-      .toBe(`Error: invalid arguments: property "${HEAD}…" (300000 characters) must be a JSON value, got NaN`)
+    expect(await errorText('probe', { pattern: 'p', options: { [BIG]: true } })).toBe(
+      `Error: invalid arguments: property "options": unexpected property "${HEAD}…" (300000 characters)`,
+    )
+    expect(await errorText('probe', { pattern: 'p', [BIG]: Number.NaN })).toBe(
+      `Error: invalid arguments: property "${HEAD}…" (300000 characters) must be a JSON value, got NaN`,
+    )
   })
 
   test('a call with thousands of problems lists ten and counts the rest', async () => {
@@ -75,10 +81,16 @@ describe('error texts are bounded', () => {
   test('whatever the keys and values, an INVALID_ARGS text stays under 6 000 characters', async () => {
     register()
     const key = fc.oneof(fc.string(), fc.string({ minLength: 190, maxLength: 3000 }), fc.constant(BIG))
-    await fc.assert(fc.asyncProperty(fc.dictionary(key, fc.oneof(fc.anything(), fc.constant(Number.NaN)), { maxKeys: 40 }), async (args) => {
-      const result = await t.ctx.tools.execute('probe', { pattern: 3, ...args })
-      expect(result.error?.code).toBe('INVALID_ARGS')
-      expect(result.content[0].text.length).toBeLessThan(6000)
-    }), { numRuns: 200 })
+    await fc.assert(
+      fc.asyncProperty(
+        fc.dictionary(key, fc.oneof(fc.anything(), fc.constant(Number.NaN)), { maxKeys: 40 }),
+        async (args) => {
+          const result = await t.ctx.tools.execute('probe', { pattern: 3, ...args })
+          expect(result.error?.code).toBe('INVALID_ARGS')
+          expect(result.content[0].text.length).toBeLessThan(6000)
+        },
+      ),
+      { numRuns: 200 },
+    )
   })
 })

@@ -21,6 +21,17 @@ await ctx.fiber.dispose()
 `
 
 test('importing the package (for HarnessError) or registering a tool loads no validator; the first call does', () => {
-  const seen = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: import.meta.dirname, encoding: 'utf8' }))
-  expect(seen).toEqual({ atImport: false, afterRegister: false, result: 'Error: invalid arguments: property "a" must be a string', afterCall: true, harnessError: 'C' })
+  const seen = JSON.parse(
+    execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: import.meta.dirname,
+      encoding: 'utf8',
+    }),
+  )
+  expect(seen).toEqual({
+    atImport: false,
+    afterRegister: false,
+    result: 'Error: invalid arguments: property "a" must be a string',
+    afterCall: true,
+    harnessError: 'C',
+  })
 })

@@ -6,16 +6,26 @@ let t: TestContext
 beforeEach(async () => {
   t = await createTestContext()
   t.ctx.tools.register({ name: 'echo', description: 'd', parameters: { type: 'object' }, execute: () => 'ok' })
-  t.ctx.tools.register({ name: 'fail', description: 'd', parameters: { type: 'object' }, execute: () => { throw new Error('no') } })
+  t.ctx.tools.register({
+    name: 'fail',
+    description: 'd',
+    parameters: { type: 'object' },
+    execute: () => {
+      throw new Error('no')
+    },
+  })
 })
-afterEach(async () => { await t.dispose() })
+afterEach(async () => {
+  await t.dispose()
+})
 
 const s1 = { id: 's1', cwd: '/tmp' }
 const s2 = { id: 's2', cwd: '/tmp' }
-const text = async (name: string, session?: typeof s1) => (await t.ctx.tools.execute(name, {}, session ? { session } : {})).content[0].text
+const text = async (name: string, session?: typeof s1) =>
+  (await t.ctx.tools.execute(name, {}, session ? { session } : {})).content[0].text
 
 describe('session notices', () => {
-  test('a notice is emitted at once and appended once, after a blank line, to the session\'s next result', async () => {
+  test("a notice is emitted at once and appended once, after a blank line, to the session's next result", async () => {
     const seen: SessionNotice[] = []
     t.ctx.on('tools/session-notice', (notice) => void seen.push(notice))
     t.ctx.tools.notify({ sessionId: 's1', text: 'task bash-1 finished' })
@@ -53,10 +63,22 @@ describe('session notices', () => {
     expect(lines.slice(3)).toEqual(Array.from({ length: 20 }, (_, i) => `n${i + 4}`))
   })
 
-  test('within a tool\'s maxResultBytes only the notices that fit join its result; the rest wait, in order, for the next', async () => {
+  test("within a tool's maxResultBytes only the notices that fit join its result; the rest wait, in order, for the next", async () => {
     // 'x' × 70 + "\n\n" leaves 28 bytes: "n1 …" (10 bytes) and "\n" + "n2 …" (11) fit, "n3" would not.
-    t.ctx.tools.register({ name: 'full', description: 'd', parameters: { type: 'object' }, maxResultBytes: 100, execute: () => 'x'.repeat(70) })
-    t.ctx.tools.register({ name: 'brim', description: 'd', parameters: { type: 'object' }, maxResultBytes: 100, execute: () => 'y'.repeat(100) })
+    t.ctx.tools.register({
+      name: 'full',
+      description: 'd',
+      parameters: { type: 'object' },
+      maxResultBytes: 100,
+      execute: () => 'x'.repeat(70),
+    })
+    t.ctx.tools.register({
+      name: 'brim',
+      description: 'd',
+      parameters: { type: 'object' },
+      maxResultBytes: 100,
+      execute: () => 'y'.repeat(100),
+    })
     for (const n of [1, 2, 3]) t.ctx.tools.notify({ sessionId: 's1', text: `n${n} é done` })
     const first = await text('full', s1)
     expect(first).toBe(`${'x'.repeat(70)}\n\nn1 é done\nn2 é done`)
@@ -68,13 +90,23 @@ describe('session notices', () => {
   })
 
   test('the count of dropped notices comes first and is said once, also when the notices after it must wait', async () => {
-    t.ctx.tools.register({ name: 'full', description: 'd', parameters: { type: 'object' }, maxResultBytes: 60, execute: () => 'x'.repeat(20) })
+    t.ctx.tools.register({
+      name: 'full',
+      description: 'd',
+      parameters: { type: 'object' },
+      maxResultBytes: 60,
+      execute: () => 'x'.repeat(20),
+    })
     for (let i = 1; i <= 22; i++) t.ctx.tools.notify({ sessionId: 's1', text: `notice ${String(i).padStart(2, '0')}` })
     const first = await text('full', s1)
     expect(first).toBe(`${'x'.repeat(20)}\n\n(2 earlier notices dropped)\nnotice 03`)
     expect(Buffer.byteLength(first)).toBeLessThanOrEqual(60)
     const rest = (await text('echo', s1)).split('\n')
-    expect(rest).toEqual(['ok', '', ...Array.from({ length: 19 }, (_, i) => `notice ${String(i + 4).padStart(2, '0')}`)])
+    expect(rest).toEqual([
+      'ok',
+      '',
+      ...Array.from({ length: 19 }, (_, i) => `notice ${String(i + 4).padStart(2, '0')}`),
+    ])
   })
 
   test('notices are appended before post-execute, so its listeners see (and may bound) the final text', async () => {
@@ -103,14 +135,21 @@ describe('session notices', () => {
 })
 
 describe('titles and annotations', () => {
-  test('schemas() carries a tool\'s title and annotations when it has them, and omits them otherwise', () => {
+  test("schemas() carries a tool's title and annotations when it has them, and omits them otherwise", () => {
     t.ctx.tools.register({
-      name: 'look', title: 'Look around', description: 'd', parameters: { type: 'object' },
-      annotations: { readOnlyHint: true, destructiveHint: false, openWorldHint: false }, execute: () => '',
+      name: 'look',
+      title: 'Look around',
+      description: 'd',
+      parameters: { type: 'object' },
+      annotations: { readOnlyHint: true, destructiveHint: false, openWorldHint: false },
+      execute: () => '',
     })
     const schemas = t.ctx.tools.schemas()
     expect(schemas.find((s) => s.name === 'look')).toEqual({
-      name: 'look', title: 'Look around', description: 'd', parameters: { type: 'object' },
+      name: 'look',
+      title: 'Look around',
+      description: 'd',
+      parameters: { type: 'object' },
       annotations: { readOnlyHint: true, destructiveHint: false, openWorldHint: false },
     })
     expect(Object.keys(schemas.find((s) => s.name === 'echo')!)).toEqual(['name', 'description', 'parameters'])

@@ -3,8 +3,12 @@ import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
 import { CoreErrorCode, HarnessError, type ToolDefinition, type ToolExecution } from '@deepseek-ai/dsh-tools'
 
 let t: TestContext
-beforeEach(async () => { t = await createTestContext() })
-afterEach(async () => { await t.dispose() })
+beforeEach(async () => {
+  t = await createTestContext()
+})
+afterEach(async () => {
+  await t.dispose()
+})
 
 const params = {
   type: 'object',
@@ -34,7 +38,11 @@ describe('execute', () => {
   test('a call that fits the schema returns the tool text as a non-error result', async () => {
     const tool = recorder()
     t.ctx.tools.register(tool)
-    const result = await t.ctx.tools.execute('probe', { pattern: 'x' }, { session: { id: 's1', cwd: '/tmp' }, callId: 'c-7' })
+    const result = await t.ctx.tools.execute(
+      'probe',
+      { pattern: 'x' },
+      { session: { id: 's1', cwd: '/tmp' }, callId: 'c-7' },
+    )
     expect(result).toEqual({ content: [{ type: 'text', text: 'ok x' }], isError: false })
     const exec = tool.calls[0]!.exec
     expect(exec.callId).toBe('c-7')
@@ -52,8 +60,17 @@ describe('execute', () => {
   })
 
   test('a tool may return { text, value }: the value travels beside the text', async () => {
-    t.ctx.tools.register({ name: 'structured', description: 'd', parameters: { type: 'object' }, execute: () => ({ text: 't', value: { n: 1 } }) })
-    expect(await t.ctx.tools.execute('structured', {})).toEqual({ content: [{ type: 'text', text: 't' }], isError: false, value: { n: 1 } })
+    t.ctx.tools.register({
+      name: 'structured',
+      description: 'd',
+      parameters: { type: 'object' },
+      execute: () => ({ text: 't', value: { n: 1 } }),
+    })
+    expect(await t.ctx.tools.execute('structured', {})).toEqual({
+      content: [{ type: 'text', text: 't' }],
+      isError: false,
+      value: { n: 1 },
+    })
   })
 
   test('an already-aborted caller signal never dispatches', async () => {
@@ -65,7 +82,11 @@ describe('execute', () => {
     expect(result).toEqual({
       content: [{ type: 'text', text: 'Error: tool call aborted before dispatch' }],
       isError: true,
-      error: { message: 'tool call aborted before dispatch', name: 'HarnessError', code: 'TOOL_ABORTED_BEFORE_DISPATCH' },
+      error: {
+        message: 'tool call aborted before dispatch',
+        name: 'HarnessError',
+        code: 'TOOL_ABORTED_BEFORE_DISPATCH',
+      },
     })
     expect(tool.calls).toHaveLength(0)
   })
@@ -80,8 +101,17 @@ describe('execute', () => {
   })
 
   test('a thrown HarnessError keeps its name and code', async () => {
-    class SearchError extends HarnessError { override name = 'SearchError' }
-    t.ctx.tools.register({ name: 'fails', description: 'd', parameters: { type: 'object' }, execute: () => { throw new SearchError('grep search failed (exit 2): nope', { code: 'SEARCH_FAILED' }) } })
+    class SearchError extends HarnessError {
+      override name = 'SearchError'
+    }
+    t.ctx.tools.register({
+      name: 'fails',
+      description: 'd',
+      parameters: { type: 'object' },
+      execute: () => {
+        throw new SearchError('grep search failed (exit 2): nope', { code: 'SEARCH_FAILED' })
+      },
+    })
     expect(await t.ctx.tools.execute('fails', {})).toEqual({
       content: [{ type: 'text', text: 'Error: grep search failed (exit 2): nope' }],
       isError: true,
@@ -90,23 +120,51 @@ describe('execute', () => {
   })
 
   test('any other thrown value still gets a code: TOOL_FAILED', async () => {
-    t.ctx.tools.register({ name: 'bug', description: 'd', parameters: { type: 'object' }, execute: () => { throw new TypeError('x is undefined') } })
-    t.ctx.tools.register({ name: 'str', description: 'd', parameters: { type: 'object' }, execute: async () => { throw 'plain string' } })
-    expect((await t.ctx.tools.execute('bug', {})).error).toEqual({ message: 'x is undefined', name: 'TypeError', code: 'TOOL_FAILED' })
-    expect(await t.ctx.tools.execute('str', {})).toMatchObject({ content: [{ text: 'Error: plain string' }], error: { code: 'TOOL_FAILED' } })
+    t.ctx.tools.register({
+      name: 'bug',
+      description: 'd',
+      parameters: { type: 'object' },
+      execute: () => {
+        throw new TypeError('x is undefined')
+      },
+    })
+    t.ctx.tools.register({
+      name: 'str',
+      description: 'd',
+      parameters: { type: 'object' },
+      execute: async () => {
+        throw 'plain string'
+      },
+    })
+    expect((await t.ctx.tools.execute('bug', {})).error).toEqual({
+      message: 'x is undefined',
+      name: 'TypeError',
+      code: 'TOOL_FAILED',
+    })
+    expect(await t.ctx.tools.execute('str', {})).toMatchObject({
+      content: [{ text: 'Error: plain string' }],
+      error: { code: 'TOOL_FAILED' },
+    })
   })
 
   test('a non-HarnessError thrown after the caller aborted is ABORTED', async () => {
     const controller = new AbortController()
     t.ctx.tools.register({
-      name: 'slow', description: 'd', parameters: { type: 'object' },
-      execute: (_args, exec) => new Promise((_resolve, reject) => {
-        exec.signal.addEventListener('abort', () => reject(new Error('stopped')))
-        controller.abort()
-      }),
+      name: 'slow',
+      description: 'd',
+      parameters: { type: 'object' },
+      execute: (_args, exec) =>
+        new Promise((_resolve, reject) => {
+          exec.signal.addEventListener('abort', () => reject(new Error('stopped')))
+          controller.abort()
+        }),
     })
     const result = await t.ctx.tools.execute('slow', {}, { signal: controller.signal })
-    expect(result).toMatchObject({ isError: true, content: [{ text: 'Error: tool call aborted' }], error: { code: 'ABORTED' } })
+    expect(result).toMatchObject({
+      isError: true,
+      content: [{ text: 'Error: tool call aborted' }],
+      error: { code: 'ABORTED' },
+    })
   })
 })
 
@@ -146,24 +204,44 @@ describe('argument validation', () => {
   })
 
   test('values that are not plain JSON never reach a tool', async () => {
-    expect(await invalid({ pattern: 'x', limit: NaN })).toBe('Error: invalid arguments: property "limit" must be a JSON value, got NaN')
-    expect(await invalid({ pattern: () => 1 })).toBe('Error: invalid arguments: property "pattern" must be a JSON value, got function')
-    expect(await invalid({ pattern: undefined })).toBe('Error: invalid arguments: property "pattern" must be a JSON value, got undefined')
-    expect(await invalid({ pattern: new Date(0) })).toBe('Error: invalid arguments: property "pattern" must be a JSON value, got Date')
+    expect(await invalid({ pattern: 'x', limit: NaN })).toBe(
+      'Error: invalid arguments: property "limit" must be a JSON value, got NaN',
+    )
+    expect(await invalid({ pattern: () => 1 })).toBe(
+      'Error: invalid arguments: property "pattern" must be a JSON value, got function',
+    )
+    expect(await invalid({ pattern: undefined })).toBe(
+      'Error: invalid arguments: property "pattern" must be a JSON value, got undefined',
+    )
+    expect(await invalid({ pattern: new Date(0) })).toBe(
+      'Error: invalid arguments: property "pattern" must be a JSON value, got Date',
+    )
     const cycle: Record<string, unknown> = { pattern: 'x' }
     cycle.self = cycle
-    expect(await invalid(cycle)).toBe('Error: invalid arguments: property "self" must be a JSON value, got a circular reference')
+    expect(await invalid(cycle)).toBe(
+      'Error: invalid arguments: property "self" must be a JSON value, got a circular reference',
+    )
   })
 
-  test('a schema ajv cannot compile fails that tool\'s calls with TOOL_FAILED, not the registry', async () => {
-    t.ctx.tools.register({ name: 'broken', description: 'd', parameters: { type: 'object', properties: { a: { type: 'strnig' } } }, execute: () => 'never' })
+  test("a schema ajv cannot compile fails that tool's calls with TOOL_FAILED, not the registry", async () => {
+    t.ctx.tools.register({
+      name: 'broken',
+      description: 'd',
+      parameters: { type: 'object', properties: { a: { type: 'strnig' } } },
+      execute: () => 'never',
+    })
     const result = await t.ctx.tools.execute('broken', { a: 'x' })
     expect(result.error?.code).toBe('TOOL_FAILED')
     expect(result.content[0].text).toMatch(/^Error: tool "broken" has an unusable parameter schema: .*strnig/)
   })
 
   test('missing arguments count as an empty object', async () => {
-    t.ctx.tools.register({ name: 'noargs', description: 'd', parameters: { type: 'object', properties: {}, additionalProperties: false }, execute: () => 'fine' })
+    t.ctx.tools.register({
+      name: 'noargs',
+      description: 'd',
+      parameters: { type: 'object', properties: {}, additionalProperties: false },
+      execute: () => 'fine',
+    })
     expect((await t.ctx.tools.execute('noargs')).content[0].text).toBe('fine')
   })
 })
@@ -172,16 +250,24 @@ describe('hooks', () => {
   test('a pre-execute listener may deny with a reason; the tool is not called', async () => {
     const tool = recorder()
     t.ctx.tools.register(tool)
-    t.ctx.on('tools/pre-execute', (call) => (call.definition.name === 'probe' ? { deny: 'read-only session' } : undefined))
+    t.ctx.on('tools/pre-execute', (call) =>
+      call.definition.name === 'probe' ? { deny: 'read-only session' } : undefined,
+    )
     const result = await t.ctx.tools.execute('probe', { pattern: 'x' })
-    expect(result).toMatchObject({ isError: true, content: [{ text: 'Error: tool call denied: read-only session' }], error: { code: 'TOOL_DENIED' } })
+    expect(result).toMatchObject({
+      isError: true,
+      content: [{ text: 'Error: tool call denied: read-only session' }],
+      error: { code: 'TOOL_DENIED' },
+    })
     expect(tool.calls).toHaveLength(0)
   })
 
   test('a pre-execute listener that throws denies the call instead of running it unchecked', async () => {
     const tool = recorder()
     t.ctx.tools.register(tool)
-    t.ctx.on('tools/pre-execute', () => { throw new Error('policy store offline') })
+    t.ctx.on('tools/pre-execute', () => {
+      throw new Error('policy store offline')
+    })
     const result = await t.ctx.tools.execute('probe', { pattern: 'x' })
     expect(result.content[0].text).toBe('Error: tool call denied: a pre-execute hook failed: policy store offline')
     expect(tool.calls).toHaveLength(0)
@@ -189,8 +275,12 @@ describe('hooks', () => {
 
   test('post-execute listeners run in order and may replace the result', async () => {
     t.ctx.tools.register(recorder())
-    t.ctx.on('tools/post-execute', (call) => { call.result = { ...call.result, content: [{ type: 'text', text: `${call.result.content[0].text} +a` }] } })
-    t.ctx.on('tools/post-execute', (call) => { call.result = { ...call.result, content: [{ type: 'text', text: `${call.result.content[0].text} +b` }] } })
+    t.ctx.on('tools/post-execute', (call) => {
+      call.result = { ...call.result, content: [{ type: 'text', text: `${call.result.content[0].text} +a` }] }
+    })
+    t.ctx.on('tools/post-execute', (call) => {
+      call.result = { ...call.result, content: [{ type: 'text', text: `${call.result.content[0].text} +b` }] }
+    })
     expect((await t.ctx.tools.execute('probe', { pattern: 'x' })).content[0].text).toBe('ok x +a +b')
   })
 
@@ -198,7 +288,9 @@ describe('hooks', () => {
     const local = await createTestContext({ allowWarnings: true })
     try {
       local.ctx.tools.register(recorder())
-      local.ctx.on('tools/post-execute', () => { throw new Error('broken hook') })
+      local.ctx.on('tools/post-execute', () => {
+        throw new Error('broken hook')
+      })
       expect((await local.ctx.tools.execute('probe', { pattern: 'x' })).content[0].text).toBe('ok x')
     } finally {
       await local.dispose()
@@ -221,7 +313,13 @@ describe('registry', () => {
   })
 
   test('a tool registered by a plugin is gone after that plugin is disposed', async () => {
-    const fiber = t.ctx.plugin({ name: 'provider', inject: ['tools'], apply: (ctx) => { ctx.tools.register(recorder('owned')) } })
+    const fiber = t.ctx.plugin({
+      name: 'provider',
+      inject: ['tools'],
+      apply: (ctx) => {
+        ctx.tools.register(recorder('owned'))
+      },
+    })
     await t.active(fiber)
     expect(t.ctx.tools.list().map((d) => d.name)).toEqual(['owned'])
     await fiber.dispose()
@@ -241,7 +339,14 @@ test('a consumer that injects a missing service stays pending and becomes active
   const local = await createTestContext({ withTools: false })
   try {
     const seen: string[] = []
-    const consumer = local.ctx.plugin({ name: 'consumer', inject: ['tools'], apply: (ctx) => { ctx.tools.register(recorder('late')); seen.push('applied') } })
+    const consumer = local.ctx.plugin({
+      name: 'consumer',
+      inject: ['tools'],
+      apply: (ctx) => {
+        ctx.tools.register(recorder('late'))
+        seen.push('applied')
+      },
+    })
     await Promise.resolve()
     expect(seen).toEqual([])
     const { ToolsService } = await import('@deepseek-ai/dsh-tools')

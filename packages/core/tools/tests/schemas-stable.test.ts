@@ -21,7 +21,10 @@ await ctx.fiber.dispose()
 `
 
 function schemasFromFreshProcess(order: string): string {
-  return execFileSync(process.execPath, ['--input-type=module', '-e', script, order], { cwd: import.meta.dirname, encoding: 'utf8' })
+  return execFileSync(process.execPath, ['--input-type=module', '-e', script, order], {
+    cwd: import.meta.dirname,
+    encoding: 'utf8',
+  })
 }
 
 test('schemas() is byte-identical across two fresh processes, whatever the registration order', () => {

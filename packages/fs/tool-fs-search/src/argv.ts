@@ -14,11 +14,19 @@ import { VCS_DIRS } from './paths.ts'
  */
 export function globArgv(pattern: string, root: string, threads: number, exclude: readonly string[] = []): string[] {
   return [
-    '--no-config', '--files', '--null', `--threads=${threads}`, `--glob=${pattern}`, '--no-ignore', '--hidden',
+    '--no-config',
+    '--files',
+    '--null',
+    `--threads=${threads}`,
+    `--glob=${pattern}`,
+    '--no-ignore',
+    '--hidden',
     // After the model's glob, so that they win over it; the trailing slash matches directories only. `exclude`:
     // the workspace's hidden paths below the root (`--glob=!/<rel>`), last so that nothing wins over them.
-    ...VCS_DIRS.map((dir) => `--glob=!${dir}/`), ...exclude,
-    '--', root,
+    ...VCS_DIRS.map((dir) => `--glob=!${dir}/`),
+    ...exclude,
+    '--',
+    root,
   ]
 }
 
@@ -36,11 +44,23 @@ export function globThreads(cpus: number): number {
  * Matching lines as JSON records; ripgrep's default visibility (ignore files, hidden, binary), with
  * `--no-require-git` so that `.gitignore` applies the same way outside a git repository as inside one.
  */
-export function grepArgv(pattern: string, root: string, include: string | undefined, options: { readonly noIgnoreDot?: boolean; readonly exclude?: readonly string[] } = {}): string[] {
+export function grepArgv(
+  pattern: string,
+  root: string,
+  include: string | undefined,
+  options: { readonly noIgnoreDot?: boolean; readonly exclude?: readonly string[] } = {},
+): string[] {
   return [
-    '--no-config', '--json', '--no-require-git', ...(options.noIgnoreDot === true ? ['--no-ignore-dot'] : []),
+    '--no-config',
+    '--json',
+    '--no-require-git',
+    ...(options.noIgnoreDot === true ? ['--no-ignore-dot'] : []),
     // `exclude`: the workspace's hidden paths below the root (`--glob=!/<rel>`), after the model's include so they win.
-    `--regexp=${pattern}`, ...(include === undefined ? [] : [`--glob=${include}`]), ...(options.exclude ?? []), '--', root,
+    `--regexp=${pattern}`,
+    ...(include === undefined ? [] : [`--glob=${include}`]),
+    ...(options.exclude ?? []),
+    '--',
+    root,
   ]
 }
 
@@ -48,8 +68,23 @@ export function grepArgv(pattern: string, root: string, include: string | undefi
  * Whether `pattern`'s text occurs literally where grep searched (exit 0 at the first occurrence, 1 for none): the
  * same visibility and exclusions, `--fixed-strings`, nothing printed.
  */
-export function literalArgv(pattern: string, root: string, include: string | undefined, exclude: readonly string[] = []): string[] {
-  return ['--no-config', '--quiet', '--fixed-strings', '--no-require-git', `--regexp=${pattern}`, ...(include === undefined ? [] : [`--glob=${include}`]), ...exclude, '--', root]
+export function literalArgv(
+  pattern: string,
+  root: string,
+  include: string | undefined,
+  exclude: readonly string[] = [],
+): string[] {
+  return [
+    '--no-config',
+    '--quiet',
+    '--fixed-strings',
+    '--no-require-git',
+    `--regexp=${pattern}`,
+    ...(include === undefined ? [] : [`--glob=${include}`]),
+    ...exclude,
+    '--',
+    root,
+  ]
 }
 
 /**
@@ -57,11 +92,24 @@ export function literalArgv(pattern: string, root: string, include: string | und
  * paths without it), an absolute pattern inside the search root is made relative to the root, and a `!`
  * negation (which would silently invert the search) is refused, as in grep's include.
  */
-export function normalizeGlob(pattern: string, root: string): { readonly pattern: string } | { readonly problem: string } {
-  if (pattern.startsWith('!')) return { problem: 'a negation ("!…"): glob lists the files that match; to leave files out, choose a narrower path or pattern' }
+export function normalizeGlob(
+  pattern: string,
+  root: string,
+): { readonly pattern: string } | { readonly problem: string } {
+  if (pattern.startsWith('!'))
+    return {
+      problem:
+        'a negation ("!…"): glob lists the files that match; to leave files out, choose a narrower path or pattern',
+    }
   const relative = relativeGlob(pattern, root)
-  if (relative === OUTSIDE) return { problem: `an absolute path outside the search path ${root}: pass its directory as path and a pattern relative to it` }
-  if (relative === EMPTY) return { problem: 'no pattern left once "./" or the search path is taken off: add the file pattern, e.g. "**/*.ts"' }
+  if (relative === OUTSIDE)
+    return {
+      problem: `an absolute path outside the search path ${root}: pass its directory as path and a pattern relative to it`,
+    }
+  if (relative === EMPTY)
+    return {
+      problem: 'no pattern left once "./" or the search path is taken off: add the file pattern, e.g. "**/*.ts"',
+    }
   return { pattern: relative }
 }
 
@@ -70,10 +118,17 @@ export function normalizeGlob(pattern: string, root: string): { readonly pattern
  * directory searched, or the one holding the file searched), so a leading `./` or an absolute glob would match
  * nothing, silently.
  */
-export function normalizeInclude(include: string, base: string): { readonly include: string } | { readonly problem: string } {
+export function normalizeInclude(
+  include: string,
+  base: string,
+): { readonly include: string } | { readonly problem: string } {
   const relative = relativeGlob(include, base)
-  if (relative === OUTSIDE) return { problem: `an absolute path outside the search path ${base}: pass its directory as path and a glob relative to it as include` }
-  if (relative === EMPTY) return { problem: 'no glob left once "./" or the search path is taken off: add the file pattern, e.g. "*.ts"' }
+  if (relative === OUTSIDE)
+    return {
+      problem: `an absolute path outside the search path ${base}: pass its directory as path and a glob relative to it as include`,
+    }
+  if (relative === EMPTY)
+    return { problem: 'no glob left once "./" or the search path is taken off: add the file pattern, e.g. "*.ts"' }
   return { include: relative }
 }
 
@@ -102,8 +157,14 @@ export function includeProblem(include: string): string | undefined {
   let inClass = false
   for (let i = 0; i < include.length; i++) {
     const char = include[i]
-    if (char === '\\') { i++; continue }
-    if (inClass) { if (char === ']') inClass = false; continue }
+    if (char === '\\') {
+      i++
+      continue
+    }
+    if (inClass) {
+      if (char === ']') inClass = false
+      continue
+    }
     if (char === '[') inClass = true
     else if (char === '{') depth++
     else if (char === '}' && depth > 0) depth--
@@ -116,6 +177,9 @@ export function includeProblem(include: string): string | undefined {
  * How many bytes of `value` ripgrep can take glued to `flag` (one argv element, MAX_ARG_BYTES), and how long it is
  * (UTF-8): a longer value would fail the spawn with E2BIG, so the tool refuses it first, saying so.
  */
-export function argRoom(flag: '--regexp=' | '--glob=', value: string): { readonly bytes: number; readonly room: number } {
+export function argRoom(
+  flag: '--regexp=' | '--glob=',
+  value: string,
+): { readonly bytes: number; readonly room: number } {
   return { bytes: Buffer.byteLength(value, 'utf8'), room: MAX_ARG_BYTES - flag.length }
 }

@@ -5,7 +5,6 @@ import { clip, cutUtf8, escapeControl, QUOTE_MAX_BYTES, systemErrorReason, tilde
  * Every text both tools share. Pure functions of their arguments: each exact text is a unit test.
  */
 
-
 const NARROW: Record<ToolName, string> = {
   glob: 'use a more specific pattern or a deeper path',
   grep: 'use a more specific pattern, a deeper path, or include',
@@ -29,7 +28,8 @@ export function errorPath(path: string): string {
 /** The footer of a cut result: shown and total, then where the rest is, or why it is not kept and what to do. */
 export function capFooter(tool: ToolName, shown: number, total: number, noun: string, spill: SpillOutcome): string {
   const head = `[Showing ${shown} of ${total} ${noun}.`
-  if ('saved' in spill) return `${head} The complete result is saved at ${showPath(spill.saved.locator)}. ${spill.saved.retrievalHint}]`
+  if ('saved' in spill)
+    return `${head} The complete result is saved at ${showPath(spill.saved.locator)}. ${spill.saved.retrievalHint}]`
   return `${head} The complete result could not be saved (${spill.unsaved}). To see the rest, ${NARROW[tool]}.]`
 }
 
@@ -45,20 +45,31 @@ const NOTE_LINES = 3
 /** ripgrep exited 2 but found something: what it could not read, briefly. */
 export function partialNote(stderr: string): string {
   const lines = stderrLines(stderr)
-  const shown = lines.slice(0, NOTE_LINES).map((line) => clip(line, QUOTE_MAX_BYTES)).join('; ')
+  const shown = lines
+    .slice(0, NOTE_LINES)
+    .map((line) => clip(line, QUOTE_MAX_BYTES))
+    .join('; ')
   const more = lines.length > NOTE_LINES ? ` (and ${lines.length - NOTE_LINES} more)` : ''
   return `[Some paths could not be searched, so the results may be incomplete: ${shown || 'ripgrep gave no reason'}${more}]`
 }
 
 function stderrLines(stderr: string): string[] {
-  return stderr.split('\n').map((line) => escapeControl(line.trimEnd(), { keepTab: true })).filter((line) => line !== '')
+  return stderr
+    .split('\n')
+    .map((line) => escapeControl(line.trimEnd(), { keepTab: true }))
+    .filter((line) => line !== '')
 }
 
 const STDERR_MAX_BYTES = 2000
 
 /** ripgrep's stderr for an error message: its own line breaks kept, nothing else raw, bounded. */
 function stderrText(stderr: string): string {
-  return clip(stderrLines(stderr).map((line) => clip(line, QUOTE_MAX_BYTES)).join('\n'), STDERR_MAX_BYTES)
+  return clip(
+    stderrLines(stderr)
+      .map((line) => clip(line, QUOTE_MAX_BYTES))
+      .join('\n'),
+    STDERR_MAX_BYTES,
+  )
 }
 
 export function launchFailedMessage(tool: ToolName, binary: string, cause: string): string {
@@ -71,7 +82,8 @@ export function abortedMessage(tool: ToolName): string {
 
 /** The complete result passed the bound on what a saved result may hold on disk (savedResultMaxBytes). */
 export function savedOverflowMessage(tool: ToolName, maxBytes: number, found: number): string {
-  const what = tool === 'grep' ? `after ${found} matching lines its complete result` : `after ${found} files its complete list`
+  const what =
+    tool === 'grep' ? `after ${found} matching lines its complete result` : `after ${found} files its complete list`
   return `${tool} search stopped: ${what} passed ${maxBytes} bytes, the most a saved result may hold (savedResultMaxBytes). To ${tool === 'grep' ? 'search' : 'list'} less, ${NARROW[tool]}.`
 }
 
@@ -132,7 +144,8 @@ const METACHARACTERS = /[()[\]{}+*?|^$.]/g
  */
 function escapeHint(pattern: string, reason: string): string {
   if (!reason.startsWith('regex parse error')) return ''
-  if (/(?:^|[^\\])(?:\\\\)*\\$/.test(pattern)) return '. The pattern ends with a lone backslash, which escapes nothing: write \\\\ to match a backslash'
+  if (/(?:^|[^\\])(?:\\\\)*\\$/.test(pattern))
+    return '. The pattern ends with a lone backslash, which escapes nothing: write \\\\ to match a backslash'
   const char = UNESCAPED.find(([kind]) => kind.test(reason))?.[1](pattern)
   if (char === undefined) return ''
   if (pattern.includes('\\')) return `. To match ${char} literally, escape it with a backslash: \\${char}`
@@ -141,10 +154,17 @@ function escapeHint(pattern: string, reason: string): string {
 
 function patternReason(stderr: string): string {
   const lines = stderrLines(stderr)
-  const kind = lines.find((line) => line.startsWith('rg: '))?.slice(4).replace(/:$/, '') ?? 'ripgrep rejected it'
+  const kind =
+    lines
+      .find((line) => line.startsWith('rg: '))
+      ?.slice(4)
+      .replace(/:$/, '') ?? 'ripgrep rejected it'
   const reason = lines.find((line) => line.startsWith('error: '))?.slice(7)
-  if (/error building NFA|exceeds size limit/.test(kind)) return `${clip(kind, QUOTE_MAX_BYTES)} (the regex is too large or repeats too much to compile; simplify it)`
-  return reason === undefined ? clip(kind, QUOTE_MAX_BYTES) : `${clip(kind, QUOTE_MAX_BYTES)}: ${clip(reason, QUOTE_MAX_BYTES)}`
+  if (/error building NFA|exceeds size limit/.test(kind))
+    return `${clip(kind, QUOTE_MAX_BYTES)} (the regex is too large or repeats too much to compile; simplify it)`
+  return reason === undefined
+    ? clip(kind, QUOTE_MAX_BYTES)
+    : `${clip(kind, QUOTE_MAX_BYTES)}: ${clip(reason, QUOTE_MAX_BYTES)}`
 }
 
 export function missingPathMessage(tool: ToolName, path: string): string {

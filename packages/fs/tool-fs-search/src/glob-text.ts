@@ -8,7 +8,7 @@ export const GLOB_PROMPT_ID = 'tool:glob'
 export const GLOB_PROMPT_ORDER = 103
 
 export const GLOB_PROMPT = [
-  'To find files by name or path pattern, use this server\'s glob tool rather than shell commands such as find or ls.',
+  "To find files by name or path pattern, use this server's glob tool rather than shell commands such as find or ls.",
   'glob lists hidden files and files ignored by .gitignore too; only the contents of version-control directories (.git, .svn, .hg, .bzr, .jj, .sl) are never listed.',
 ].join('\n')
 
@@ -22,10 +22,22 @@ export function globDescription(caps: { maxResults: number; maxResultBytes: numb
   ].join(' ')
 }
 
-export const GlobParameters = Type.Object({
-  pattern: Type.String({ minLength: 1, description: 'Glob pattern matched against file paths below path, e.g. "**/*.{ts,tsx}".' }),
-  path: Type.Optional(Type.String({ minLength: 1, description: 'Directory to search in, absolute or relative to the working directory. Default: the working directory.' })),
-}, { additionalProperties: false })
+export const GlobParameters = Type.Object(
+  {
+    pattern: Type.String({
+      minLength: 1,
+      description: 'Glob pattern matched against file paths below path, e.g. "**/*.{ts,tsx}".',
+    }),
+    path: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          'Directory to search in, absolute or relative to the working directory. Default: the working directory.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
 export type GlobArgs = Static<typeof GlobParameters>
 
 export interface GlobCaps {
@@ -38,7 +50,10 @@ export const NO_FILES = 'No files found'
 
 function notes(value: GlobValue): string[] {
   const out: string[] = []
-  if (value.insideVcs) out.push(`[${showPath(value.insideVcs.root)} is inside a ${value.insideVcs.dir} directory, whose contents glob never lists]`)
+  if (value.insideVcs)
+    out.push(
+      `[${showPath(value.insideVcs.root)} is inside a ${value.insideVcs.dir} directory, whose contents glob never lists]`,
+    )
   if (value.stoppedAfterMs !== undefined) out.push(stoppedNote('glob', value.stoppedAfterMs))
   if (value.warning !== undefined) out.push(partialNote(value.warning))
   return out

@@ -17,11 +17,17 @@ import type { GlobValue } from './values.ts'
 const WALKERS = globThreads(availableParallelism())
 
 /** `glob`: every file below `path` whose path matches `pattern`, newest modification first, ties in path order. */
-export async function glob(services: SearchServices, args: GlobArgs, exec: ToolExecution): Promise<ToolOutput<GlobValue>> {
+export async function glob(
+  services: SearchServices,
+  args: GlobArgs,
+  exec: ToolExecution,
+): Promise<ToolOutput<GlobValue>> {
   const { config } = services
   if (args.path?.includes('\0')) throw invalidArgs(nulInPathMessage('glob'))
   if (args.pattern.includes('\0')) {
-    throw new SearchError('invalid glob pattern: a file name cannot contain a NUL byte', { code: SearchErrorCode.SEARCH_INVALID_PATTERN })
+    throw new SearchError('invalid glob pattern: a file name cannot contain a NUL byte', {
+      code: SearchErrorCode.SEARCH_INVALID_PATTERN,
+    })
   }
   const root = resolveRoot(sessionCwd(exec), args.path)
   const binary = await services.locator.path('glob')
@@ -34,19 +40,32 @@ export async function glob(services: SearchServices, args: GlobArgs, exec: ToolE
   }
 }
 
-async function globOpened(services: SearchServices, args: GlobArgs, exec: ToolExecution, root: SearchRoot, opened: OpenedRoot, binary: string): Promise<ToolOutput<GlobValue>> {
+async function globOpened(
+  services: SearchServices,
+  args: GlobArgs,
+  exec: ToolExecution,
+  root: SearchRoot,
+  opened: OpenedRoot,
+  binary: string,
+): Promise<ToolOutput<GlobValue>> {
   const { config } = services
   if (!opened.directory) {
-    throw invalidArgs(`glob path must be a directory, but ${errorPath(root.display)} is not one: pass the directory that holds it, or read the file with read`)
+    throw invalidArgs(
+      `glob path must be a directory, but ${errorPath(root.display)} is not one: pass the directory that holds it, or read the file with read`,
+    )
   }
   const normal = normalizeGlob(args.pattern, root.absolute)
   if ('problem' in normal) throw invalidArgs(`glob pattern "${quoteArg(args.pattern)}" is ${normal.problem}`)
   const passed = argRoom('--glob=', normal.pattern)
   if (passed.bytes > passed.room) {
-    throw new SearchError(`invalid glob pattern: it is ${passed.bytes} bytes long, but ripgrep takes at most ${passed.room} bytes of glob (one program argument); use a shorter pattern`, { code: SearchErrorCode.SEARCH_INVALID_PATTERN })
+    throw new SearchError(
+      `invalid glob pattern: it is ${passed.bytes} bytes long, but ripgrep takes at most ${passed.room} bytes of glob (one program argument); use a shorter pattern`,
+      { code: SearchErrorCode.SEARCH_INVALID_PATTERN },
+    )
   }
   const vcs = enclosingVcsDir(root.absolute)
-  if (vcs) return finish(services, exec, { paths: [], total: 0, insideVcs: { root: root.display, dir: vcs } }, undefined)
+  if (vcs)
+    return finish(services, exec, { paths: [], total: 0, insideVcs: { root: root.display, dir: vcs } }, undefined)
 
   // Each file is stat'ed as soon as ripgrep lists it, while ripgrep walks on (see modificationTime). What is kept per
   // file is its path below the root, in one buffer, and its time, in a typed column: no object per file.
@@ -59,11 +78,24 @@ async function globOpened(services: SearchServices, args: GlobArgs, exec: ToolEx
   // Until a chunk holds a byte over 0x7f, every name is ASCII and needs no conversion (the common case).
   let ascii = isAscii(root.bytes)
   const splitter = new RecordSplitter(0x00, (bytes, start, end) => {
-    if (end - start < prefix || bytes.toString('latin1', start, start + rootKey.length) !== rootKey || (prefix > rootKey.length && bytes[start + rootKey.length] !== 0x2f)) {
+    if (
+      end - start < prefix ||
+      bytes.toString('latin1', start, start + rootKey.length) !== rootKey ||
+      (prefix > rootKey.length && bytes[start + rootKey.length] !== 0x2f)
+    ) {
       throw new MalformedOutput(`a path outside the search root: ${decodeKey(bytes.toString('latin1', start, end))}`)
     }
     const below = start + searched.length
-    listing.add(bytes, start + prefix, end, modificationTime(ascii ? opened.statBase + bytes.toString('latin1', below, end) : Buffer.concat([statBase, bytes.subarray(below, end)])))
+    listing.add(
+      bytes,
+      start + prefix,
+      end,
+      modificationTime(
+        ascii
+          ? opened.statBase + bytes.toString('latin1', below, end)
+          : Buffer.concat([statBase, bytes.subarray(below, end)]),
+      ),
+    )
   })
   // Within the budget the call really has: a timeout policy may give a shorter one than the tool's own.
   const deadlineMs = searchDeadline(exec.budgetMs ?? config.timeoutMs)
@@ -81,25 +113,44 @@ async function globOpened(services: SearchServices, args: GlobArgs, exec: ToolEx
     onOutput: (chunk) => {
       if (ascii && !isAscii(chunk)) ascii = false
       splitter.push(chunk)
-      if (splitter.pendingLength > config.rawOutputMaxBytes) throw new SearchError(recordOverflowMessage('glob', config.rawOutputMaxBytes), { code: SearchErrorCode.SEARCH_RAW_OUTPUT_OVERFLOW })
+      if (splitter.pendingLength > config.rawOutputMaxBytes)
+        throw new SearchError(recordOverflowMessage('glob', config.rawOutputMaxBytes), {
+          code: SearchErrorCode.SEARCH_RAW_OUTPUT_OVERFLOW,
+        })
       // What the saved list would hold: the paths, each with the root's display and a newline.
       const saved = listing.bytes + listing.length * (Buffer.byteLength(root.display) + 2)
-      if (saved > config.savedResultMaxBytes) throw new SearchError(savedOverflowMessage('glob', config.savedResultMaxBytes, listing.length), { code: SearchErrorCode.SEARCH_RAW_OUTPUT_OVERFLOW })
+      if (saved > config.savedResultMaxBytes)
+        throw new SearchError(savedOverflowMessage('glob', config.savedResultMaxBytes, listing.length), {
+          code: SearchErrorCode.SEARCH_RAW_OUTPUT_OVERFLOW,
+        })
     },
   })
   if (!run.stoppedAtDeadline) endRecords('glob', splitter)
-  const outcome = judgeExit('glob', { ...run, stderr: opened.stderr(run.stderr) }, listing.length, { pattern: args.pattern, walked: root.absolute })
+  const outcome = judgeExit('glob', { ...run, stderr: opened.stderr(run.stderr) }, listing.length, {
+    pattern: args.pattern,
+    walked: root.absolute,
+  })
   const order = listing.newestFirst()
   const shown = (index: number): string => joinDisplay(root.display, listing.display(index, ascii))
-  return finish(services, exec, {
-    paths: Array.from(order.subarray(0, config.globMaxResults), shown),
-    total: order.length,
-    ...(outcome.warning === undefined ? {} : { warning: outcome.warning }),
-    ...(outcome.stopped ? { stoppedAfterMs: deadlineMs } : {}),
-  }, { order, shown })
+  return finish(
+    services,
+    exec,
+    {
+      paths: Array.from(order.subarray(0, config.globMaxResults), shown),
+      total: order.length,
+      ...(outcome.warning === undefined ? {} : { warning: outcome.warning }),
+      ...(outcome.stopped ? { stoppedAfterMs: deadlineMs } : {}),
+    },
+    { order, shown },
+  )
 }
 
-function finish(services: SearchServices, exec: ToolExecution, value: GlobValue, all: { order: Uint32Array; shown: (index: number) => string } | undefined): Promise<ToolOutput<GlobValue>> {
+function finish(
+  services: SearchServices,
+  exec: ToolExecution,
+  value: GlobValue,
+  all: { order: Uint32Array; shown: (index: number) => string } | undefined,
+): Promise<ToolOutput<GlobValue>> {
   const caps = { maxResults: services.config.globMaxResults, maxBytes: services.config.maxResultBytes }
   return deliver(services, exec, value, {
     fileName: 'glob-results.txt',
@@ -160,7 +211,8 @@ class Listing {
     const times = this.times.values()
     const distinct = uniqueSorted(times.slice().sort())
     // Rank 0 is the newest time; Infinity (no time) sorts last ascending and stays last.
-    const finite = distinct.length > 0 && distinct[distinct.length - 1] === Infinity ? distinct.length - 1 : distinct.length
+    const finite =
+      distinct.length > 0 && distinct[distinct.length - 1] === Infinity ? distinct.length - 1 : distinct.length
     const rankOf = (time: number): number => {
       if (time === Infinity) return finite
       let lo = 0
@@ -196,7 +248,8 @@ class Listing {
 /** The distinct values of an ascending array. */
 function uniqueSorted(sorted: Float64Array): Float64Array {
   let kept = 0
-  for (let i = 0; i < sorted.length; i++) if (i === 0 || sorted[i] !== sorted[kept - 1]) sorted[kept++] = sorted[i] as number
+  for (let i = 0; i < sorted.length; i++)
+    if (i === 0 || sorted[i] !== sorted[kept - 1]) sorted[kept++] = sorted[i] as number
   return sorted.subarray(0, kept)
 }
 

@@ -125,7 +125,8 @@ class SavedRows {
     if (this.chunk === undefined || this.used + 3 * row.length > this.chunk.length) {
       if (this.used > 0) this.flush()
       if (this.failure !== undefined) return
-      if (this.chunk === undefined || 3 * row.length > this.chunk.length) this.chunk = Buffer.allocUnsafe(Math.max(this.chunkBytes, 3 * row.length))
+      if (this.chunk === undefined || 3 * row.length > this.chunk.length)
+        this.chunk = Buffer.allocUnsafe(Math.max(this.chunkBytes, 3 * row.length))
     }
     // A run begins with its first row: after a file is named, or when a chunk was written in the middle of a file.
     if (this.run === -1) {
@@ -163,7 +164,8 @@ class SavedRows {
     }
     try {
       this.fd ??= openTemporary()
-      for (let done = 0; done < data.length;) done += writeSync(this.fd, data, done, data.length - done, this.written + done)
+      for (let done = 0; done < data.length; )
+        done += writeSync(this.fd, data, done, data.length - done, this.written + done)
     } catch (error) {
       this.failure = (error as Error)?.message ?? String(error)
       this.close()
@@ -195,8 +197,15 @@ class SavedRows {
     if (this.failure !== undefined) throw new Error(this.failure)
     const total = this.keys.length
     const order = identity(total)
-    this.keys.sortInPathOrder(order, 0, total, (a, b) => this.firstLines.at(a) - this.firstLines.at(b) || this.offsets.at(a) - this.offsets.at(b))
-    const readers = this.chunkStarts.map((start) => new ForwardReader(this.fd as number, start, Math.min(partBytes, 1 << 16)))
+    this.keys.sortInPathOrder(
+      order,
+      0,
+      total,
+      (a, b) => this.firstLines.at(a) - this.firstLines.at(b) || this.offsets.at(a) - this.offsets.at(b),
+    )
+    const readers = this.chunkStarts.map(
+      (start) => new ForwardReader(this.fd as number, start, Math.min(partBytes, 1 << 16)),
+    )
     const chunkOf = (entry: number): number => {
       let lo = 0
       let hi = this.chunkEnds.length - 1
@@ -256,7 +265,11 @@ class ForwardReader {
   private start = 0
   private length = 0
 
-  constructor(private readonly fd: number, private position: number, size: number) {
+  constructor(
+    private readonly fd: number,
+    private position: number,
+    size: number,
+  ) {
     this.buffer = Buffer.allocUnsafe(size)
   }
 

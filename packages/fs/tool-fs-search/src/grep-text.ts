@@ -3,14 +3,23 @@ import type { ArgumentAliases } from '@deepseek-ai/dsh-tools'
 // The builders one by one, not the `Type` object: the bundle then keeps only these (docs/decisions/2026-12-01-start-up-schemas.md).
 import * as Type from '@sinclair/typebox'
 import { cutUtf8, escapeControl, TRUNCATED_MARK } from '@deepseek-ai/dsh-text'
-import { capFooter, partialNote, quoteArg, showPath, stoppedNote, trailerBytes, utf8Bytes, withinBudget } from './common-text.ts'
+import {
+  capFooter,
+  partialNote,
+  quoteArg,
+  showPath,
+  stoppedNote,
+  trailerBytes,
+  utf8Bytes,
+  withinBudget,
+} from './common-text.ts'
 import type { GrepLineValue, GrepValue, Page } from './values.ts'
 
 export const GREP_PROMPT_ID = 'tool:grep'
 export const GREP_PROMPT_ORDER = 104
 
 export const GREP_PROMPT = [
-  'To search file contents, use this server\'s grep tool rather than shell commands such as grep or rg.',
+  "To search file contents, use this server's grep tool rather than shell commands such as grep or rg.",
   'Its "Line N:" numbers are line numbers in the file: read a matched file (offset near N) to see the surrounding code.',
 ].join('\n')
 
@@ -23,11 +32,29 @@ export function grepDescription(caps: { maxMatches: number; maxLineBytes: number
   ].join(' ')
 }
 
-export const GrepParameters = Type.Object({
-  pattern: Type.String({ minLength: 1, description: 'Regular expression to search for (Rust regex syntax), e.g. "class\\s+\\w+Error".' }),
-  path: Type.Optional(Type.String({ minLength: 1, description: 'File or directory to search, absolute or relative to the working directory. Default: the working directory.' })),
-  include: Type.Optional(Type.String({ minLength: 1, description: 'Only search files matching this one glob, e.g. "*.ts" or "*.{ts,tsx}". Not a comma list, not a "!" negation.' })),
-}, { additionalProperties: false })
+export const GrepParameters = Type.Object(
+  {
+    pattern: Type.String({
+      minLength: 1,
+      description: 'Regular expression to search for (Rust regex syntax), e.g. "class\\s+\\w+Error".',
+    }),
+    path: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          'File or directory to search, absolute or relative to the working directory. Default: the working directory.',
+      }),
+    ),
+    include: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          'Only search files matching this one glob, e.g. "*.ts" or "*.{ts,tsx}". Not a comma list, not a "!" negation.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
 export type GrepArgs = Static<typeof GrepParameters>
 
 const CASE_HINT = 'there is no case-insensitive flag: start the pattern with (?i) instead, e.g. "(?i)todo"'
@@ -37,8 +64,12 @@ export const GREP_ALIASES = {
   '-i': { hint: CASE_HINT },
   case_insensitive: { hint: CASE_HINT },
   glob: 'include',
-  output_mode: { hint: 'grep always prints each matching line under its file ("Line N: text"); for the names of the files alone, use the paths it prints, or glob' },
-  head_limit: { hint: 'there is no result limit to pass: the first page is shown and the complete result is saved, to page through with read' },
+  output_mode: {
+    hint: 'grep always prints each matching line under its file ("Line N: text"); for the names of the files alone, use the paths it prints, or glob',
+  },
+  head_limit: {
+    hint: 'there is no result limit to pass: the first page is shown and the complete result is saved, to page through with read',
+  },
 } as const satisfies ArgumentAliases
 
 export interface GrepCaps {
@@ -62,7 +93,9 @@ export function foundHeader(shown: number, total: number): string {
 }
 
 function previewText(line: GrepLineValue): string {
-  return line.preview === null ? NOT_UTF8 : escapeControl(line.preview, { keepTab: true }) + (line.truncated ? TRUNCATED_MARK : '')
+  return line.preview === null
+    ? NOT_UTF8
+    : escapeControl(line.preview, { keepTab: true }) + (line.truncated ? TRUNCATED_MARK : '')
 }
 
 export function lineRow(line: GrepLineValue): string {
@@ -81,7 +114,10 @@ const ESCAPABLE = /[()[\]{}+*?|^$.]/g
 export function literalHint(pattern: string): string | undefined {
   if (pattern.includes('\\') || !SPECIAL.test(pattern)) return undefined
   const special = [...new Set(pattern.match(ESCAPABLE))]
-  const what = special.length === 1 ? `${special[0]} is a special character, not literal text. To match it literally, escape it` : `${special.join(' ')} are special characters, not literal text. To match them literally, escape each`
+  const what =
+    special.length === 1
+      ? `${special[0]} is a special character, not literal text. To match it literally, escape it`
+      : `${special.join(' ')} are special characters, not literal text. To match them literally, escape each`
   return `[The pattern is a regular expression, in which ${what} with a backslash: ${quoteArg(pattern.replace(ESCAPABLE, '\\$&'))}]`
 }
 
@@ -101,7 +137,11 @@ function notes(value: GrepValue): string[] {
 export function wholeGrep(value: GrepValue, caps: GrepCaps): string | undefined {
   if (value.total === 0) return withinBudget([NO_MATCHES, ...notes(value)].join('\n\n'), caps.maxBytes)
   if (value.total > caps.maxMatches) return undefined
-  const whole = [foundHeader(value.total, value.total), ...value.files.map((file) => `${showPath(file.path)}\n${file.lines.map(lineRow).join('\n')}`), ...notes(value)].join('\n\n')
+  const whole = [
+    foundHeader(value.total, value.total),
+    ...value.files.map((file) => `${showPath(file.path)}\n${file.lines.map(lineRow).join('\n')}`),
+    ...notes(value),
+  ].join('\n\n')
   return utf8Bytes(whole) <= caps.maxBytes ? whole : undefined
 }
 
@@ -116,7 +156,10 @@ export function pageGrep(value: GrepValue, caps: GrepCaps): Page {
   const spill = value.spill ?? { unsaved: 'it was not offered to a store' }
   // Header and footer at their widest (the shown count has no more digits than the total).
   const footer = (shown: number) => capFooter('grep', shown, value.total, 'matches', spill)
-  let room = caps.maxBytes - utf8Bytes(`Found ${value.total} of ${value.total} matches`) - trailerBytes([footer(value.total), ...after])
+  let room =
+    caps.maxBytes -
+    utf8Bytes(`Found ${value.total} of ${value.total} matches`) -
+    trailerBytes([footer(value.total), ...after])
   const groups: string[] = []
   let shown = 0
   for (const file of value.files) {
@@ -158,7 +201,10 @@ function fitRow(line: GrepLineValue, room: number): string | undefined {
 export function savedHeader(value: GrepValue): string {
   const { pattern, path, include } = value.query
   const where = `${include === undefined ? '' : ` include "${quoteArg(include)}"`} in ${quoteArg(showPath(path))}`
-  const incomplete = value.stoppedAfterMs !== undefined || value.warning !== undefined ? ' (incomplete: see the notes of the call\'s result)' : ''
+  const incomplete =
+    value.stoppedAfterMs !== undefined || value.warning !== undefined
+      ? " (incomplete: see the notes of the call's result)"
+      : ''
   const lines = value.total === 1 ? '1 matching line' : `${value.total} matching lines`
   return `[grep "${quoteArg(pattern)}"${where}: ${lines}${incomplete}, one per line as <path>:<line>: <text>]`
 }

@@ -17,7 +17,11 @@ import type { GrepValue } from './values.ts'
 const CHUNK_BYTES = 4 * 1024 * 1024
 
 /** `grep`: every line matching `pattern` below `path`, grouped by file in path order, lines ascending. */
-export async function grep(services: SearchServices, args: GrepArgs, exec: ToolExecution): Promise<ToolOutput<GrepValue>> {
+export async function grep(
+  services: SearchServices,
+  args: GrepArgs,
+  exec: ToolExecution,
+): Promise<ToolOutput<GrepValue>> {
   const { config } = services
   checkArgs(args)
   const root = resolveRoot(sessionCwd(exec), args.path)
@@ -31,7 +35,13 @@ export async function grep(services: SearchServices, args: GrepArgs, exec: ToolE
   }
 }
 
-async function grepOpened(services: SearchServices, args: GrepArgs, exec: ToolExecution, root: SearchRoot, opened: OpenedRoot): Promise<ToolOutput<GrepValue>> {
+async function grepOpened(
+  services: SearchServices,
+  args: GrepArgs,
+  exec: ToolExecution,
+  root: SearchRoot,
+  opened: OpenedRoot,
+): Promise<ToolOutput<GrepValue>> {
   const { config } = services
   const { directory } = opened
   // ripgrep matches an include glob that contains "/" relative to its working directory: the root, or its directory.
@@ -55,9 +65,19 @@ async function grepOpened(services: SearchServices, args: GrepArgs, exec: ToolEx
     const hostile = await hostileIgnoreFiles(root.absolute)
     const first = hostile[0]
     if (first === undefined) throw error
-    if (!first.skippable) throw new SearchError(ignoreFileMessage(first, sessionCwd(exec)), { code: SearchErrorCode.SEARCH_FAILED, cause: error })
+    if (!first.skippable)
+      throw new SearchError(ignoreFileMessage(first, sessionCwd(exec)), {
+        code: SearchErrorCode.SEARCH_FAILED,
+        cause: error,
+      })
     skipped = hostile.map((file) => `${displayPath(sessionCwd(exec), file.path) || '.'} (${file.why})`)
-    found = await searchOnce(services, args, exec, { ...search, deadlineMs: Math.max(1, deadlineMs - (Date.now() - started)) }, true)
+    found = await searchOnce(
+      services,
+      args,
+      exec,
+      { ...search, deadlineMs: Math.max(1, deadlineMs - (Date.now() - started)) },
+      true,
+    )
   }
   using results = found.results
   const { outcome } = found
@@ -67,7 +87,11 @@ async function grepOpened(services: SearchServices, args: GrepArgs, exec: ToolEx
     literalMatches = await matchesLiterally(services, args, exec, search, deadlineMs - (Date.now() - started))
   }
   const value: GrepValue = {
-    query: { pattern: args.pattern, path: root.display, ...(args.include === undefined ? {} : { include: args.include }) },
+    query: {
+      pattern: args.pattern,
+      path: root.display,
+      ...(args.include === undefined ? {} : { include: args.include }),
+    },
     files: results.files(),
     total: results.total,
     ...(literalMatches === undefined ? {} : { literalMatches }),
@@ -105,12 +129,21 @@ interface Search {
 }
 
 /** One run of ripgrep, its records read into a GrepResults (which the caller disposes). */
-async function searchOnce(services: SearchServices, args: GrepArgs, exec: ToolExecution, search: Search, noIgnoreDot: boolean): Promise<Found> {
+async function searchOnce(
+  services: SearchServices,
+  args: GrepArgs,
+  exec: ToolExecution,
+  search: Search,
+  noIgnoreDot: boolean,
+): Promise<Found> {
   const { config } = services
   const { root, opened, include, deadlineMs } = search
   // Saved rows go to disk a chunk at a time: what is held is a chunk, the first page, and a path and a few numbers
   // per matching file.
-  const results = new GrepResults(config.grepMaxMatches, search.keepRows ? Math.min(CHUNK_BYTES, config.rawOutputMaxBytes) : undefined)
+  const results = new GrepResults(
+    config.grepMaxMatches,
+    search.keepRows ? Math.min(CHUNK_BYTES, config.rawOutputMaxBytes) : undefined,
+  )
   try {
     const collector = new GrepCollector(opened.searched, config.grepMaxLineBytes, results)
     const splitter = new RecordSplitter(0x0a, collector.record)
@@ -126,12 +159,21 @@ async function searchOnce(services: SearchServices, args: GrepArgs, exec: ToolEx
       memoryLimitBytes: config.rgMaxMemoryBytes > 0 ? config.rgMaxMemoryBytes : undefined,
       onOutput: (chunk) => {
         splitter.push(chunk)
-        if (splitter.pendingLength > config.rawOutputMaxBytes) throw new SearchError(recordOverflowMessage('grep', config.rawOutputMaxBytes), { code: SearchErrorCode.SEARCH_RAW_OUTPUT_OVERFLOW })
-        if (results.savedBytes > config.savedResultMaxBytes) throw new SearchError(savedOverflowMessage('grep', config.savedResultMaxBytes, results.total), { code: SearchErrorCode.SEARCH_RAW_OUTPUT_OVERFLOW })
+        if (splitter.pendingLength > config.rawOutputMaxBytes)
+          throw new SearchError(recordOverflowMessage('grep', config.rawOutputMaxBytes), {
+            code: SearchErrorCode.SEARCH_RAW_OUTPUT_OVERFLOW,
+          })
+        if (results.savedBytes > config.savedResultMaxBytes)
+          throw new SearchError(savedOverflowMessage('grep', config.savedResultMaxBytes, results.total), {
+            code: SearchErrorCode.SEARCH_RAW_OUTPUT_OVERFLOW,
+          })
       },
     })
     if (!run.stoppedAtDeadline) endRecords('grep', splitter)
-    const outcome = judgeExit('grep', { ...run, stderr: opened.stderr(run.stderr) }, results.total, { pattern: args.pattern, ...(opened.directory ? { walked: root.absolute } : {}) })
+    const outcome = judgeExit('grep', { ...run, stderr: opened.stderr(run.stderr) }, results.total, {
+      pattern: args.pattern,
+      ...(opened.directory ? { walked: root.absolute } : {}),
+    })
     return { results, outcome }
   } catch (error) {
     results[Symbol.dispose]()
@@ -144,7 +186,13 @@ async function searchOnce(services: SearchServices, args: GrepArgs, exec: ToolEx
  * the files searched: only then does the no-match hint about metacharacters help. Bounded by what is left of the
  * call's time and by the same memory watch; any failure means no hint.
  */
-async function matchesLiterally(services: SearchServices, args: GrepArgs, exec: ToolExecution, search: Search, leftMs: number): Promise<boolean | undefined> {
+async function matchesLiterally(
+  services: SearchServices,
+  args: GrepArgs,
+  exec: ToolExecution,
+  search: Search,
+  leftMs: number,
+): Promise<boolean | undefined> {
   if (leftMs < 1) return undefined
   const { config } = services
   try {
@@ -169,25 +217,37 @@ async function matchesLiterally(services: SearchServices, args: GrepArgs, exec: 
 
 function checkArgs(args: GrepArgs): void {
   if (args.pattern.includes('\n')) {
-    throw new SearchError('invalid grep pattern: it contains a line break, but grep matches one line at a time; search for a single line of the text', { code: SearchErrorCode.SEARCH_INVALID_PATTERN })
+    throw new SearchError(
+      'invalid grep pattern: it contains a line break, but grep matches one line at a time; search for a single line of the text',
+      { code: SearchErrorCode.SEARCH_INVALID_PATTERN },
+    )
   }
   if (args.pattern.includes('\0')) {
-    throw new SearchError('invalid grep pattern: it contains a NUL byte; write \\x00 to match one', { code: SearchErrorCode.SEARCH_INVALID_PATTERN })
+    throw new SearchError('invalid grep pattern: it contains a NUL byte; write \\x00 to match one', {
+      code: SearchErrorCode.SEARCH_INVALID_PATTERN,
+    })
   }
   const pattern = argRoom('--regexp=', args.pattern)
   if (pattern.bytes > pattern.room) {
-    throw new SearchError(`invalid grep pattern: it is ${pattern.bytes} bytes long, but ripgrep takes at most ${pattern.room} bytes of pattern (one program argument); search for a shorter, distinctive part of it`, { code: SearchErrorCode.SEARCH_INVALID_PATTERN })
+    throw new SearchError(
+      `invalid grep pattern: it is ${pattern.bytes} bytes long, but ripgrep takes at most ${pattern.room} bytes of pattern (one program argument); search for a shorter, distinctive part of it`,
+      { code: SearchErrorCode.SEARCH_INVALID_PATTERN },
+    )
   }
   if (args.path?.includes('\0')) throw invalidArgs(nulInPathMessage('grep'))
   if (args.include !== undefined) {
     if (args.include.includes('\0')) throw invalidArgs('include must not contain a NUL byte')
     const include = argRoom('--glob=', args.include)
     if (include.bytes > include.room) {
-      throw invalidArgs(`include is ${include.bytes} bytes long, but ripgrep takes at most ${include.room} bytes of glob (one program argument): use a shorter glob`)
+      throw invalidArgs(
+        `include is ${include.bytes} bytes long, but ripgrep takes at most ${include.room} bytes of glob (one program argument): use a shorter glob`,
+      )
     }
     const problem = includeProblem(args.include)
     if (problem) {
-      throw invalidArgs(`include must be ONE positive glob, not ${problem} ("${quoteArg(args.include)}"): use braces for alternatives, e.g. "*.{ts,tsx}"; to leave files out, choose a narrower path or pattern`)
+      throw invalidArgs(
+        `include must be ONE positive glob, not ${problem} ("${quoteArg(args.include)}"): use braces for alternatives, e.g. "*.{ts,tsx}"; to leave files out, choose a narrower path or pattern`,
+      )
     }
   }
 }

@@ -49,8 +49,10 @@ export async function hostileIgnoreFiles(root: string): Promise<HostileIgnoreFil
       continue
     }
     for (const entry of entries) {
-      if (entry.isDirectory() && !(VCS_DIRS as readonly string[]).includes(entry.name)) queue.push(join(dir, entry.name))
-      else if ((IGNORE_NAMES as readonly string[]).includes(entry.name)) await judge(join(dir, entry.name), entry.name, found)
+      if (entry.isDirectory() && !(VCS_DIRS as readonly string[]).includes(entry.name))
+        queue.push(join(dir, entry.name))
+      else if ((IGNORE_NAMES as readonly string[]).includes(entry.name))
+        await judge(join(dir, entry.name), entry.name, found)
     }
   }
   for (let dir = dirname(root); ; dir = dirname(dir)) {
@@ -71,7 +73,17 @@ async function judge(path: string, name: string, found: HostileIgnoreFile[]): Pr
     return
   }
   if (!target.isFile()) {
-    const kind = target.isCharacterDevice() ? 'a character device' : target.isBlockDevice() ? 'a block device' : target.isFIFO() ? 'a FIFO (named pipe)' : target.isSocket() ? 'a socket' : target.isDirectory() ? 'a directory' : 'not a regular file'
+    const kind = target.isCharacterDevice()
+      ? 'a character device'
+      : target.isBlockDevice()
+        ? 'a block device'
+        : target.isFIFO()
+          ? 'a FIFO (named pipe)'
+          : target.isSocket()
+            ? 'a socket'
+            : target.isDirectory()
+              ? 'a directory'
+              : 'not a regular file'
     const link = own.isSymbolicLink() ? `a symbolic link to ${await readlink(path).catch(() => '?')}, ` : ''
     found.push({ path, why: `not a regular file: ${link}${kind}`, tooLarge: false, skippable })
   } else if (target.size > HUGE_IGNORE_BYTES) {

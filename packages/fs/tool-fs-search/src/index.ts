@@ -3,9 +3,24 @@ import type {} from '@deepseek-ai/dsh-system-prompt'
 import type {} from '@deepseek-ai/dsh-subprocess'
 import { Config } from './config.ts'
 import { glob } from './glob.ts'
-import { GLOB_PROMPT, GLOB_PROMPT_ID, GLOB_PROMPT_ORDER, type GlobArgs, GlobParameters, globDescription } from './glob-text.ts'
+import {
+  GLOB_PROMPT,
+  GLOB_PROMPT_ID,
+  GLOB_PROMPT_ORDER,
+  type GlobArgs,
+  GlobParameters,
+  globDescription,
+} from './glob-text.ts'
 import { grep } from './grep.ts'
-import { GREP_ALIASES, GREP_PROMPT, GREP_PROMPT_ID, GREP_PROMPT_ORDER, type GrepArgs, GrepParameters, grepDescription } from './grep-text.ts'
+import {
+  GREP_ALIASES,
+  GREP_PROMPT,
+  GREP_PROMPT_ID,
+  GREP_PROMPT_ORDER,
+  type GrepArgs,
+  GrepParameters,
+  grepDescription,
+} from './grep-text.ts'
 import { TrustedRipgrep } from './trusted-rg.ts'
 import type { SearchServices } from './search.ts'
 import type {} from '@deepseek-ai/dsh-spill'
@@ -26,7 +41,9 @@ export type { GlobValue, GrepFileValue, GrepLineValue, GrepValue, SpillOutcome }
 export function apply(ctx: Context, config: Config): void {
   const services: SearchServices = {
     config,
-    get subprocess() { return ctx.subprocess },
+    get subprocess() {
+      return ctx.subprocess
+    },
     spillStore: () => ctx.get('spillStore'),
     workspace: () => ctx.get('workspace'),
     locator: new TrustedRipgrep(config.rgPath, () => ctx.get('workspace') !== undefined),
@@ -45,7 +62,11 @@ export function apply(ctx: Context, config: Config): void {
     name: 'grep',
     title: 'Search file contents',
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-    description: grepDescription({ maxMatches: config.grepMaxMatches, maxLineBytes: config.grepMaxLineBytes, maxResultBytes: config.maxResultBytes }),
+    description: grepDescription({
+      maxMatches: config.grepMaxMatches,
+      maxLineBytes: config.grepMaxLineBytes,
+      maxResultBytes: config.maxResultBytes,
+    }),
     parameters: GrepParameters,
     aliases: GREP_ALIASES,
     timeoutMs: config.timeoutMs,

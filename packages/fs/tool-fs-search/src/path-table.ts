@@ -98,7 +98,11 @@ export class PathTable {
   /** Entry `index` as a latin1 key (see pathKey). */
   key(index: number): string {
     const start = this.offset.data[index] as number
-    return (this.blocks[this.block.data[index] as number] as Buffer).toString('latin1', start, start + (this.size.data[index] as number))
+    return (this.blocks[this.block.data[index] as number] as Buffer).toString(
+      'latin1',
+      start,
+      start + (this.size.data[index] as number),
+    )
   }
 
   /**
@@ -137,7 +141,7 @@ class Sorter {
 
   /** Path order of entries `a` and `b`, both known to share their first `d` bytes. */
   compare(a: number, b: number, d: number): number {
-    for (;; d++) {
+    for (; ; d++) {
       const x = this.rank(a, d)
       const y = this.rank(b, d)
       if (x !== y) return x - y
@@ -150,7 +154,8 @@ class Sorter {
     while (hi - lo > 1) {
       if (hi - lo <= SMALL) {
         for (let i = lo + 1; i < hi; i++) {
-          for (let j = i; j > lo && this.ordered(order[j - 1] as number, order[j] as number, d) > 0; j--) swap(order, j, j - 1)
+          for (let j = i; j > lo && this.ordered(order[j - 1] as number, order[j] as number, d) > 0; j--)
+            swap(order, j, j - 1)
         }
         return
       }

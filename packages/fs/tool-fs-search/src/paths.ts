@@ -27,7 +27,9 @@ export function displayPath(cwd: string, absolute: string): string {
 
 /** The first version-control directory among the root's own components, if the root is inside one. */
 export function enclosingVcsDir(absolute: string): string | undefined {
-  return absolute.split('/').find((part): part is (typeof VCS_DIRS)[number] => (VCS_DIRS as readonly string[]).includes(part))
+  return absolute
+    .split('/')
+    .find((part): part is (typeof VCS_DIRS)[number] => (VCS_DIRS as readonly string[]).includes(part))
 }
 
 /**
@@ -36,7 +38,8 @@ export function enclosingVcsDir(absolute: string): string | undefined {
  */
 export function relativeBytes(root: SearchRoot, printed: Buffer): Buffer | undefined {
   const prefix = root.bytes
-  if (printed.length < prefix.length || printed.compare(prefix, 0, prefix.length, 0, prefix.length) !== 0) return undefined
+  if (printed.length < prefix.length || printed.compare(prefix, 0, prefix.length, 0, prefix.length) !== 0)
+    return undefined
   if (printed.length === prefix.length) return printed.subarray(printed.length)
   if (printed[prefix.length] === 0x2f) return printed.subarray(prefix.length + 1)
   // Only the filesystem root ends with a separator itself.

@@ -15,7 +15,10 @@ export class RecordSplitter {
   private pending: Buffer[] = []
   private pendingBytes = 0
 
-  constructor(private readonly separator: 0x0a | 0x00, private readonly onRecord: RecordHandler) {}
+  constructor(
+    private readonly separator: 0x0a | 0x00,
+    private readonly onRecord: RecordHandler,
+  ) {}
 
   /** Bytes of the record still waiting for its separator. */
   get pendingLength(): number {
@@ -112,7 +115,10 @@ function bytesAt(bytes: Buffer, at: number, end: number, prefix: Buffer): boolea
 
 /** Where the body of `{"text":"…"}` in `bytes[start..end)` starts (it ends at `end - 2`), or -1 for another shape. */
 function textBody(bytes: Buffer, start: number, end: number): number {
-  return end - start >= TEXT_OPEN.length + 2 && bytesAt(bytes, start, end, TEXT_OPEN) && bytes[end - 2] === 0x22 && bytes[end - 1] === 0x7d
+  return end - start >= TEXT_OPEN.length + 2 &&
+    bytesAt(bytes, start, end, TEXT_OPEN) &&
+    bytes[end - 2] === 0x22 &&
+    bytes[end - 1] === 0x7d
     ? start + TEXT_OPEN.length
     : -1
 }
@@ -131,7 +137,11 @@ export class GrepCollector {
   private readonly rootKey: string
   total = 0
 
-  constructor(private readonly root: SearchRoot, private readonly maxLineBytes: number, private readonly sink: MatchSink) {
+  constructor(
+    private readonly root: SearchRoot,
+    private readonly maxLineBytes: number,
+    private readonly sink: MatchSink,
+  ) {
     this.rootKey = pathKey(root.bytes)
   }
 
@@ -140,17 +150,26 @@ export class GrepCollector {
     if (bytesAt(bytes, start, end, TYPE)) {
       const at = start + TYPE.length
       switch (bytes[at]) {
-        case 0x6d: if (bytesAt(bytes, start, end, MATCH)) return this.match(bytes, start, end); break
-        case 0x62: if (bytesAt(bytes, at, end, BEGIN)) return; break
-        case 0x65: if (bytesAt(bytes, at, end, END)) return; break
-        case 0x63: if (bytesAt(bytes, at, end, CONTEXT)) return; break
+        case 0x6d:
+          if (bytesAt(bytes, start, end, MATCH)) return this.match(bytes, start, end)
+          break
+        case 0x62:
+          if (bytesAt(bytes, at, end, BEGIN)) return
+          break
+        case 0x65:
+          if (bytesAt(bytes, at, end, END)) return
+          break
+        case 0x63:
+          if (bytesAt(bytes, at, end, CONTEXT)) return
+          break
       }
     }
     const text = bytes.toString('utf8', start, end)
     const value = parse(text)
     const type = (value as { type?: unknown } | null)?.type
     if (type === 'match') return this.matchValue(value)
-    if (typeof type !== 'string' || !KNOWN_TYPES.has(type)) throw new MalformedOutput(`unexpected record ${JSON.stringify(text.slice(0, 80))}`)
+    if (typeof type !== 'string' || !KNOWN_TYPES.has(type))
+      throw new MalformedOutput(`unexpected record ${JSON.stringify(text.slice(0, 80))}`)
   }
 
   /**
@@ -171,10 +190,24 @@ export class GrepCollector {
     if (bytesAt(bytes, linesStart, end, TEXT_OPEN)) {
       escape = bytes.indexOf(BACKSLASH, linesStart + TEXT_OPEN.length)
       // The first backslash cannot be escaped itself, and what follows the lines object is `,"line_number":`.
-      if (escape !== -1 && bytes[escape + 1] === LETTER_N && bytes[escape + 2] === QUOTE && bytes[escape + 3] === BRACE_CLOSE && bytesAt(bytes, escape + 4, end, LINE_NUMBER)) {
+      if (
+        escape !== -1 &&
+        bytes[escape + 1] === LETTER_N &&
+        bytes[escape + 2] === QUOTE &&
+        bytes[escape + 3] === BRACE_CLOSE &&
+        bytesAt(bytes, escape + 4, end, LINE_NUMBER)
+      ) {
         numberAt = escape + 4
         bodyEnd = escape
-      } else if (escape !== -1 && bytes[escape + 1] === LETTER_R && bytes[escape + 2] === BACKSLASH && bytes[escape + 3] === LETTER_N && bytes[escape + 4] === QUOTE && bytes[escape + 5] === BRACE_CLOSE && bytesAt(bytes, escape + 6, end, LINE_NUMBER)) {
+      } else if (
+        escape !== -1 &&
+        bytes[escape + 1] === LETTER_R &&
+        bytes[escape + 2] === BACKSLASH &&
+        bytes[escape + 3] === LETTER_N &&
+        bytes[escape + 4] === QUOTE &&
+        bytes[escape + 5] === BRACE_CLOSE &&
+        bytesAt(bytes, escape + 6, end, LINE_NUMBER)
+      ) {
         numberAt = escape + 6
         bodyEnd = escape
       }
@@ -184,7 +217,8 @@ export class GrepCollector {
     if (numberAt >= end) numberAt = -1
     let digit = numberAt + LINE_NUMBER.length
     let line = 0
-    for (let c = bytes[digit] ?? 0; c >= 0x30 && c <= 0x39 && digit < end; c = bytes[++digit] ?? 0) line = line * 10 + c - 0x30
+    for (let c = bytes[digit] ?? 0; c >= 0x30 && c <= 0x39 && digit < end; c = bytes[++digit] ?? 0)
+      line = line * 10 + c - 0x30
     if (numberAt < linesStart || digit === numberAt + LINE_NUMBER.length || bytes[digit] !== 0x2c) {
       return this.matchValue(parse(bytes.toString('utf8', start, end)))
     }
@@ -192,9 +226,10 @@ export class GrepCollector {
     const body = linesStart + TEXT_OPEN.length
     // A line whose only escape is its terminator: the JSON bytes are the line's own UTF-8, and only the shown part
     // is decoded.
-    const preview = bodyEnd !== -1
-      ? this.plain(line, bytes, body, bodyEnd, digit, end)
-      : this.line(line, bytes, linesStart, numberAt, escape, digit, end)
+    const preview =
+      bodyEnd !== -1
+        ? this.plain(line, bytes, body, bodyEnd, digit, end)
+        : this.line(line, bytes, linesStart, numberAt, escape, digit, end)
     this.keep(preview)
   }
 
@@ -205,7 +240,9 @@ export class GrepCollector {
     bytes.copy(path, 0, start, end)
     const body = textBody(path, 0, path.length)
     const plain = body !== -1 && path.indexOf(BACKSLASH, body) === -1
-    this.file(plain ? { text: path.toString('utf8', body, path.length - 2) } : parse(path.toString('utf8')) as Data | null)
+    this.file(
+      plain ? { text: path.toString('utf8', body, path.length - 2) } : (parse(path.toString('utf8')) as Data | null),
+    )
     this.lastPath = path
   }
 
@@ -215,19 +252,30 @@ export class GrepCollector {
    */
   private samePath(bytes: Buffer, start: number, end: number): boolean {
     const last = this.lastPath
-    return last !== undefined && bytesAt(bytes, start + last.length, end, LINES) && last.compare(bytes, start, start + last.length) === 0
+    return (
+      last !== undefined &&
+      bytesAt(bytes, start + last.length, end, LINES) &&
+      last.compare(bytes, start, start + last.length) === 0
+    )
   }
 
   /** Any match record, parsed in full (a shape the fast path does not know). */
   private matchValue(value: unknown): void {
-    const data = (value as { data?: { path?: Data; lines?: Data; line_number?: unknown; submatches?: unknown } } | null)?.data
+    const data = (value as { data?: { path?: Data; lines?: Data; line_number?: unknown; submatches?: unknown } } | null)
+      ?.data
     if (!data?.path || !data.lines) throw new MalformedOutput('a match record without path or lines')
     const line = data.line_number
-    if (typeof line !== 'number' || !Number.isSafeInteger(line) || line < 1) throw new MalformedOutput('a match record without a line number')
+    if (typeof line !== 'number' || !Number.isSafeInteger(line) || line < 1)
+      throw new MalformedOutput('a match record without a line number')
     this.lastPath = undefined
     this.file(data.path)
-    const first = (Array.isArray(data.submatches) ? data.submatches[0] : undefined) as { start?: unknown; end?: unknown } | undefined
-    const matched = typeof first?.start === 'number' && typeof first.end === 'number' ? { start: first.start, end: first.end } : undefined
+    const first = (Array.isArray(data.submatches) ? data.submatches[0] : undefined) as
+      | { start?: unknown; end?: unknown }
+      | undefined
+    const matched =
+      typeof first?.start === 'number' && typeof first.end === 'number'
+        ? { start: first.start, end: first.end }
+        : undefined
     this.keep(preview(line, textOf(data.lines), this.maxLineBytes, matched))
   }
 
@@ -241,7 +289,8 @@ export class GrepCollector {
    * submatches follow at `bytes[after..end)`.
    */
   private plain(line: number, bytes: Buffer, body: number, bodyEnd: number, after: number, end: number): GrepLineValue {
-    if (bodyEnd - body <= this.maxLineBytes) return { line, preview: bytes.toString('utf8', body, bodyEnd), truncated: false }
+    if (bodyEnd - body <= this.maxLineBytes)
+      return { line, preview: bytes.toString('utf8', body, bodyEnd), truncated: false }
     const matched = firstMatch(bytes, after, end)
     if (matched === undefined || matched.end <= this.maxLineBytes) {
       const cut = charBoundary(bytes, body + this.maxLineBytes, body)
@@ -254,18 +303,43 @@ export class GrepCollector {
    * The preview of the `lines` JSON in `bytes[start..end)`; `firstEscape` is the first backslash at or after its
    * text's body when already known (-1 when not); the record's submatches follow at `bytes[after..recordEnd)`.
    */
-  private line(line: number, bytes: Buffer, start: number, end: number, firstEscape: number, after: number, recordEnd: number): GrepLineValue {
+  private line(
+    line: number,
+    bytes: Buffer,
+    start: number,
+    end: number,
+    firstEscape: number,
+    after: number,
+    recordEnd: number,
+  ): GrepLineValue {
     const body = textBody(bytes, start, end)
     if (body === -1) {
       // Not UTF-8: base64 bytes, never decoded (a minified line may be megabytes of it).
-      if (bytesAt(bytes, start, end, BYTES_OPEN) && bytes[end - 2] === QUOTE && bytes[end - 1] === BRACE_CLOSE && bytes.indexOf(QUOTE, start + BYTES_OPEN.length) === end - 2) {
+      if (
+        bytesAt(bytes, start, end, BYTES_OPEN) &&
+        bytes[end - 2] === QUOTE &&
+        bytes[end - 1] === BRACE_CLOSE &&
+        bytes.indexOf(QUOTE, start + BYTES_OPEN.length) === end - 2
+      ) {
         return { line, preview: null, truncated: false }
       }
-      return preview(line, textOf(parse(bytes.toString('utf8', start, end)) as Data | null), this.maxLineBytes, firstMatch(bytes, after, recordEnd))
+      return preview(
+        line,
+        textOf(parse(bytes.toString('utf8', start, end)) as Data | null),
+        this.maxLineBytes,
+        firstMatch(bytes, after, recordEnd),
+      )
     }
     // The terminator: `\n`, or `\r\n` for a CRLF line; none on a last line without one.
     let bodyEnd = end - 2
-    if (bodyEnd - body >= 4 && bytes[bodyEnd - 4] === BACKSLASH && bytes[bodyEnd - 3] === LETTER_R && bytes[bodyEnd - 2] === BACKSLASH && bytes[bodyEnd - 1] === LETTER_N) bodyEnd -= 4
+    if (
+      bodyEnd - body >= 4 &&
+      bytes[bodyEnd - 4] === BACKSLASH &&
+      bytes[bodyEnd - 3] === LETTER_R &&
+      bytes[bodyEnd - 2] === BACKSLASH &&
+      bytes[bodyEnd - 1] === LETTER_N
+    )
+      bodyEnd -= 4
     else if (bodyEnd - body >= 2 && bytes[bodyEnd - 2] === BACKSLASH && bytes[bodyEnd - 1] === LETTER_N) bodyEnd -= 2
     const escape = firstEscape === -1 ? bytes.indexOf(BACKSLASH, body) : firstEscape
     // No escape (so the terminator above was a real one).
@@ -281,7 +355,13 @@ export class GrepCollector {
    * terminator is taken off. A minified line of megabytes is not decoded whole for a 2000-byte preview — unless its
    * first match lies past the cap: then the line is decoded to show the text around it.
    */
-  private escaped(line: number, bytes: Buffer, body: number, close: number, matched: ByteRange | undefined): GrepLineValue {
+  private escaped(
+    line: number,
+    bytes: Buffer,
+    body: number,
+    close: number,
+    matched: ByteRange | undefined,
+  ): GrepLineValue {
     const enough = 6 * (this.maxLineBytes + 3)
     if (close - body <= enough || (matched !== undefined && matched.end > this.maxLineBytes)) {
       const text = parse(bytes.toString('utf8', body - 1, close + 1))
@@ -296,8 +376,10 @@ export class GrepCollector {
 
   /** Tells the sink of the file of a path JSON value, unless it is the file it was last told of. */
   private file(path: Data | null): void {
-    if (typeof path?.text !== 'string' && typeof path?.bytes !== 'string') throw new MalformedOutput('a path that is neither text nor bytes')
-    const { key, display } = typeof path.text === 'string' && ASCII.test(path.text) ? this.asciiFile(path.text) : this.bytesFile(path)
+    if (typeof path?.text !== 'string' && typeof path?.bytes !== 'string')
+      throw new MalformedOutput('a path that is neither text nor bytes')
+    const { key, display } =
+      typeof path.text === 'string' && ASCII.test(path.text) ? this.asciiFile(path.text) : this.bytesFile(path)
     if (key === this.lastKey) return
     this.lastKey = key
     this.sink.file(key, display)
@@ -311,7 +393,8 @@ export class GrepCollector {
   }
 
   private bytesFile(path: Data | null): { key: string; display: string } {
-    const printed = typeof path?.text === 'string' ? Buffer.from(path.text, 'utf8') : Buffer.from(path?.bytes as string, 'base64')
+    const printed =
+      typeof path?.text === 'string' ? Buffer.from(path.text, 'utf8') : Buffer.from(path?.bytes as string, 'base64')
     const rel = relativeBytes(this.root, printed)
     if (!rel) throw new MalformedOutput(`a path outside the search root: ${decodeLossy(printed)}`)
     return { key: pathKey(rel), display: joinDisplay(this.root.display, decodeLossy(rel)) }
@@ -343,7 +426,8 @@ function firstMatch(bytes: Buffer, from: number, end: number): ByteRange | undef
 function digitsAt(bytes: Buffer, at: number, end: number): { value: number; next: number } | undefined {
   let value = 0
   let i = at
-  for (; i < end && (bytes[i] as number) >= 0x30 && (bytes[i] as number) <= 0x39; i++) value = value * 10 + (bytes[i] as number) - 0x30
+  for (; i < end && (bytes[i] as number) >= 0x30 && (bytes[i] as number) <= 0x39; i++)
+    value = value * 10 + (bytes[i] as number) - 0x30
   return i === at ? undefined : { value, next: i }
 }
 
@@ -383,7 +467,8 @@ function preview(line: number, text: string | null, maxLineBytes: number, matche
   if (text === null) return { line, preview: null, truncated: false }
   if (matched !== undefined && matched.end > maxLineBytes) {
     const bytes = Buffer.from(text, 'utf8')
-    if (bytes.length > maxLineBytes) return { line, preview: around(bytes, 0, bytes.length, matched, maxLineBytes), truncated: true }
+    if (bytes.length > maxLineBytes)
+      return { line, preview: around(bytes, 0, bytes.length, matched, maxLineBytes), truncated: true }
   }
   const cut = cutUtf8(text, maxLineBytes)
   return { line, preview: cut.text, truncated: cut.truncated }

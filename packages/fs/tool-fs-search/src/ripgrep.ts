@@ -8,7 +8,16 @@ import { SubprocessErrorCode } from '@deepseek-ai/dsh-subprocess'
 import { SearchError, SearchErrorCode } from './errors.ts'
 import { MalformedOutput, type RecordSplitter } from './records.ts'
 import { completeLength, cutPrefixLength, decodeLossy } from '@deepseek-ai/dsh-text'
-import { abortedMessage, abortedOutOfMemoryMessage, exitMessage, invalidPatternMessage, killedMessage, launchFailedMessage, malformedMessage, outOfMemoryMessage } from './common-text.ts'
+import {
+  abortedMessage,
+  abortedOutOfMemoryMessage,
+  exitMessage,
+  invalidPatternMessage,
+  killedMessage,
+  launchFailedMessage,
+  malformedMessage,
+  outOfMemoryMessage,
+} from './common-text.ts'
 import type { ToolName } from './values.ts'
 
 /** Loads `@vscode/ripgrep` (whose module throws at import time when its platform package is missing). */
@@ -64,7 +73,10 @@ export class RipgrepLocator {
   private found: string | undefined
   private attempts = 0
 
-  constructor(private readonly override: string | undefined, private readonly load: RipgrepLoader = importRipgrep) {}
+  constructor(
+    private readonly override: string | undefined,
+    private readonly load: RipgrepLoader = importRipgrep,
+  ) {}
 
   async path(tool: ToolName): Promise<string> {
     if (this.override !== undefined) return this.override
@@ -75,7 +87,10 @@ export class RipgrepLocator {
       this.found = module.rgPath
       return this.found
     } catch (error) {
-      throw new SearchError(launchFailedMessage(tool, '@vscode/ripgrep', (error as Error)?.message ?? String(error)), { code: SearchErrorCode.SEARCH_FAILED, cause: error })
+      throw new SearchError(launchFailedMessage(tool, '@vscode/ripgrep', (error as Error)?.message ?? String(error)), {
+        code: SearchErrorCode.SEARCH_FAILED,
+        cause: error,
+      })
     }
   }
 }
@@ -141,8 +156,12 @@ export async function runRipgrep(subprocess: SubprocessService, request: Ripgrep
       signal,
     })
   } catch (error) {
-    if (signal.aborted || (error as { code?: unknown })?.code === SubprocessErrorCode.SUBPROCESS_ABORTED) throw aborted(tool, error)
-    throw new SearchError(launchFailedMessage(tool, binary, (error as Error)?.message ?? String(error)), { code: SearchErrorCode.SEARCH_FAILED, cause: error })
+    if (signal.aborted || (error as { code?: unknown })?.code === SubprocessErrorCode.SUBPROCESS_ABORTED)
+      throw aborted(tool, error)
+    throw new SearchError(launchFailedMessage(tool, binary, (error as Error)?.message ?? String(error)), {
+      code: SearchErrorCode.SEARCH_FAILED,
+      cause: error,
+    })
   }
   const stderr = handle.stderr ? keepHeadAndTail(handle.stderr, request.stderrMaxBytes) : Promise.resolve('')
   let stoppedAtDeadline = false
@@ -152,12 +171,15 @@ export async function runRipgrep(subprocess: SubprocessService, request: Ripgrep
     handle.terminate()
   }, request.deadlineMs)
   const memory = memoryLimitBytes === undefined ? undefined : new ResidentMemory(handle.pid)
-  const watch = memory === undefined ? undefined : setInterval(() => {
-    if (!overMemory && memory.bytes() > (memoryLimitBytes as number)) {
-      overMemory = true
-      handle.terminate()
-    }
-  }, MEMORY_CHECK_MS)
+  const watch =
+    memory === undefined
+      ? undefined
+      : setInterval(() => {
+          if (!overMemory && memory.bytes() > (memoryLimitBytes as number)) {
+            overMemory = true
+            handle.terminate()
+          }
+        }, MEMORY_CHECK_MS)
   let result: { overflowed: boolean; failure?: unknown }
   try {
     result = handle.stdout
@@ -178,9 +200,21 @@ export async function runRipgrep(subprocess: SubprocessService, request: Ripgrep
   if (signal.aborted) throw aborted(tool)
   if (overMemory) throw new RipgrepOutOfMemory(outOfMemoryMessage(tool, memoryLimitBytes as number))
   if (failure instanceof SearchError) throw failure
-  if (failure instanceof MalformedOutput) throw new SearchError(malformedMessage(tool, failure.message), { code: SearchErrorCode.SEARCH_FAILED, cause: failure })
-  if (failure !== undefined) throw new SearchError(malformedMessage(tool, (failure as Error)?.message ?? String(failure)), { code: SearchErrorCode.SEARCH_FAILED, cause: failure })
-  return { exit, stderr: stderrText, stoppedAtDeadline: stoppedAtDeadline && exit.exitCode !== 0 && exit.exitCode !== 1 }
+  if (failure instanceof MalformedOutput)
+    throw new SearchError(malformedMessage(tool, failure.message), {
+      code: SearchErrorCode.SEARCH_FAILED,
+      cause: failure,
+    })
+  if (failure !== undefined)
+    throw new SearchError(malformedMessage(tool, (failure as Error)?.message ?? String(failure)), {
+      code: SearchErrorCode.SEARCH_FAILED,
+      cause: failure,
+    })
+  return {
+    exit,
+    stderr: stderrText,
+    stoppedAtDeadline: stoppedAtDeadline && exit.exitCode !== 0 && exit.exitCode !== 1,
+  }
 }
 
 const VM_RSS = Buffer.from('\nVmRSS:')
@@ -232,7 +266,8 @@ function vmRss(bytes: Buffer, length: number): number {
   let i = at + VM_RSS.length
   while (i < length && (bytes[i] === 0x20 || bytes[i] === 0x09)) i++
   let kb = 0
-  for (; i < length && (bytes[i] as number) >= 0x30 && (bytes[i] as number) <= 0x39; i++) kb = kb * 10 + (bytes[i] as number) - 0x30
+  for (; i < length && (bytes[i] as number) >= 0x30 && (bytes[i] as number) <= 0x39; i++)
+    kb = kb * 10 + (bytes[i] as number) - 0x30
   return kb * 1024
 }
 
@@ -267,9 +302,11 @@ function keepHeadAndTail(stream: Readable, maxBytes: number): Promise<string> {
       if (tailBuffer.length > half) tailBuffer = tailBuffer.subarray(tailBuffer.length - half)
       const left = total - headText.length - tailBuffer.length
       const start = cutPrefixLength(tailBuffer)
-      resolve(decodeLossy(headText, 0, completeLength(headText))
-        + (left > 0 ? `\n[… ${left} bytes of stderr left out …]\n` : '')
-        + decodeLossy(tailBuffer, left > 0 ? start : 0))
+      resolve(
+        decodeLossy(headText, 0, completeLength(headText)) +
+          (left > 0 ? `\n[… ${left} bytes of stderr left out …]\n` : '') +
+          decodeLossy(tailBuffer, left > 0 ? start : 0),
+      )
       tail = []
     }
     stream.once('end', finish)
@@ -282,7 +319,10 @@ function keepHeadAndTail(stream: Readable, maxBytes: number): Promise<string> {
  * Hands every chunk of `stdout` to `onOutput` until the stream ends or `onOutput` throws. Plain 'data' events: a
  * promise per chunk (async iteration) costs measurably when ripgrep writes thousands of small chunks.
  */
-function consume(stdout: Readable, onOutput: (chunk: Buffer) => void): Promise<{ overflowed: boolean; failure?: unknown }> {
+function consume(
+  stdout: Readable,
+  onOutput: (chunk: Buffer) => void,
+): Promise<{ overflowed: boolean; failure?: unknown }> {
   return new Promise((resolve) => {
     const finish = (result: { overflowed: boolean; failure?: unknown }): void => {
       stdout.off('data', onData)
@@ -324,10 +364,13 @@ export function onlyUnreadableBelow(stderr: string, root: string): boolean {
   const lines = stderr.split('\n').filter((line) => line !== '')
   const cut = lines.findIndex((line) => LEFT_OUT.test(line))
   const judged = cut === -1 ? lines : [...lines.slice(0, Math.max(0, cut - 1)), ...lines.slice(cut + 2)]
-  return judged.length > 0 && judged.every((line) => {
-    const path = UNREADABLE_PATH.exec(line)?.[1]
-    return path !== undefined && path !== root && path.startsWith(root.endsWith('/') ? root : `${root}/`)
-  })
+  return (
+    judged.length > 0 &&
+    judged.every((line) => {
+      const path = UNREADABLE_PATH.exec(line)?.[1]
+      return path !== undefined && path !== root && path.startsWith(root.endsWith('/') ? root : `${root}/`)
+    })
+  )
 }
 
 /** How a run ended, as far as the tool is concerned. */
@@ -345,7 +388,12 @@ export interface Outcome {
  * throws. `pattern` is the model's own, quoted in an invalid-pattern error instead of ripgrep's rewritten form;
  * `walked` is the absolute root when it is a directory.
  */
-export function judgeExit(tool: ToolName, run: RipgrepRun, found: number, context: { pattern: string; walked?: string }): Outcome {
+export function judgeExit(
+  tool: ToolName,
+  run: RipgrepRun,
+  found: number,
+  context: { pattern: string; walked?: string },
+): Outcome {
   const { exitCode, signal } = run.exit
   if (run.stoppedAtDeadline) return { stopped: true }
   if (signal === 'SIGABRT') {
@@ -355,15 +403,21 @@ export function judgeExit(tool: ToolName, run: RipgrepRun, found: number, contex
   if (signal !== null) throw new SearchError(killedMessage(tool, signal), { code: SearchErrorCode.SEARCH_FAILED })
   if (exitCode === 0 || exitCode === 1) return {}
   if (exitCode === 2 && found > 0) return { warning: run.stderr }
-  if (exitCode === 2 && context.walked !== undefined && onlyUnreadableBelow(run.stderr, context.walked)) return { warning: run.stderr }
+  if (exitCode === 2 && context.walked !== undefined && onlyUnreadableBelow(run.stderr, context.walked))
+    return { warning: run.stderr }
   if (exitCode === 2 && PATTERN_ERROR.test(run.stderr)) {
-    throw new SearchError(invalidPatternMessage(tool, context.pattern, run.stderr), { code: SearchErrorCode.SEARCH_INVALID_PATTERN })
+    throw new SearchError(invalidPatternMessage(tool, context.pattern, run.stderr), {
+      code: SearchErrorCode.SEARCH_INVALID_PATTERN,
+    })
   }
   throw new SearchError(exitMessage(tool, exitCode, run.stderr), { code: SearchErrorCode.SEARCH_FAILED })
 }
 
 function aborted(tool: ToolName, cause?: unknown): SearchError {
-  return new SearchError(abortedMessage(tool), cause === undefined ? { code: SearchErrorCode.SEARCH_ABORTED } : { code: SearchErrorCode.SEARCH_ABORTED, cause })
+  return new SearchError(
+    abortedMessage(tool),
+    cause === undefined ? { code: SearchErrorCode.SEARCH_ABORTED } : { code: SearchErrorCode.SEARCH_ABORTED, cause },
+  )
 }
 
 /** Ends the record stream: a last record without its separator is parsed too, and may be malformed. */
@@ -371,7 +425,10 @@ export function endRecords(tool: ToolName, splitter: RecordSplitter): void {
   try {
     splitter.end()
   } catch (error) {
-    throw new SearchError(malformedMessage(tool, (error as Error)?.message ?? String(error)), { code: SearchErrorCode.SEARCH_FAILED, cause: error })
+    throw new SearchError(malformedMessage(tool, (error as Error)?.message ?? String(error)), {
+      code: SearchErrorCode.SEARCH_FAILED,
+      cause: error,
+    })
   }
 }
 

@@ -2,7 +2,16 @@ import { stat } from 'node:fs/promises'
 import { sep } from 'node:path'
 import type { SpillStore } from '@deepseek-ai/dsh-spill'
 import type { SubprocessService } from '@deepseek-ai/dsh-subprocess'
-import { checkPath, openDirectory, openFile, WorkspaceError, within, type OpenOptions, type PathPolicy, type Workspace } from '@deepseek-ai/dsh-workspace'
+import {
+  checkPath,
+  openDirectory,
+  openFile,
+  WorkspaceError,
+  within,
+  type OpenOptions,
+  type PathPolicy,
+  type Workspace,
+} from '@deepseek-ai/dsh-workspace'
 import type { ToolExecution } from '@deepseek-ai/dsh-tools'
 import { invalidArgs } from '@deepseek-ai/dsh-tools'
 import type { SearchRoot } from './paths.ts'
@@ -56,7 +65,12 @@ export interface OpenedRoot {
  * a FIFO, socket or device is refused from its stat alone, never opened — ripgrep would open it, and opening a
  * FIFO releases a waiting writer or blocks.
  */
-export async function openRoot(services: SearchServices, tool: ToolName, root: SearchRoot, exec: ToolExecution): Promise<OpenedRoot> {
+export async function openRoot(
+  services: SearchServices,
+  tool: ToolName,
+  root: SearchRoot,
+  exec: ToolExecution,
+): Promise<OpenedRoot> {
   const cwd = sessionCwd(exec)
   // fresh: a walk must also skip a hidden directory moved (renamed) into the root since the last look.
   const policy = services.workspace()?.policy(cwd, tool, true)
@@ -67,7 +81,15 @@ export async function openRoot(services: SearchServices, tool: ToolName, root: S
     if (!directory) {
       const file = await openFile(root.absolute, options)
       const printed = `/proc/${process.pid}/fd/${file.handle.fd}`
-      return { directory, searched: { absolute: printed, bytes: Buffer.from(printed), display: root.display }, cwd: parentOf(root.absolute), statBase: printed, exclude: [], stderr: (text) => text.replaceAll(printed, root.absolute), close: () => file.close() }
+      return {
+        directory,
+        searched: { absolute: printed, bytes: Buffer.from(printed), display: root.display },
+        cwd: parentOf(root.absolute),
+        statBase: printed,
+        exclude: [],
+        stderr: (text) => text.replaceAll(printed, root.absolute),
+        close: () => file.close(),
+      }
     }
     const dir = await openDirectory(root.absolute, options)
     const below = root.absolute === sep ? sep : root.absolute + sep
@@ -77,14 +99,24 @@ export async function openRoot(services: SearchServices, tool: ToolName, root: S
       cwd: dir.fdPath,
       statBase: dir.fdPath,
       exclude: policy ? hiddenBelow(policy, dir.real) : [],
-      stderr: (text) => text.replace(/(^rg: |IO error for operation on )\.\//gm, (_, lead: string) => lead + below).replace(/^rg: \.:/gm, `rg: ${root.absolute}:`),
+      stderr: (text) =>
+        text
+          .replace(/(^rg: |IO error for operation on )\.\//gm, (_, lead: string) => lead + below)
+          .replace(/^rg: \.:/gm, `rg: ${root.absolute}:`),
       close: () => dir.close(),
     }
   } catch (error) {
     if (error instanceof WorkspaceError) throw error
     const code = (error as NodeJS.ErrnoException).code
-    if (code === 'ENOENT' || code === 'ENOTDIR') throw new SearchError(missingPathMessage(tool, root.display), { code: SearchErrorCode.SEARCH_FAILED, cause: error })
-    throw new SearchError(unusablePathMessage(tool, root.display, error), { code: SearchErrorCode.SEARCH_FAILED, cause: error })
+    if (code === 'ENOENT' || code === 'ENOTDIR')
+      throw new SearchError(missingPathMessage(tool, root.display), {
+        code: SearchErrorCode.SEARCH_FAILED,
+        cause: error,
+      })
+    throw new SearchError(unusablePathMessage(tool, root.display, error), {
+      code: SearchErrorCode.SEARCH_FAILED,
+      cause: error,
+    })
   }
 }
 
@@ -96,13 +128,27 @@ async function isDirectory(tool: ToolName, root: SearchRoot): Promise<boolean> {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'ENOENT' || code === 'ENOTDIR') {
-      throw new SearchError(missingPathMessage(tool, root.display), { code: SearchErrorCode.SEARCH_FAILED, cause: error })
+      throw new SearchError(missingPathMessage(tool, root.display), {
+        code: SearchErrorCode.SEARCH_FAILED,
+        cause: error,
+      })
     }
-    throw new SearchError(unusablePathMessage(tool, root.display, error), { code: SearchErrorCode.SEARCH_FAILED, cause: error })
+    throw new SearchError(unusablePathMessage(tool, root.display, error), {
+      code: SearchErrorCode.SEARCH_FAILED,
+      cause: error,
+    })
   }
   if (stats.isDirectory()) return true
   if (stats.isFile()) return false
-  const kind = stats.isFIFO() ? 'a FIFO (named pipe)' : stats.isSocket() ? 'a socket' : stats.isCharacterDevice() ? 'a character device' : stats.isBlockDevice() ? 'a block device' : 'not a regular file'
+  const kind = stats.isFIFO()
+    ? 'a FIFO (named pipe)'
+    : stats.isSocket()
+      ? 'a socket'
+      : stats.isCharacterDevice()
+        ? 'a character device'
+        : stats.isBlockDevice()
+          ? 'a block device'
+          : 'not a regular file'
   throw invalidArgs(specialPathMessage(tool, root.display, kind))
 }
 
@@ -118,7 +164,16 @@ export function hiddenBelow(policy: PathPolicy, real: string): string[] {
     if (!within(rule.parent, real)) continue
     const rel = rule.parent === real ? '' : rule.parent.slice(real === sep ? 1 : real.length + 1)
     const name = typeof rule.name === 'string' ? escapeGlob(rule.name) : escapeGlob(rule.raw, /[\\[\]{}!]/g)
-    globs.add(`--glob=!/${rel === '' ? '' : `${rel.split(sep).map((part) => escapeGlob(part)).join('/')}/`}${name}`)
+    globs.add(
+      `--glob=!/${
+        rel === ''
+          ? ''
+          : `${rel
+              .split(sep)
+              .map((part) => escapeGlob(part))
+              .join('/')}/`
+      }${name}`,
+    )
   }
   return [...globs]
 }
@@ -139,7 +194,12 @@ export function cannotSave(services: SearchServices, exec: ToolExecution): strin
  * `content` yields it. Best effort: without a store, a session or a successful save, the reason goes into the
  * footer; never an error.
  */
-export async function keepComplete(services: SearchServices, exec: ToolExecution, suggestedName: string, content: () => Iterable<Buffer | string>): Promise<SpillOutcome> {
+export async function keepComplete(
+  services: SearchServices,
+  exec: ToolExecution,
+  suggestedName: string,
+  content: () => Iterable<Buffer | string>,
+): Promise<SpillOutcome> {
   const store = services.spillStore()
   if (!store) return { unsaved: UNSAVED.noStore }
   if (!exec.session) return { unsaved: UNSAVED.noSession }
@@ -175,7 +235,8 @@ export async function deliver<V extends { readonly spill?: SpillOutcome }>(
   const whole = view.whole(value)
   if (whole !== undefined) return { text: whole, value }
   const saved = view.saved(value)
-  const spill = 'unsaved' in saved ? { unsaved: saved.unsaved } : await keepComplete(services, exec, view.fileName, saved.parts)
+  const spill =
+    'unsaved' in saved ? { unsaved: saved.unsaved } : await keepComplete(services, exec, view.fileName, saved.parts)
   const capped = { ...value, spill }
   return { text: view.page(capped).text, value: capped }
 }

@@ -16,7 +16,11 @@ export class TrustedRipgrep extends RipgrepLocator {
   private copy: { source: string; path: string } | undefined
   private trustedOverride: string | undefined
 
-  constructor(private readonly rgPath: string | undefined, private readonly confined: () => boolean, load?: RipgrepLoader) {
+  constructor(
+    private readonly rgPath: string | undefined,
+    private readonly confined: () => boolean,
+    load?: RipgrepLoader,
+  ) {
     super(rgPath, load)
     if (!confined()) return
     // At start, when it can be found without loading anything: a platform package found only later is copied then.
@@ -29,13 +33,19 @@ export class TrustedRipgrep extends RipgrepLocator {
   }
 
   override async path(tool: ToolName): Promise<string> {
-    const found = this.rgPath === undefined ? await super.path(tool) : (this.trustedOverride ??= this.resolveOverride(tool, this.rgPath))
+    const found =
+      this.rgPath === undefined
+        ? await super.path(tool)
+        : (this.trustedOverride ??= this.resolveOverride(tool, this.rgPath))
     if (!this.confined()) return found
     if (this.copy?.source !== found) {
       try {
         this.copy = { source: found, path: privateCopy(found) }
       } catch (error) {
-        throw new SearchError(launchFailedMessage(tool, found, (error as Error).message), { code: SearchErrorCode.SEARCH_FAILED, cause: error })
+        throw new SearchError(launchFailedMessage(tool, found, (error as Error).message), {
+          code: SearchErrorCode.SEARCH_FAILED,
+          cause: error,
+        })
       }
     }
     return this.copy.path
@@ -46,7 +56,10 @@ export class TrustedRipgrep extends RipgrepLocator {
     if (isAbsolute(rgPath)) return rgPath
     const found = resolveTrusted(rgPath)
     if ('problem' in found) {
-      throw new SearchError(launchFailedMessage(tool, rgPath, `${found.problem}; set "tool-fs-search": {"rgPath": "/absolute/path/to/rg"}`), { code: SearchErrorCode.SEARCH_FAILED })
+      throw new SearchError(
+        launchFailedMessage(tool, rgPath, `${found.problem}; set "tool-fs-search": {"rgPath": "/absolute/path/to/rg"}`),
+        { code: SearchErrorCode.SEARCH_FAILED },
+      )
     }
     return found.path
   }

@@ -3,17 +3,44 @@ import { globArgv, globThreads, grepArgv, normalizeGlob, normalizeInclude, inclu
 import { hiddenBelow } from '../src/search.ts'
 
 describe('argv', () => {
-  test('glob lists files NUL-separated, hidden and ignored included, the six VCS directories excluded after the model\'s glob', () => {
+  test("glob lists files NUL-separated, hidden and ignored included, the six VCS directories excluded after the model's glob", () => {
     expect(globArgv('**/*.ts', '/w/src', 3)).toEqual([
-      '--no-config', '--files', '--null', '--threads=3', '--glob=**/*.ts', '--no-ignore', '--hidden',
-      '--glob=!.git/', '--glob=!.svn/', '--glob=!.hg/', '--glob=!.bzr/', '--glob=!.jj/', '--glob=!.sl/',
-      '--', '/w/src',
+      '--no-config',
+      '--files',
+      '--null',
+      '--threads=3',
+      '--glob=**/*.ts',
+      '--no-ignore',
+      '--hidden',
+      '--glob=!.git/',
+      '--glob=!.svn/',
+      '--glob=!.hg/',
+      '--glob=!.bzr/',
+      '--glob=!.jj/',
+      '--glob=!.sl/',
+      '--',
+      '/w/src',
     ])
   })
 
   test('grep asks for JSON records, the pattern as one --regexp= element, include as one --glob= element', () => {
-    expect(grepArgv('-e', '/w', undefined)).toEqual(['--no-config', '--json', '--no-require-git', '--regexp=-e', '--', '/w'])
-    expect(grepArgv('x', '/w', '*.{ts,tsx}')).toEqual(['--no-config', '--json', '--no-require-git', '--regexp=x', '--glob=*.{ts,tsx}', '--', '/w'])
+    expect(grepArgv('-e', '/w', undefined)).toEqual([
+      '--no-config',
+      '--json',
+      '--no-require-git',
+      '--regexp=-e',
+      '--',
+      '/w',
+    ])
+    expect(grepArgv('x', '/w', '*.{ts,tsx}')).toEqual([
+      '--no-config',
+      '--json',
+      '--no-require-git',
+      '--regexp=x',
+      '--glob=*.{ts,tsx}',
+      '--',
+      '/w',
+    ])
   })
 
   test('hostile values stay single elements glued to their flag, and the root comes after "--"', () => {
@@ -39,7 +66,8 @@ describe('glob threads', () => {
 
 describe('include', () => {
   test('accepts one positive glob, braces and classes included', () => {
-    for (const ok of ['*.ts', '*.{ts,tsx}', 'src/**/*.py', '[,]*', '\\,x', '{a,{b,c}}', 'a!b']) expect(includeProblem(ok)).toBeUndefined()
+    for (const ok of ['*.ts', '*.{ts,tsx}', 'src/**/*.py', '[,]*', '\\,x', '{a,{b,c}}', 'a!b'])
+      expect(includeProblem(ok)).toBeUndefined()
   })
 
   test('rejects a comma list outside braces and a negation', () => {
@@ -56,9 +84,16 @@ describe('glob pattern normalisation', () => {
     expect(normalizeGlob('/w/src/**', '/w')).toEqual({ pattern: 'src/**' })
     expect(normalizeGlob('/anything/**', '/')).toEqual({ pattern: 'anything/**' })
     expect(normalizeGlob('*.ts', '/w')).toEqual({ pattern: '*.ts' })
-    expect(normalizeGlob('!*.ts', '/w')).toEqual({ problem: 'a negation ("!…"): glob lists the files that match; to leave files out, choose a narrower path or pattern' })
-    expect(normalizeGlob('/wx/*.ts', '/w')).toEqual({ problem: 'an absolute path outside the search path /w: pass its directory as path and a pattern relative to it' })
-    expect(normalizeGlob('./', '/w')).toEqual({ problem: 'no pattern left once "./" or the search path is taken off: add the file pattern, e.g. "**/*.ts"' })
+    expect(normalizeGlob('!*.ts', '/w')).toEqual({
+      problem:
+        'a negation ("!…"): glob lists the files that match; to leave files out, choose a narrower path or pattern',
+    })
+    expect(normalizeGlob('/wx/*.ts', '/w')).toEqual({
+      problem: 'an absolute path outside the search path /w: pass its directory as path and a pattern relative to it',
+    })
+    expect(normalizeGlob('./', '/w')).toEqual({
+      problem: 'no pattern left once "./" or the search path is taken off: add the file pattern, e.g. "**/*.ts"',
+    })
   })
 })
 
@@ -67,26 +102,59 @@ describe('include normalisation', () => {
     expect(normalizeInclude('./src/*.ts', '/w')).toEqual({ include: 'src/*.ts' })
     expect(normalizeInclude('/w/src/*.ts', '/w')).toEqual({ include: 'src/*.ts' })
     expect(normalizeInclude('*.{ts,tsx}', '/w')).toEqual({ include: '*.{ts,tsx}' })
-    expect(normalizeInclude('/wx/*.ts', '/w')).toEqual({ problem: 'an absolute path outside the search path /w: pass its directory as path and a glob relative to it as include' })
-    expect(normalizeInclude('./', '/w')).toEqual({ problem: 'no glob left once "./" or the search path is taken off: add the file pattern, e.g. "*.ts"' })
+    expect(normalizeInclude('/wx/*.ts', '/w')).toEqual({
+      problem:
+        'an absolute path outside the search path /w: pass its directory as path and a glob relative to it as include',
+    })
+    expect(normalizeInclude('./', '/w')).toEqual({
+      problem: 'no glob left once "./" or the search path is taken off: add the file pattern, e.g. "*.ts"',
+    })
   })
 })
 
 describe('hidden paths below the root (workspace policy)', () => {
-  const rule = (parent: string, raw: string) => ({ parent, name: /[*?]/.test(raw) ? new RegExp(`^${raw.replace('*', '[^/]*')}$`) : raw, raw, shown: raw })
+  const rule = (parent: string, raw: string) => ({
+    parent,
+    name: /[*?]/.test(raw) ? new RegExp(`^${raw.replace('*', '[^/]*')}$`) : raw,
+    raw,
+    shown: raw,
+  })
   const policy = {
-    writable: ['/h'], readOnly: [], hidden: [], identities: new Map<string, string>(),
-    rules: [rule('/h', '.ssh'), rule('/h/.cargo', 'credentials*'), rule('/h/w', 'a[1]{x}!'), rule('/elsewhere', '.aws'), rule('/h/w/deep/er', 'k?')],
+    writable: ['/h'],
+    readOnly: [],
+    hidden: [],
+    identities: new Map<string, string>(),
+    rules: [
+      rule('/h', '.ssh'),
+      rule('/h/.cargo', 'credentials*'),
+      rule('/h/w', 'a[1]{x}!'),
+      rule('/elsewhere', '.aws'),
+      rule('/h/w/deep/er', 'k?'),
+    ],
   }
 
   test('each becomes an anchored exclusion glob relative to the root, specials escaped, wildcards kept; none outside it', () => {
-    expect(hiddenBelow(policy, '/h')).toEqual(['--glob=!/.ssh', '--glob=!/.cargo/credentials*', '--glob=!/w/a\\[1\\]\\{x\\}\\!', '--glob=!/w/deep/er/k?'])
+    expect(hiddenBelow(policy, '/h')).toEqual([
+      '--glob=!/.ssh',
+      '--glob=!/.cargo/credentials*',
+      '--glob=!/w/a\\[1\\]\\{x\\}\\!',
+      '--glob=!/w/deep/er/k?',
+    ])
     expect(hiddenBelow(policy, '/h/w')).toEqual(['--glob=!/a\\[1\\]\\{x\\}\\!', '--glob=!/deep/er/k?'])
     expect(hiddenBelow(policy, '/')).toContain('--glob=!/elsewhere/.aws')
   })
 
-  test('the exclusions come after the model\'s globs, so they win', () => {
+  test("the exclusions come after the model's globs, so they win", () => {
     expect(globArgv('**', '.', 1, ['--glob=!/.ssh']).slice(-3)).toEqual(['--glob=!/.ssh', '--', '.'])
-    expect(grepArgv('x', '.', '*.ts', { exclude: ['--glob=!/.ssh'] })).toEqual(['--no-config', '--json', '--no-require-git', '--regexp=x', '--glob=*.ts', '--glob=!/.ssh', '--', '.'])
+    expect(grepArgv('x', '.', '*.ts', { exclude: ['--glob=!/.ssh'] })).toEqual([
+      '--no-config',
+      '--json',
+      '--no-require-git',
+      '--regexp=x',
+      '--glob=*.ts',
+      '--glob=!/.ssh',
+      '--',
+      '.',
+    ])
   })
 })

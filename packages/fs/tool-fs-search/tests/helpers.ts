@@ -34,7 +34,11 @@ export class MemorySpillStore extends SpillStore {
   static readonly saved: SaveTextRequest[] = []
   async saveText(request: SaveTextRequest): Promise<SavedText> {
     MemorySpillStore.saved.push(request)
-    return { locator: `/memory/${request.owner.sessionId}/${MemorySpillStore.saved.length}-${request.suggestedName}`, bytes: Buffer.byteLength(request.content), retrievalHint: 'Page through it with read (offset, limit) or search it with grep.' }
+    return {
+      locator: `/memory/${request.owner.sessionId}/${MemorySpillStore.saved.length}-${request.suggestedName}`,
+      bytes: Buffer.byteLength(request.content),
+      retrievalHint: 'Page through it with read (offset, limit) or search it with grep.',
+    }
   }
 }
 
@@ -47,8 +51,16 @@ export class BrokenSpillStore extends SpillStore {
 
 export interface Harness extends TestContext {
   readonly dir: string
-  call(tool: 'glob' | 'grep', args: Record<string, unknown>, options?: { cwd?: string; session?: boolean; signal?: AbortSignal }): Promise<ToolResult>
-  text(tool: 'glob' | 'grep', args: Record<string, unknown>, options?: { cwd?: string; session?: boolean }): Promise<string>
+  call(
+    tool: 'glob' | 'grep',
+    args: Record<string, unknown>,
+    options?: { cwd?: string; session?: boolean; signal?: AbortSignal },
+  ): Promise<ToolResult>
+  text(
+    tool: 'glob' | 'grep',
+    args: Record<string, unknown>,
+    options?: { cwd?: string; session?: boolean },
+  ): Promise<string>
   cleanup(): Promise<void>
 }
 
@@ -68,10 +80,11 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
   if (options.spill) await t.ctx.plugin(options.spill as unknown as typeof MemorySpillStore)
   await options.plugins?.(t)
   await t.active(t.ctx.plugin(FsSearch, options.config ?? {}))
-  const call: Harness['call'] = (tool, args, o = {}) => t.ctx.tools.execute(tool, args, {
-    ...(o.session === false ? {} : { session: { id: 'session-1', cwd: o.cwd ?? dir } }),
-    ...(o.signal ? { signal: o.signal } : {}),
-  })
+  const call: Harness['call'] = (tool, args, o = {}) =>
+    t.ctx.tools.execute(tool, args, {
+      ...(o.session === false ? {} : { session: { id: 'session-1', cwd: o.cwd ?? dir } }),
+      ...(o.signal ? { signal: o.signal } : {}),
+    })
   return {
     ...t,
     dir,
@@ -92,7 +105,10 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
 }
 
 /** Writes files (string or bytes content) under `dir`; a `mtime` (seconds) pins the modification time. */
-export function write(dir: string, files: Record<string, string | Buffer | { content: string | Buffer; mtime: number }>): void {
+export function write(
+  dir: string,
+  files: Record<string, string | Buffer | { content: string | Buffer; mtime: number }>,
+): void {
   for (const [name, spec] of Object.entries(files)) writeFile(Buffer.from(join(dir, name)), spec)
 }
 

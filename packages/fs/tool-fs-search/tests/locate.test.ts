@@ -9,7 +9,9 @@ import { packagedRipgrep, RipgrepLocator } from '../src/ripgrep.ts'
 
 // Runs in its own file (its own module graph): @vscode/ripgrep must not have been imported before this test.
 let h: Harness
-afterEach(async () => { await h?.cleanup() })
+afterEach(async () => {
+  await h?.cleanup()
+})
 
 test('the packaged ripgrep is resolved on the first call, not at load, and a failed resolution is retried on the next call', async () => {
   const arch = process.env.npm_config_arch
@@ -20,7 +22,9 @@ test('the packaged ripgrep is resolved on the first call, not at load, and a fai
     write(h.dir, { 'a.txt': 'hit\n' })
     const first = await h.call('grep', { pattern: 'hit' })
     expect(first.error?.code).toBe('SEARCH_FAILED')
-    expect(first.content[0].text).toBe(`Error: grep search failed: could not start ripgrep (@vscode/ripgrep): Could not find @vscode/ripgrep-${process.platform}-no-such-arch. Ensure optionalDependencies are installed for this platform (${process.platform}-no-such-arch).`)
+    expect(first.content[0].text).toBe(
+      `Error: grep search failed: could not start ripgrep (@vscode/ripgrep): Could not find @vscode/ripgrep-${process.platform}-no-such-arch. Ensure optionalDependencies are installed for this platform (${process.platform}-no-such-arch).`,
+    )
   } finally {
     if (arch === undefined) delete process.env.npm_config_arch
     else process.env.npm_config_arch = arch
@@ -33,7 +37,7 @@ test('the packaged ripgrep found without loading its module is the binary that m
   // A fresh evaluation of the package (the test above left a failed one in the ES module cache).
   const url = pathToFileURL(createRequire(import.meta.url).resolve('@vscode/ripgrep'))
   url.searchParams.set('fresh', '1')
-  const { rgPath } = await import(url.href) as { rgPath: string }
+  const { rgPath } = (await import(url.href)) as { rgPath: string }
   h = await harness()
   write(h.dir, { 'a.txt': 'hit\n' })
   expect(await h.text('grep', { pattern: 'hit' })).toBe('Found 1 match\n\na.txt\nLine 1: hit')
@@ -45,14 +49,19 @@ describe('packagedRipgrep: node_modules walked by hand, in the order Node would 
   const platformPackage = `@vscode/ripgrep-${process.platform}-${process.env.npm_config_arch || process.arch}`
   const binary = process.platform === 'win32' ? 'rg.exe' : 'rg'
   let root: string
-  beforeEach(() => { root = mkdtempSync(join(tmpdir(), 'dsh-locate-')) })
+  beforeEach(() => {
+    root = mkdtempSync(join(tmpdir(), 'dsh-locate-'))
+  })
   afterEach(() => rmSync(root, { recursive: true, force: true }))
 
   /** A stand-in of @vscode/ripgrep (with its `exports`) and platform packages at the given node_modules folders. */
   function layout(ripgrepAt: string, platformAt: readonly string[]): string {
     const pkg = join(root, ripgrepAt, '@vscode/ripgrep')
     mkdirSync(join(pkg, 'lib'), { recursive: true })
-    writeFileSync(join(pkg, 'package.json'), JSON.stringify({ name: '@vscode/ripgrep', type: 'module', exports: { '.': { default: './lib/index.js' } } }))
+    writeFileSync(
+      join(pkg, 'package.json'),
+      JSON.stringify({ name: '@vscode/ripgrep', type: 'module', exports: { '.': { default: './lib/index.js' } } }),
+    )
     writeFileSync(join(pkg, 'lib/index.js'), 'export const rgPath = "stand-in"\n')
     for (const at of platformAt) {
       mkdirSync(join(root, at, platformPackage, 'bin'), { recursive: true })
@@ -76,9 +85,13 @@ describe('packagedRipgrep: node_modules walked by hand, in the order Node would 
   test.each([
     ['hoisted side by side', 'node_modules', ['node_modules']],
     ['the package nearer than a hoisted platform package', 'app/node_modules', ['node_modules']],
-    ['a platform package nested in the package wins over a hoisted one', 'node_modules', ['node_modules/@vscode/ripgrep/node_modules', 'node_modules']],
+    [
+      'a platform package nested in the package wins over a hoisted one',
+      'node_modules',
+      ['node_modules/@vscode/ripgrep/node_modules', 'node_modules'],
+    ],
     ['no platform package at all', 'node_modules', []],
-    ['a platform package only beside the caller, out of the package\'s reach', 'node_modules', ['app/node_modules']],
+    ["a platform package only beside the caller, out of the package's reach", 'node_modules', ['app/node_modules']],
   ])('%s', (_, ripgrepAt, platformAt) => {
     const from = layout(ripgrepAt, platformAt)
     expect(packagedRipgrep(from)).toBe(oracle(from))

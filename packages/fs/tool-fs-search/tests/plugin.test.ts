@@ -10,7 +10,9 @@ import { GREP_PROMPT, GrepParameters, grepDescription } from '../src/grep-text.t
 import { Subprocess } from './helpers.ts'
 
 let t: TestContext
-afterEach(async () => { await t?.dispose() })
+afterEach(async () => {
+  await t?.dispose()
+})
 
 async function load(config: Partial<Config> = {}): Promise<void> {
   t = await createTestContext()
@@ -27,8 +29,16 @@ test('the default export is the plugin: name, inject, Config, apply', () => {
 
 test('the config defaults are positive integers and rgPath is optional', () => {
   expect(Config({})).toEqual({
-    globMaxResults: 100, grepMaxMatches: 250, grepMaxLineBytes: 2000, maxResultBytes: 30_000, rawOutputMaxBytes: 20_000_000, savedResultMaxBytes: 1_073_741_824, rgMaxMemoryBytes: 1_073_741_824, timeoutMs: 30_000,
-    graceMs: 3000, stderrMaxBytes: 65_536,
+    globMaxResults: 100,
+    grepMaxMatches: 250,
+    grepMaxLineBytes: 2000,
+    maxResultBytes: 30_000,
+    rawOutputMaxBytes: 20_000_000,
+    savedResultMaxBytes: 1_073_741_824,
+    rgMaxMemoryBytes: 1_073_741_824,
+    timeoutMs: 30_000,
+    graceMs: 3000,
+    stderrMaxBytes: 65_536,
   })
   expect(() => Config({ globMaxResults: 0 })).toThrow(/globMaxResults/)
   expect(() => Config({ grepMaxMatches: 1.5 })).toThrow(/grepMaxMatches/)
@@ -37,7 +47,10 @@ test('the config defaults are positive integers and rgPath is optional', () => {
 
 test('registers glob and grep with their budgets, and their prompt sections at 103 and 104', async () => {
   await load({ timeoutMs: 1234 })
-  expect(t.ctx.tools.list().map((tool) => [tool.name, tool.timeoutMs])).toEqual([['glob', 1234], ['grep', 1234]])
+  expect(t.ctx.tools.list().map((tool) => [tool.name, tool.timeoutMs])).toEqual([
+    ['glob', 1234],
+    ['grep', 1234],
+  ])
   expect(t.ctx.systemPrompt.list()).toEqual([
     { id: 'tool:glob', order: 103, text: GLOB_PROMPT },
     { id: 'tool:grep', order: 104, text: GREP_PROMPT },
@@ -72,7 +85,9 @@ test('schema problems are reported by the registry as INVALID_ARGS', async () =>
   await load()
   const result = await t.ctx.tools.execute('grep', { pattern: '', paht: 'x' })
   expect(result.error?.code).toBe('INVALID_ARGS')
-  expect(result.content[0].text).toBe('Error: invalid arguments: unexpected property "paht"; property "pattern" must not be shorter than 1 characters')
+  expect(result.content[0].text).toBe(
+    'Error: invalid arguments: unexpected property "paht"; property "pattern" must not be shorter than 1 characters',
+  )
 })
 
 test('the README states the exact prompt texts, descriptions and parameter descriptions', async () => {
@@ -80,10 +95,14 @@ test('the README states the exact prompt texts, descriptions and parameter descr
   expect(readme).toContain(`\`\`\`\n${GLOB_PROMPT}\n\`\`\``)
   expect(readme).toContain(`\`\`\`\n${GREP_PROMPT}\n\`\`\``)
   expect(readme).toContain(`\`\`\`\n${globDescription({ maxResults: 100, maxResultBytes: 30_000 })}\n\`\`\``)
-  expect(readme).toContain(`\`\`\`\n${grepDescription({ maxMatches: 250, maxLineBytes: 2000, maxResultBytes: 30_000 })}\n\`\`\``)
+  expect(readme).toContain(
+    `\`\`\`\n${grepDescription({ maxMatches: 250, maxLineBytes: 2000, maxResultBytes: 30_000 })}\n\`\`\``,
+  )
   for (const schema of [GlobParameters, GrepParameters]) {
     for (const [key, property] of Object.entries(schema.properties)) {
-      expect(readme).toContain(`"${key}": { "minLength": 1, "description": ${JSON.stringify(property.description)}, "type": "string" }`)
+      expect(readme).toContain(
+        `"${key}": { "minLength": 1, "description": ${JSON.stringify(property.description)}, "type": "string" }`,
+      )
     }
   }
 })
@@ -93,7 +112,10 @@ test('no import circle inside the package: the value types live apart, so parser
   const imports = new Map<string, string[]>()
   for (const file of readdirSync(dir).filter((name) => name.endsWith('.ts'))) {
     const source = readFileSync(join(dir, file), 'utf8')
-    imports.set(file, [...source.matchAll(/^import[^'"]*['"]\.\/([\w-]+\.ts)['"]/gm)].map((match) => match[1] as string))
+    imports.set(
+      file,
+      [...source.matchAll(/^import[^'"]*['"]\.\/([\w-]+\.ts)['"]/gm)].map((match) => match[1] as string),
+    )
   }
   const circles: string[] = []
   const visit = (file: string, path: string[]): void => {

@@ -1,5 +1,14 @@
 import { execFileSync } from 'node:child_process'
-import { chmodSync, copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import type { Socket } from 'node:net'
 import { join } from 'node:path'
@@ -7,12 +16,23 @@ import { afterEach, beforeEach, expect, test } from 'vitest'
 import { rgPath } from '@vscode/ripgrep'
 import TimeoutPolicy from '@deepseek-ai/dsh-timeout-policy'
 import type { SpawnRequest, SubprocessHandle } from '@deepseek-ai/dsh-subprocess'
-import { alive, type Harness, harness, MemorySpillStore, RecordingSubprocess, Subprocess, until, write } from './helpers.ts'
+import {
+  alive,
+  type Harness,
+  harness,
+  MemorySpillStore,
+  RecordingSubprocess,
+  Subprocess,
+  until,
+  write,
+} from './helpers.ts'
 import { globThreads } from '../src/argv.ts'
 
 let h: Harness
 beforeEach(() => RecordingSubprocess.reset())
-afterEach(async () => { await h?.cleanup() })
+afterEach(async () => {
+  await h?.cleanup()
+})
 
 function lastHandle(): SubprocessHandle {
   const handle = RecordingSubprocess.handles.at(-1)
@@ -32,8 +52,22 @@ test('nothing is spawned at load; each call runs the packaged rg with --no-confi
   await h.text('glob', { pattern: '*.txt' })
   const [grep, glob] = RecordingSubprocess.requests as [SpawnRequest, SpawnRequest]
   const opened = new RegExp(`^/proc/${process.pid}/fd/\\d+$`)
-  expect(grep).toMatchObject({ argv: [rgPath, '--no-config', '--json', '--no-require-git', '--regexp=-x', '--glob=*.txt', '--', '.'], cwd: expect.stringMatching(opened), stdin: 'ignore', stdout: 'pipe', stderr: 'pipe', graceMs: 3000 })
-  expect(glob.argv.slice(0, 6)).toEqual([rgPath, '--no-config', '--files', '--null', `--threads=${globThreads(availableParallelism())}`, '--glob=*.txt'])
+  expect(grep).toMatchObject({
+    argv: [rgPath, '--no-config', '--json', '--no-require-git', '--regexp=-x', '--glob=*.txt', '--', '.'],
+    cwd: expect.stringMatching(opened),
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+    graceMs: 3000,
+  })
+  expect(glob.argv.slice(0, 6)).toEqual([
+    rgPath,
+    '--no-config',
+    '--files',
+    '--null',
+    `--threads=${globThreads(availableParallelism())}`,
+    '--glob=*.txt',
+  ])
   expect(glob).toMatchObject({ cwd: expect.stringMatching(opened), stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
 })
 
@@ -61,14 +95,27 @@ test('a RIPGREP_CONFIG_PATH that sets --pre has no effect', async () => {
 })
 
 test('a broad grep whose raw output passes rawOutputMaxBytes is no error: the first page in path order, the exact total, the complete result saved', async () => {
-  h = await harness({ subprocess: RecordingSubprocess, spill: MemorySpillStore, config: { rawOutputMaxBytes: 200_000 } })
+  h = await harness({
+    subprocess: RecordingSubprocess,
+    spill: MemorySpillStore,
+    config: { rawOutputMaxBytes: 200_000 },
+  })
   MemorySpillStore.saved.length = 0
-  write(h.dir, Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`d${i % 4}/f${String(i).padStart(2, '0')}.txt`, 'hit here\n'.repeat(50)])))
+  write(
+    h.dir,
+    Object.fromEntries(
+      Array.from({ length: 40 }, (_, i) => [`d${i % 4}/f${String(i).padStart(2, '0')}.txt`, 'hit here\n'.repeat(50)]),
+    ),
+  )
   const result = await h.call('grep', { pattern: 'hit' })
   expect(result.error).toBeUndefined()
   const text = result.content[0].text
   expect(text.startsWith('Found 250 of 2000 matches\n\nd0/f00.txt\nLine 1: hit here\n')).toBe(true)
-  expect(text.endsWith('[Showing 250 of 2000 matches. The complete result is saved at /memory/session-1/1-grep-results.txt. Page through it with read (offset, limit) or search it with grep.]')).toBe(true)
+  expect(
+    text.endsWith(
+      '[Showing 250 of 2000 matches. The complete result is saved at /memory/session-1/1-grep-results.txt. Page through it with read (offset, limit) or search it with grep.]',
+    ),
+  ).toBe(true)
   // The raw JSON did pass the bound; what was held (formatted rows) did not.
   expect((lastHandle().stdout as Socket).bytesRead).toBeGreaterThan(200_000)
   const saved = MemorySpillStore.saved[0]?.content.split('\n') ?? []
@@ -81,9 +128,16 @@ test('a broad grep whose raw output passes rawOutputMaxBytes is no error: the fi
 test('a FIFO or a device named as path is refused at once, without opening it', async () => {
   h = await harness({ subprocess: RecordingSubprocess })
   fifo(join(h.dir, 'pipe'))
-  for (const [path, kind] of [['pipe', 'a FIFO (named pipe)'], ['/dev/zero', 'a character device']] as const) {
+  for (const [path, kind] of [
+    ['pipe', 'a FIFO (named pipe)'],
+    ['/dev/zero', 'a character device'],
+  ] as const) {
     const result = await h.call('grep', { pattern: 'x', path })
-    expect(result.error).toEqual({ code: 'INVALID_ARGS', name: 'HarnessError', message: `grep path ${path} is ${kind}, not a regular file or a directory; grep searches only those` })
+    expect(result.error).toEqual({
+      code: 'INVALID_ARGS',
+      name: 'HarnessError',
+      message: `grep path ${path} is ${kind}, not a regular file or a directory; grep searches only those`,
+    })
   }
   expect(RecordingSubprocess.requests).toEqual([])
 })
@@ -92,24 +146,38 @@ test('a grep stalled by a FIFO .gitignore returns, at its time budget, the match
   h = await harness({ subprocess: RecordingSubprocess, config: { timeoutMs: 2000 } })
   write(h.dir, { 'a.txt': 'x\n', 'sub/b.txt': 'x\n' })
   fifo(join(h.dir, 'sub', '.gitignore'))
-  expect(await h.text('grep', { pattern: 'x' })).toBe('Found 1 match\n\na.txt\nLine 1: x\n\n[The search was stopped after 1000 ms, its time budget, before ripgrep finished: these are the matches found until then, and more may exist. To search less, use a more specific pattern, a deeper path, or include.]')
+  expect(await h.text('grep', { pattern: 'x' })).toBe(
+    'Found 1 match\n\na.txt\nLine 1: x\n\n[The search was stopped after 1000 ms, its time budget, before ripgrep finished: these are the matches found until then, and more may exist. To search less, use a more specific pattern, a deeper path, or include.]',
+  )
   expect(alive(lastHandle().pid)).toBe(false)
 })
 
-test('a timeout-policy budget shorter than the tool\'s own: grep stops rg within it and returns the matches found, not TOOL_TIMEOUT (stalled on a FIFO .gitignore)', async () => {
+test("a timeout-policy budget shorter than the tool's own: grep stops rg within it and returns the matches found, not TOOL_TIMEOUT (stalled on a FIFO .gitignore)", async () => {
   // The tool's own timeoutMs stays 30 000; the policy gives grep 2000 ms, so rg is stopped at 1000 ms.
-  h = await harness({ subprocess: RecordingSubprocess, plugins: async (t) => { await t.active(t.ctx.plugin(TimeoutPolicy, { overrides: { grep: 2000 } })) } })
+  h = await harness({
+    subprocess: RecordingSubprocess,
+    plugins: async (t) => {
+      await t.active(t.ctx.plugin(TimeoutPolicy, { overrides: { grep: 2000 } }))
+    },
+  })
   write(h.dir, { 'a.txt': 'x\n', 'sub/b.txt': 'x\n' })
   fifo(join(h.dir, 'sub', '.gitignore'))
   const result = await h.call('grep', { pattern: 'x' })
   expect(result.error).toBeUndefined()
-  expect(result.content[0].text).toBe('Found 1 match\n\na.txt\nLine 1: x\n\n[The search was stopped after 1000 ms, its time budget, before ripgrep finished: these are the matches found until then, and more may exist. To search less, use a more specific pattern, a deeper path, or include.]')
+  expect(result.content[0].text).toBe(
+    'Found 1 match\n\na.txt\nLine 1: x\n\n[The search was stopped after 1000 ms, its time budget, before ripgrep finished: these are the matches found until then, and more may exist. To search less, use a more specific pattern, a deeper path, or include.]',
+  )
   expect(alive(lastHandle().pid)).toBe(false)
   expect(await lastHandle().done).toMatchObject({ signal: 'SIGTERM' })
 })
 
 test('a timeout-policy budget too short for rg to be stopped and awaited within it is still TOOL_TIMEOUT, and no rg is left', async () => {
-  h = await harness({ subprocess: RecordingSubprocess, plugins: async (t) => { await t.active(t.ctx.plugin(TimeoutPolicy, { overrides: { grep: 1 } })) } })
+  h = await harness({
+    subprocess: RecordingSubprocess,
+    plugins: async (t) => {
+      await t.active(t.ctx.plugin(TimeoutPolicy, { overrides: { grep: 1 } }))
+    },
+  })
   fifo(join(h.dir, '.gitignore'))
   const result = await h.call('grep', { pattern: 'x' })
   expect(result.error?.code).toBe('TOOL_TIMEOUT')
@@ -126,7 +194,11 @@ test('a caller abort is SEARCH_ABORTED, with rg terminated and awaited', async (
   await until(() => RecordingSubprocess.handles.length === 1, 'rg was spawned')
   controller.abort()
   const result = await pending
-  expect(result.error).toEqual({ code: 'SEARCH_ABORTED', name: 'SearchError', message: 'grep search aborted: the call was cancelled or ran out of time, and ripgrep was stopped' })
+  expect(result.error).toEqual({
+    code: 'SEARCH_ABORTED',
+    name: 'SearchError',
+    message: 'grep search aborted: the call was cancelled or ran out of time, and ripgrep was stopped',
+  })
   expect(alive(lastHandle().pid)).toBe(false)
 })
 
@@ -136,7 +208,11 @@ test('rg killed by a signal from outside is SEARCH_FAILED naming the signal (fau
   const pending = h.call('grep', { pattern: 'x' })
   await until(() => RecordingSubprocess.handles.length === 1, 'rg was spawned')
   process.kill(lastHandle().pid, 'SIGKILL')
-  expect((await pending).error).toEqual({ code: 'SEARCH_FAILED', name: 'SearchError', message: 'grep search failed: ripgrep was killed by SIGKILL' })
+  expect((await pending).error).toEqual({
+    code: 'SEARCH_FAILED',
+    name: 'SearchError',
+    message: 'grep search failed: ripgrep was killed by SIGKILL',
+  })
 })
 
 test('an invalid regex of ~69 KB is SEARCH_INVALID_PATTERN with rg\'s leading "regex parse error" and its reason, the pattern quoted once and bounded', async () => {
@@ -144,26 +220,36 @@ test('an invalid regex of ~69 KB is SEARCH_INVALID_PATTERN with rg\'s leading "r
   const pattern = `${'(a|b)'.repeat(14_000)}(`
   const result = await h.call('grep', { pattern })
   expect(result.error?.code).toBe('SEARCH_INVALID_PATTERN')
-  expect(result.content[0].text).toBe(`Error: invalid grep pattern "${pattern.slice(0, 297)}…": regex parse error: unclosed group. To match ( literally, escape it with a backslash; the whole pattern as literal text is ${pattern.replace(/[()|]/g, '\\$&').slice(0, 297)}…`)
+  expect(result.content[0].text).toBe(
+    `Error: invalid grep pattern "${pattern.slice(0, 297)}…": regex parse error: unclosed group. To match ( literally, escape it with a backslash; the whole pattern as literal text is ${pattern.replace(/[()|]/g, '\\$&').slice(0, 297)}…`,
+  )
 })
 
 test('a binary that cannot be started is SEARCH_FAILED naming it and the cause (config rgPath override)', async () => {
   h = await harness({ config: { rgPath: join('/nonexistent', 'rg') } })
   const result = await h.call('grep', { pattern: 'x' })
   expect(result.error?.code).toBe('SEARCH_FAILED')
-  expect(result.content[0].text).toMatch(/^Error: grep search failed: could not start ripgrep \(\/nonexistent\/rg\): .*ENOENT/)
+  expect(result.content[0].text).toMatch(
+    /^Error: grep search failed: could not start ripgrep \(\/nonexistent\/rg\): .*ENOENT/,
+  )
   const glob = await h.call('glob', { pattern: '*' })
-  expect(glob.content[0].text).toMatch(/^Error: glob search failed: could not start ripgrep \(\/nonexistent\/rg\): .*ENOENT/)
+  expect(glob.content[0].text).toMatch(
+    /^Error: glob search failed: could not start ripgrep \(\/nonexistent\/rg\): .*ENOENT/,
+  )
 })
 
-test('output that is not ripgrep\'s is SEARCH_FAILED as malformed (config rgPath pointing at echo)', async () => {
+test("output that is not ripgrep's is SEARCH_FAILED as malformed (config rgPath pointing at echo)", async () => {
   h = await harness({ config: { rgPath: '/bin/echo' } })
   const grep = await h.call('grep', { pattern: 'x' })
   expect(grep.error?.code).toBe('SEARCH_FAILED')
-  expect(grep.content[0].text).toBe(`Error: grep search failed: could not read ripgrep's output (a record that is not JSON: "--no-config --json --no-require-git --regexp=x -- .")`)
+  expect(grep.content[0].text).toBe(
+    `Error: grep search failed: could not read ripgrep's output (a record that is not JSON: "--no-config --json --no-require-git --regexp=x -- .")`,
+  )
   const glob = await h.call('glob', { pattern: '*' })
   expect(glob.error?.code).toBe('SEARCH_FAILED')
-  expect(glob.content[0].text).toMatch(/^Error: glob search failed: could not read ripgrep's output \(a path outside the search root: --no-config --files/)
+  expect(glob.content[0].text).toMatch(
+    /^Error: glob search failed: could not read ripgrep's output \(a path outside the search root: --no-config --files/,
+  )
 })
 
 test('a config rgPath naming the real binary is used as is', async () => {
@@ -180,7 +266,10 @@ test('a config rgPath naming the real binary is used as is', async () => {
 class UnprivilegedSubprocess extends Subprocess {
   override spawn(request: SpawnRequest): Promise<SubprocessHandle> {
     if (process.getuid?.() !== 0) return super.spawn(request)
-    return super.spawn({ ...request, argv: ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--', ...request.argv] })
+    return super.spawn({
+      ...request,
+      argv: ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--', ...request.argv],
+    })
   }
 }
 
@@ -205,7 +294,9 @@ test('rg exit 2 with matches (an unreadable directory, rg run unprivileged) retu
     // ripgrep words it longer when it walks on one thread (glob does on two CPUs): either way its own words.
     const closed = join(h.dir, 'closed')
     const oneThread = `[Some paths could not be searched, so the results may be incomplete: rg: ${closed}: IO error for operation on ${closed}: Permission denied (os error 13)]`
-    expect(await h.text('glob', { pattern: '*.txt' })).toBe(`open/a.txt\n\n${globThreads(availableParallelism()) === 1 ? oneThread : note}`)
+    expect(await h.text('glob', { pattern: '*.txt' })).toBe(
+      `open/a.txt\n\n${globThreads(availableParallelism()) === 1 ? oneThread : note}`,
+    )
   } finally {
     chmodSync(join(h.dir, 'closed'), 0o755)
     rmSync(bin, { recursive: true, force: true })
@@ -222,12 +313,16 @@ test('rg exit 2 without matches (an unreadable directory in the walk) is an empt
     const grep = await h.call('grep', { pattern: 'hit' })
     expect(grep.isError).toBe(false)
     const text = grep.content[0].text
-    expect(text.startsWith('No matches found\n\n[Some paths could not be searched, so the results may be incomplete: rg: ')).toBe(true)
+    expect(
+      text.startsWith('No matches found\n\n[Some paths could not be searched, so the results may be incomplete: rg: '),
+    ).toBe(true)
     expect(text).toContain(`rg: ${closed}: `)
     expect(text).toContain(`rg: ${join(h.dir, 'sealed.txt')}: Permission denied (os error 13)`)
     const glob = await h.call('glob', { pattern: '*.md' })
     expect(glob.isError).toBe(false)
-    expect(glob.content[0].text).toMatch(/^No files found\n\n\[Some paths could not be searched, so the results may be incomplete: rg: /)
+    expect(glob.content[0].text).toMatch(
+      /^No files found\n\n\[Some paths could not be searched, so the results may be incomplete: rg: /,
+    )
     // Nothing was searched at all: an unreadable file or directory named as path is still a failure.
     expect((await h.call('grep', { pattern: 'hit', path: 'sealed.txt' })).error?.code).toBe('SEARCH_FAILED')
     expect((await h.call('grep', { pattern: 'hit', path: 'closed' })).error?.code).toBe('SEARCH_FAILED')

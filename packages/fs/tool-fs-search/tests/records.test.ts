@@ -22,7 +22,10 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'dsh-records-'))
   writeFileSync(join(dir, 'b.txt'), 'one hit\nnothing\nhit hit hit\n')
   writeFileSync(join(dir, 'a.txt'), `crlf hit\r\n${'x'.repeat(50)}hit${'é'.repeat(40)}\nlast hit`)
-  writeFileSync(Buffer.concat([Buffer.from(join(dir, 'n')), Buffer.from([0xff]), Buffer.from('.txt')]), Buffer.from([0x68, 0x69, 0x74, 0x20, 0xff, 0x0a]))
+  writeFileSync(
+    Buffer.concat([Buffer.from(join(dir, 'n')), Buffer.from([0xff]), Buffer.from('.txt')]),
+    Buffer.from([0x68, 0x69, 0x74, 0x20, 0xff, 0x0a]),
+  )
   json = execFileSync(rgPath, ['--no-config', '--json', '--regexp=hit', '--', dir])
 })
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -61,29 +64,48 @@ describe('the rg --json parser', () => {
     const { total, files } = collect([json])
     expect(total).toBe(6)
     expect(files).toEqual([
-      { path: 'a.txt', lines: [
-        { line: 1, preview: 'crlf hit', truncated: false },
-        { line: 2, preview: `${'x'.repeat(50)}hit${'é'.repeat(3)}`, truncated: true },
-        { line: 3, preview: 'last hit', truncated: false },
-      ] },
-      { path: 'b.txt', lines: [{ line: 1, preview: 'one hit', truncated: false }, { line: 3, preview: 'hit hit hit', truncated: false }] },
+      {
+        path: 'a.txt',
+        lines: [
+          { line: 1, preview: 'crlf hit', truncated: false },
+          { line: 2, preview: `${'x'.repeat(50)}hit${'é'.repeat(3)}`, truncated: true },
+          { line: 3, preview: 'last hit', truncated: false },
+        ],
+      },
+      {
+        path: 'b.txt',
+        lines: [
+          { line: 1, preview: 'one hit', truncated: false },
+          { line: 3, preview: 'hit hit hit', truncated: false },
+        ],
+      },
       { path: 'n\ufffd.txt', lines: [{ line: 1, preview: null, truncated: false }] },
     ])
   })
 
   test('gives the same result however the stream is cut into chunks, even inside a UTF-8 character, holding at most one line (property, seeded)', () => {
     const whole = collect([json])
-    const longestLine = Math.max(...json.toString('utf8').split('\n').map((l) => Buffer.byteLength(l)))
-    fc.assert(fc.property(fc.array(fc.nat(), { maxLength: 40 }), (cuts) => {
-      const result = collect(chunked(json, cuts))
-      expect(result.files).toEqual(whole.files)
-      expect(result.total).toBe(whole.total)
-      expect(result.maxPending).toBeLessThanOrEqual(longestLine)
-    }), { seed: 42, numRuns: 200 })
+    const longestLine = Math.max(
+      ...json
+        .toString('utf8')
+        .split('\n')
+        .map((l) => Buffer.byteLength(l)),
+    )
+    fc.assert(
+      fc.property(fc.array(fc.nat(), { maxLength: 40 }), (cuts) => {
+        const result = collect(chunked(json, cuts))
+        expect(result.files).toEqual(whole.files)
+        expect(result.total).toBe(whole.total)
+        expect(result.maxPending).toBeLessThanOrEqual(longestLine)
+      }),
+      { seed: 42, numRuns: 200 },
+    )
   })
 
   test('holds no more than the unfinished line of a 20 MB stream fed in 64 KiB chunks', () => {
-    const record = Buffer.from(`${JSON.stringify({ type: 'match', data: { path: { text: join(dir, 'big.txt') }, lines: { text: `${'y'.repeat(150)}\n` }, line_number: 1, absolute_offset: 0, submatches: [] } })}\n`)
+    const record = Buffer.from(
+      `${JSON.stringify({ type: 'match', data: { path: { text: join(dir, 'big.txt') }, lines: { text: `${'y'.repeat(150)}\n` }, line_number: 1, absolute_offset: 0, submatches: [] } })}\n`,
+    )
     // One period of whole records, fed in 64 KiB chunks that end mid-record, twenty times over: a valid stream.
     const period = Buffer.concat(Array.from({ length: Math.ceil(1_000_000 / record.length) }, () => record))
     const collector = newCollector(resolveRoot(dir, undefined), 2000)
@@ -104,39 +126,112 @@ describe('the rg --json parser', () => {
 
   test('reads any line exactly, escapes, quotes, backslashes and terminators included, cut like truncateUtf8 (property, seeded)', () => {
     const ending = fc.constantFrom('', '\n', '\r\n', '\\n', '\\\n', '\r')
-    fc.assert(fc.property(fc.string({ unit: 'grapheme-composite', maxLength: 30 }), ending, fc.integer({ min: 1, max: 60 }), (body, end, max) => {
-      const collector = newCollector(resolveRoot(dir, undefined), max)
-      const text = body + end
-      feed(collector, JSON.stringify({ type: 'match', data: { path: { text: join(dir, 'f') }, lines: { text }, line_number: 3, absolute_offset: 0, submatches: [] } }))
-      const stripped = text.endsWith('\r\n') ? text.slice(0, -2) : text.endsWith('\n') ? text.slice(0, -1) : text
-      const cut = truncateUtf8(stripped, max)
-      expect(collector.files()).toEqual([{ path: 'f', lines: [{ line: 3, preview: cut.text, truncated: cut.truncated }] }])
-    }), { seed: 5, numRuns: 600 })
+    fc.assert(
+      fc.property(
+        fc.string({ unit: 'grapheme-composite', maxLength: 30 }),
+        ending,
+        fc.integer({ min: 1, max: 60 }),
+        (body, end, max) => {
+          const collector = newCollector(resolveRoot(dir, undefined), max)
+          const text = body + end
+          feed(
+            collector,
+            JSON.stringify({
+              type: 'match',
+              data: {
+                path: { text: join(dir, 'f') },
+                lines: { text },
+                line_number: 3,
+                absolute_offset: 0,
+                submatches: [],
+              },
+            }),
+          )
+          const stripped = text.endsWith('\r\n') ? text.slice(0, -2) : text.endsWith('\n') ? text.slice(0, -1) : text
+          const cut = truncateUtf8(stripped, max)
+          expect(collector.files()).toEqual([
+            { path: 'f', lines: [{ line: 3, preview: cut.text, truncated: cut.truncated }] },
+          ])
+        },
+      ),
+      { seed: 5, numRuns: 600 },
+    )
   })
 
   test('reads long lines full of escapes exactly, decoding only the shown part, cut like truncateUtf8 (property, seeded)', () => {
     // Characters that JSON escapes (quotes, backslashes, controls, a lone \r), multi-byte ones and surrogate pairs.
-    const char = fc.constantFrom('a', 'Z', ' ', '"', '\\', '\t', '\r', '\x01', '\x1b', '\x7f', 'é', '€', '\u2028', '😀', '\\n')
+    const char = fc.constantFrom(
+      'a',
+      'Z',
+      ' ',
+      '"',
+      '\\',
+      '\t',
+      '\r',
+      '\x01',
+      '\x1b',
+      '\x7f',
+      'é',
+      '€',
+      '\u2028',
+      '😀',
+      '\\n',
+    )
     const ending = fc.constantFrom('', '\n', '\r\n', '\\n', '\r')
-    fc.assert(fc.property(fc.array(char, { maxLength: 400 }), ending, fc.integer({ min: 1, max: 40 }), (chars, end, max) => {
-      const collector = newCollector(resolveRoot(dir, undefined), max)
-      const text = chars.join('') + end
-      feed(collector, JSON.stringify({ type: 'match', data: { path: { text: join(dir, 'f') }, lines: { text }, line_number: 7, absolute_offset: 0, submatches: [{ match: { text: '\\n"}' }, start: 0, end: 1 }] } }))
-      const stripped = text.endsWith('\r\n') ? text.slice(0, -2) : text.endsWith('\n') ? text.slice(0, -1) : text
-      const cut = truncateUtf8(stripped, max)
-      expect(collector.files()).toEqual([{ path: 'f', lines: [{ line: 7, preview: cut.text, truncated: cut.truncated }] }])
-    }), { seed: 17, numRuns: 1500 })
+    fc.assert(
+      fc.property(fc.array(char, { maxLength: 400 }), ending, fc.integer({ min: 1, max: 40 }), (chars, end, max) => {
+        const collector = newCollector(resolveRoot(dir, undefined), max)
+        const text = chars.join('') + end
+        feed(
+          collector,
+          JSON.stringify({
+            type: 'match',
+            data: {
+              path: { text: join(dir, 'f') },
+              lines: { text },
+              line_number: 7,
+              absolute_offset: 0,
+              submatches: [{ match: { text: '\\n"}' }, start: 0, end: 1 }],
+            },
+          }),
+        )
+        const stripped = text.endsWith('\r\n') ? text.slice(0, -2) : text.endsWith('\n') ? text.slice(0, -1) : text
+        const cut = truncateUtf8(stripped, max)
+        expect(collector.files()).toEqual([
+          { path: 'f', lines: [{ line: 7, preview: cut.text, truncated: cut.truncated }] },
+        ])
+      }),
+      { seed: 17, numRuns: 1500 },
+    )
   })
 
   test('a stream of many files, long escaped lines and CRLF ones, cut at every byte boundary, reads like JSON.parse of each record', () => {
-    const lines = ['plain hit\n', 'tab\there "quoted" \\ hit\r\n', `${'x"\\'.repeat(300)}hit\n`, `${'é'.repeat(200)}\n`, 'no terminator hit', `${'y'.repeat(90)}\n`]
+    const lines = [
+      'plain hit\n',
+      'tab\there "quoted" \\ hit\r\n',
+      `${'x"\\'.repeat(300)}hit\n`,
+      `${'é'.repeat(200)}\n`,
+      'no terminator hit',
+      `${'y'.repeat(90)}\n`,
+    ]
     const records: string[] = []
     for (const [f, name] of ['a.txt', 'b "q".txt', 'c\\d.txt', 'dir/e.txt'].entries()) {
       const path = { text: join(dir, name) }
       records.push(JSON.stringify({ type: 'begin', data: { path } }))
       for (const [i, text] of lines.entries()) {
         if ((i + f) % 3 === 2) continue
-        records.push(JSON.stringify({ type: 'match', data: { path, lines: { text }, line_number: i + 1, absolute_offset: 0, submatches: [{ match: { text: 'hit' }, start: 0, end: 3 }] } }))
+        records.push(
+          JSON.stringify({
+            type: 'match',
+            data: {
+              path,
+              lines: { text },
+              line_number: i + 1,
+              absolute_offset: 0,
+              submatches: [{ match: { text: 'hit' }, start: 0, end: 3 }],
+            },
+          }),
+        )
       }
       records.push(JSON.stringify({ type: 'end', data: { path, binary_offset: null, stats: {} } }))
     }
@@ -152,20 +247,42 @@ describe('the rg --json parser', () => {
       const stripped = text.endsWith('\r\n') ? text.slice(0, -2) : text.endsWith('\n') ? text.slice(0, -1) : text
       const cut = truncateUtf8(stripped, max)
       const path = value.data.path.text.slice(dir.length + 1)
-      expected.set(path, [...(expected.get(path) ?? []), { line: value.data.line_number, preview: cut.text, truncated: cut.truncated }])
+      expected.set(path, [
+        ...(expected.get(path) ?? []),
+        { line: value.data.line_number, preview: cut.text, truncated: cut.truncated },
+      ])
     }
     const want = [...expected].sort(([a], [b]) => (a < b ? -1 : 1)).map(([path, found]) => ({ path, lines: found }))
     expect(collect([stream], max).files).toEqual(want)
     for (let cut = 0; cut <= stream.length; cut++) {
       const result = collect([stream.subarray(0, cut), stream.subarray(cut)], max)
-      if (JSON.stringify(result.files) !== JSON.stringify(want)) expect({ cut, files: result.files }).toEqual({ cut, files: want })
+      if (JSON.stringify(result.files) !== JSON.stringify(want))
+        expect({ cut, files: result.files }).toEqual({ cut, files: want })
     }
   })
 
   test('a file whose matches do not come one after another is still one file, its lines ascending', () => {
     const collector = newCollector(resolveRoot(dir, undefined), 100)
-    const match = (name: string, line: number) => JSON.stringify({ type: 'match', data: { path: { text: join(dir, name) }, lines: { text: `hit ${line}\n` }, line_number: line, absolute_offset: 0, submatches: [] } })
-    for (const [name, line] of [['a', 5], ['b', 1], ['a', 2], ['c', 1], ['a', 9], ['b', 3]] as const) feed(collector, match(name, line))
+    const match = (name: string, line: number) =>
+      JSON.stringify({
+        type: 'match',
+        data: {
+          path: { text: join(dir, name) },
+          lines: { text: `hit ${line}\n` },
+          line_number: line,
+          absolute_offset: 0,
+          submatches: [],
+        },
+      })
+    for (const [name, line] of [
+      ['a', 5],
+      ['b', 1],
+      ['a', 2],
+      ['c', 1],
+      ['a', 9],
+      ['b', 3],
+    ] as const)
+      feed(collector, match(name, line))
     const expected = [
       { path: 'a', lines: [2, 5, 9].map((line) => ({ line, preview: `hit ${line}`, truncated: false })) },
       { path: 'b', lines: [1, 3].map((line) => ({ line, preview: `hit ${line}`, truncated: false })) },

@@ -13,7 +13,9 @@ import { comparePaths, pathKey } from '../src/paths.ts'
 
 let h: Harness
 beforeEach(() => RecordingSubprocess.reset())
-afterEach(async () => { await h?.cleanup() })
+afterEach(async () => {
+  await h?.cleanup()
+})
 
 /** A harness with the real local spill store (it writes as the parts come), its root in the test's directory. */
 async function withStore(config: Record<string, number | string>): Promise<Harness> {
@@ -62,7 +64,9 @@ test('grep past rawOutputMaxBytes: the first page in path order, the exact total
   expect(text.startsWith(`Found 20 of ${total} matches\n\n${rows[0]?.split(':')[0]}\nLine `)).toBe(true)
   expect(text).toContain(`[Showing 20 of ${total} matches. The complete result is saved at `)
   const saved = readFileSync(locator(text), 'utf8')
-  expect(saved).toBe(`[grep "hit" in .: ${total} matching lines, one per line as <path>:<line>: <text>]\n${rows.join('\n')}\n`)
+  expect(saved).toBe(
+    `[grep "hit" in .: ${total} matching lines, one per line as <path>:<line>: <text>]\n${rows.join('\n')}\n`,
+  )
   // The saved rows (about 30 KB) passed the in-memory bound many times over.
   expect(Buffer.byteLength(saved)).toBeGreaterThan(10 * 2000)
 })
@@ -71,12 +75,20 @@ test('glob past rawOutputMaxBytes: the newest first page, the exact total, and t
   h = await withStore({ rawOutputMaxBytes: 50, globMaxResults: 5 })
   const names: { name: string; mtime: number }[] = []
   for (const [d, dir] of DIRS.entries()) {
-    for (let f = 0; f < 40; f++) names.push({ name: `${dir}/file-${f}.txt`, mtime: 1_700_000_000 + ((d * 40 + f) % 17) * 60 })
+    for (let f = 0; f < 40; f++)
+      names.push({ name: `${dir}/file-${f}.txt`, mtime: 1_700_000_000 + ((d * 40 + f) % 17) * 60 })
   }
   write(h.dir, Object.fromEntries(names.map(({ name, mtime }) => [name, { content: '', mtime }])))
-  const order = [...names].sort((x, y) => y.mtime - x.mtime || comparePaths(pathKey(Buffer.from(x.name)), pathKey(Buffer.from(y.name))))
+  const order = [...names].sort(
+    (x, y) => y.mtime - x.mtime || comparePaths(pathKey(Buffer.from(x.name)), pathKey(Buffer.from(y.name))),
+  )
   const text = await h.text('glob', { pattern: '*.txt' })
-  expect(text.split('\n\n')[0]).toBe(order.slice(0, 5).map((entry) => entry.name).join('\n'))
+  expect(text.split('\n\n')[0]).toBe(
+    order
+      .slice(0, 5)
+      .map((entry) => entry.name)
+      .join('\n'),
+  )
   expect(text).toContain(`[Showing 5 of ${names.length} files. The complete result is saved at `)
   expect(readFileSync(locator(text), 'utf8')).toBe(`${order.map((entry) => entry.name).join('\n')}\n`)
 })
@@ -86,7 +98,9 @@ test('a grep whose saved result would pass savedResultMaxBytes is SEARCH_RAW_OUT
   write(h.dir, { 'big.txt': 'hit hit hit\n'.repeat(200_000) })
   const result = await h.call('grep', { pattern: 'hit', path: 'big.txt' })
   expect(result.error?.code).toBe('SEARCH_RAW_OUTPUT_OVERFLOW')
-  expect(result.content[0].text).toMatch(/^Error: grep search stopped: after \d+ matching lines its complete result passed 100000 bytes, the most a saved result may hold \(savedResultMaxBytes\)\. To search less, use a more specific pattern, a deeper path, or include\.$/)
+  expect(result.content[0].text).toMatch(
+    /^Error: grep search stopped: after \d+ matching lines its complete result passed 100000 bytes, the most a saved result may hold \(savedResultMaxBytes\)\. To search less, use a more specific pattern, a deeper path, or include\.$/,
+  )
   expect(alive(RecordingSubprocess.handles.at(-1)?.pid ?? 0)).toBe(false)
 })
 
@@ -95,16 +109,21 @@ test('a glob whose saved list would pass savedResultMaxBytes is SEARCH_RAW_OUTPU
   write(h.dir, Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`file-${i}.txt`, ''])))
   const result = await h.call('glob', { pattern: '*' })
   expect(result.error?.code).toBe('SEARCH_RAW_OUTPUT_OVERFLOW')
-  expect(result.content[0].text).toMatch(/^Error: glob search stopped: after \d+ files its complete list passed 200 bytes, the most a saved result may hold \(savedResultMaxBytes\)\. To list less, use a more specific pattern or a deeper path\.$/)
+  expect(result.content[0].text).toMatch(
+    /^Error: glob search stopped: after \d+ files its complete list passed 200 bytes, the most a saved result may hold \(savedResultMaxBytes\)\. To list less, use a more specific pattern or a deeper path\.$/,
+  )
 })
 
 test('without a spill store nothing is kept for saving: no disk bound, and the footer says why the rest is not saved', async () => {
   h = await harness({ config: { savedResultMaxBytes: 10, grepMaxMatches: 1 } })
   write(h.dir, { 'a.txt': 'hit\nhit\n' })
-  expect(await h.text('grep', { pattern: 'hit' })).toBe('Found 1 of 2 matches\n\na.txt\nLine 1: hit\n\n[Showing 1 of 2 matches. The complete result could not be saved (no spill store is loaded). To see the rest, use a more specific pattern, a deeper path, or include.]')
+  expect(await h.text('grep', { pattern: 'hit' })).toBe(
+    'Found 1 of 2 matches\n\na.txt\nLine 1: hit\n\n[Showing 1 of 2 matches. The complete result could not be saved (no spill store is loaded). To see the rest, use a more specific pattern, a deeper path, or include.]',
+  )
 })
 
-const DEV_ZERO_ERROR = 'Error: grep search failed: ripgrep ran out of memory reading the ignore file .gitignore (not a regular file: a symbolic link to /dev/zero, a character device); ripgrep reads every .gitignore in the directories it searches and above them, and cannot be told to skip one. Remove it or replace it with a regular file, or search a path that neither contains it nor lies below its directory.'
+const DEV_ZERO_ERROR =
+  'Error: grep search failed: ripgrep ran out of memory reading the ignore file .gitignore (not a regular file: a symbolic link to /dev/zero, a character device); ripgrep reads every .gitignore in the directories it searches and above them, and cannot be told to skip one. Remove it or replace it with a regular file, or search a path that neither contains it nor lies below its directory.'
 
 test('trap: a .gitignore linked to /dev/zero in the searched tree stops rg at its memory bound, and the error names the file and what to do', async () => {
   h = await harness({ subprocess: RecordingSubprocess, config: { rgMaxMemoryBytes: 64 * 1024 * 1024 } })
@@ -123,7 +142,9 @@ test('trap: a 1.1 MB .gitignore of 50 000 ** rules stops rg at its memory bound,
   writeFileSync(join(h.dir, '.gitignore'), rules)
   const result = await h.call('grep', { pattern: 'x' })
   expect(result.error?.code).toBe('SEARCH_FAILED')
-  expect(result.content[0].text).toBe(`Error: grep search failed: ripgrep ran out of memory reading the ignore file .gitignore (${Buffer.byteLength(rules)} bytes, too large to compile); ripgrep reads every .gitignore in the directories it searches and above them, and cannot be told to skip one. Shorten it or remove it, or search a path that neither contains it nor lies below its directory.`)
+  expect(result.content[0].text).toBe(
+    `Error: grep search failed: ripgrep ran out of memory reading the ignore file .gitignore (${Buffer.byteLength(rules)} bytes, too large to compile); ripgrep reads every .gitignore in the directories it searches and above them, and cannot be told to skip one. Shorten it or remove it, or search a path that neither contains it nor lies below its directory.`,
+  )
 })
 
 test('trap: rg aborting on a failed allocation (SIGABRT, an address-space limit) gets the same named error, not "killed by SIGABRT"', async () => {
@@ -150,14 +171,22 @@ test('trap: a .gitignore rg cannot use ABOVE the search path is still read by rg
 
 test('trap: a .ignore or .rgignore rg cannot use is skipped (--no-ignore-dot, every such file), and the answer names it in a note', async () => {
   h = await harness({ subprocess: RecordingSubprocess, config: { rgMaxMemoryBytes: 64 * 1024 * 1024 } })
-  write(h.dir, { 'sub/a.txt': 'x\n', 'sub/ignored.txt': 'x\n', 'sub/.gitignore': 'ignored.txt\n', 'sub/deep/hidden.txt': 'x\n', 'sub/deep/.rgignore': 'hidden.txt\n' })
+  write(h.dir, {
+    'sub/a.txt': 'x\n',
+    'sub/ignored.txt': 'x\n',
+    'sub/.gitignore': 'ignored.txt\n',
+    'sub/deep/hidden.txt': 'x\n',
+    'sub/deep/.rgignore': 'hidden.txt\n',
+  })
   symlinkSync('/dev/zero', join(h.dir, '.ignore'))
-  expect(await h.text('grep', { pattern: 'x', path: 'sub' })).toBe([
-    'Found 2 matches',
-    'sub/a.txt\nLine 1: x',
-    'sub/deep/hidden.txt\nLine 1: x',
-    '[Skipped an ignore file that ripgrep cannot use: .ignore (not a regular file: a symbolic link to /dev/zero, a character device). No .ignore or .rgignore rules were applied in this search (files they would hide were searched); fix or remove it to have them apply.]',
-  ].join('\n\n'))
+  expect(await h.text('grep', { pattern: 'x', path: 'sub' })).toBe(
+    [
+      'Found 2 matches',
+      'sub/a.txt\nLine 1: x',
+      'sub/deep/hidden.txt\nLine 1: x',
+      '[Skipped an ignore file that ripgrep cannot use: .ignore (not a regular file: a symbolic link to /dev/zero, a character device). No .ignore or .rgignore rules were applied in this search (files they would hide were searched); fix or remove it to have them apply.]',
+    ].join('\n\n'),
+  )
   expect(RecordingSubprocess.requests.map((request) => request.argv.includes('--no-ignore-dot'))).toEqual([false, true])
 })
 
@@ -171,7 +200,9 @@ test('the temporary file of saved rows leaves no descriptor and no name behind: 
   const open = () => readdirSync('/proc/self/fd').length
   const descriptors = open()
   for (let i = 0; i < 3; i++) {
-    expect(await h.text('grep', { pattern: 'hit', include: 'f*.txt' })).toContain('[Showing 5 of 1200 matches. The complete result is saved at ')
+    expect(await h.text('grep', { pattern: 'hit', include: 'f*.txt' })).toContain(
+      '[Showing 5 of 1200 matches. The complete result is saved at ',
+    )
     const controller = new AbortController()
     const pending = h.call('grep', { pattern: 'hit', path: 'big.txt' }, { signal: controller.signal })
     setTimeout(() => controller.abort(), 30)

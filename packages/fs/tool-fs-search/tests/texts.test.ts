@@ -11,28 +11,77 @@ const parseError = (reason: string) => `rg: regex parse error:\n    (?:x)\n    ^
 
 describe('a regex parse error for an unescaped metacharacter says how to escape it', () => {
   test.each([
-    ['foo(', 'unclosed group', 'To match ( literally, escape it with a backslash; the whole pattern as literal text is foo\\('],
-    ['foo)', 'unopened group', 'To match ) literally, escape it with a backslash; the whole pattern as literal text is foo\\)'],
-    ['a[b', 'unclosed character class', 'To match [ literally, escape it with a backslash; the whole pattern as literal text is a\\[b'],
-    ['*.ts', 'repetition operator missing expression', 'To match * literally, escape it with a backslash; the whole pattern as literal text is \\*\\.ts'],
-    ['a{2', 'unclosed counted repetition', 'To match { literally, escape it with a backslash; the whole pattern as literal text is a\\{2'],
+    [
+      'foo(',
+      'unclosed group',
+      'To match ( literally, escape it with a backslash; the whole pattern as literal text is foo\\(',
+    ],
+    [
+      'foo)',
+      'unopened group',
+      'To match ) literally, escape it with a backslash; the whole pattern as literal text is foo\\)',
+    ],
+    [
+      'a[b',
+      'unclosed character class',
+      'To match [ literally, escape it with a backslash; the whole pattern as literal text is a\\[b',
+    ],
+    [
+      '*.ts',
+      'repetition operator missing expression',
+      'To match * literally, escape it with a backslash; the whole pattern as literal text is \\*\\.ts',
+    ],
+    [
+      'a{2',
+      'unclosed counted repetition',
+      'To match { literally, escape it with a backslash; the whole pattern as literal text is a\\{2',
+    ],
     ['fn\\s+main(', 'unclosed group', 'To match ( literally, escape it with a backslash: \\('],
   ])('%s (%s)', (pattern, reason, hint) => {
-    expect(invalidPatternMessage('grep', pattern, parseError(reason))).toBe(`invalid grep pattern "${pattern}": regex parse error: ${reason}. ${hint}`)
+    expect(invalidPatternMessage('grep', pattern, parseError(reason))).toBe(
+      `invalid grep pattern "${pattern}": regex parse error: ${reason}. ${hint}`,
+    )
   })
 
   test('a pattern ending with a lone backslash is told so; other errors and glob patterns get no escape hint', () => {
-    expect(invalidPatternMessage('grep', 'a\\', parseError('unclosed group'))).toBe('invalid grep pattern "a\\": regex parse error: unclosed group. The pattern ends with a lone backslash, which escapes nothing: write \\\\ to match a backslash')
-    expect(invalidPatternMessage('grep', '(?<n', parseError('invalid capture group character'))).toBe('invalid grep pattern "(?<n": regex parse error: invalid capture group character')
-    expect(invalidPatternMessage('glob', '{a', 'rg: error parsing glob \'{a\': unclosed alternate group; missing \'}\' (maybe escape \'{\' with \'[{]\'?)\n')).toBe('invalid glob pattern "{a": error parsing glob \'{a\': unclosed alternate group; missing \'}\' (maybe escape \'{\' with \'[{]\'?)')
+    expect(invalidPatternMessage('grep', 'a\\', parseError('unclosed group'))).toBe(
+      'invalid grep pattern "a\\": regex parse error: unclosed group. The pattern ends with a lone backslash, which escapes nothing: write \\\\ to match a backslash',
+    )
+    expect(invalidPatternMessage('grep', '(?<n', parseError('invalid capture group character'))).toBe(
+      'invalid grep pattern "(?<n": regex parse error: invalid capture group character',
+    )
+    expect(
+      invalidPatternMessage(
+        'glob',
+        '{a',
+        "rg: error parsing glob '{a': unclosed alternate group; missing '}' (maybe escape '{' with '[{]'?)\n",
+      ),
+    ).toBe(
+      "invalid glob pattern \"{a\": error parsing glob '{a': unclosed alternate group; missing '}' (maybe escape '{' with '[{]'?)",
+    )
   })
 })
 
 /** The preview the collector makes of one match record. */
-function previewOf(text: string, submatch: { start: number; end: number } | undefined, maxLineBytes: number): string | null {
+function previewOf(
+  text: string,
+  submatch: { start: number; end: number } | undefined,
+  maxLineBytes: number,
+): string | null {
   const results = new GrepResults(10, undefined)
   const collector = new GrepCollector(resolveRoot('/w', undefined), maxLineBytes, results)
-  const record = Buffer.from(JSON.stringify({ type: 'match', data: { path: { text: '/w/f' }, lines: { text }, line_number: 1, absolute_offset: 0, submatches: submatch ? [{ match: { text: 'm' }, ...submatch }] : [] } }))
+  const record = Buffer.from(
+    JSON.stringify({
+      type: 'match',
+      data: {
+        path: { text: '/w/f' },
+        lines: { text },
+        line_number: 1,
+        absolute_offset: 0,
+        submatches: submatch ? [{ match: { text: 'm' }, ...submatch }] : [],
+      },
+    }),
+  )
   collector.record(record, 0, record.length)
   const line = results.files()[0]?.lines[0]
   return line === undefined ? null : `${line.preview} ${line.truncated}`
@@ -49,7 +98,7 @@ describe('a long line is previewed around its first match', () => {
     expect(previewOf(text, { start: 5000, end: 5006 }, 40)).toBe(`…${'a'.repeat(10)}NEEDLE${'b'.repeat(24)}… true`)
   })
 
-  test('a match within the first grepMaxLineBytes keeps today\'s head preview, without …', () => {
+  test("a match within the first grepMaxLineBytes keeps today's head preview, without …", () => {
     expect(previewOf(`NEEDLE${'a'.repeat(100)}`, { start: 0, end: 6 }, 20)).toBe(`NEEDLE${'a'.repeat(14)} true`)
   })
 
@@ -65,13 +114,18 @@ describe('a long line is previewed around its first match', () => {
 })
 
 let h: Harness | undefined
-afterEach(async () => { await h?.cleanup(); h = undefined })
+afterEach(async () => {
+  await h?.cleanup()
+  h = undefined
+})
 
 describe('through the tool', () => {
   test('grep of a file whose one line is 10 000 a then NEEDLE shows NEEDLE', async () => {
     h = await harness()
     write(h.dir, { 'min.js': `${'a'.repeat(10_000)}NEEDLE\n` })
-    expect(await h.text('grep', { pattern: 'NEEDLE' })).toBe(`Found 1 match\n\nmin.js\nLine 1: …${'a'.repeat(1994)}NEEDLE (line truncated)`)
+    expect(await h.text('grep', { pattern: 'NEEDLE' })).toBe(
+      `Found 1 match\n\nmin.js\nLine 1: …${'a'.repeat(1994)}NEEDLE (line truncated)`,
+    )
   })
 
   test('no match for foo(baz): the metacharacter hint only when the literal text is in the files searched', async () => {
@@ -80,20 +134,28 @@ describe('through the tool', () => {
     write(h.dir, { 'a.js': 'call(foo)\n' })
     expect(await h.text('grep', { pattern: 'foo(baz)' })).toBe('No matches found')
     write(h.dir, { 'b.js': 'if (foo(baz)) {}\n' })
-    expect(await h.text('grep', { pattern: 'foo(baz)' })).toBe('No matches found\n\n[The pattern is a regular expression, in which ( ) are special characters, not literal text. To match them literally, escape each with a backslash: foo\\(baz\\)]')
+    expect(await h.text('grep', { pattern: 'foo(baz)' })).toBe(
+      'No matches found\n\n[The pattern is a regular expression, in which ( ) are special characters, not literal text. To match them literally, escape each with a backslash: foo\\(baz\\)]',
+    )
     // The literal check searches what grep searched: include and path count.
     expect(await h.text('grep', { pattern: 'foo(baz)', include: '*.ts' })).toBe('No matches found')
   })
 })
 
-describe('other clients\' grep arguments name what to pass instead (DESIGN §20)', () => {
+describe("other clients' grep arguments name what to pass instead (DESIGN §20)", () => {
   const caseHint = 'there is no case-insensitive flag: start the pattern with (?i) instead, e.g. "(?i)todo"'
   test.each([
     [{ '-i': true }, `unexpected property "-i": ${caseHint}`],
     [{ case_insensitive: true }, `unexpected property "case_insensitive": ${caseHint}`],
     [{ glob: '*.ts' }, 'unexpected property "glob": pass "include" instead'],
-    [{ output_mode: 'files_with_matches' }, 'unexpected property "output_mode": grep always prints each matching line under its file ("Line N: text"); for the names of the files alone, use the paths it prints, or glob'],
-    [{ head_limit: 10 }, 'unexpected property "head_limit": there is no result limit to pass: the first page is shown and the complete result is saved, to page through with read'],
+    [
+      { output_mode: 'files_with_matches' },
+      'unexpected property "output_mode": grep always prints each matching line under its file ("Line N: text"); for the names of the files alone, use the paths it prints, or glob',
+    ],
+    [
+      { head_limit: 10 },
+      'unexpected property "head_limit": there is no result limit to pass: the first page is shown and the complete result is saved, to page through with read',
+    ],
   ])('%o', async (extra, problem) => {
     h = await harness()
     const result = await h.call('grep', { pattern: 'x', ...extra })

@@ -15,7 +15,7 @@ export const CHANGE_PROMPT_ORDER = 110
 
 export function changePrompt(): string {
   return [
-    'To change a file, use this server\'s edit tool (replace an exact piece of text) rather than shell commands such as sed, perl -i or a heredoc; use write only for a new file or to replace a whole file.',
+    "To change a file, use this server's edit tool (replace an exact piece of text) rather than shell commands such as sed, perl -i or a heredoc; use write only for a new file or to replace a whole file.",
     'Read a file before you change it: edit and write refuse a file this session has not read, or that changed since it last saw it (then read it again).',
     'Copy old_string from read\'s rows without the "N: " line-number prefix, with enough surrounding lines to occur exactly once. Line endings, a BOM and the final newline are kept as the file had them.',
   ].join('\n')
@@ -37,18 +37,36 @@ export function editDescription(): string {
   ].join(' ')
 }
 
-export const writeParameters = Type.Object({
-  path: Type.String({ minLength: 1, description: 'The file to create or replace, absolute or relative to the working directory.' }),
-  content: Type.String({ description: 'The whole new content of the file.' }),
-}, { additionalProperties: false })
+export const writeParameters = Type.Object(
+  {
+    path: Type.String({
+      minLength: 1,
+      description: 'The file to create or replace, absolute or relative to the working directory.',
+    }),
+    content: Type.String({ description: 'The whole new content of the file.' }),
+  },
+  { additionalProperties: false },
+)
 export type WriteArgs = Static<typeof writeParameters>
 
-export const editParameters = Type.Object({
-  path: Type.String({ minLength: 1, description: 'The file to change, absolute or relative to the working directory.' }),
-  old_string: Type.String({ description: 'The exact text to replace, as the file has it (without read\'s "N: " prefixes).' }),
-  new_string: Type.String({ description: 'The text to put in its place (different from old_string).' }),
-  replace_all: Type.Optional(Type.Boolean({ description: 'Replace every occurrence of old_string. Default false: it must occur exactly once.' })),
-}, { additionalProperties: false })
+export const editParameters = Type.Object(
+  {
+    path: Type.String({
+      minLength: 1,
+      description: 'The file to change, absolute or relative to the working directory.',
+    }),
+    old_string: Type.String({
+      description: 'The exact text to replace, as the file has it (without read\'s "N: " prefixes).',
+    }),
+    new_string: Type.String({ description: 'The text to put in its place (different from old_string).' }),
+    replace_all: Type.Optional(
+      Type.Boolean({
+        description: 'Replace every occurrence of old_string. Default false: it must occur exactly once.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
 export type EditArgs = Static<typeof editParameters>
 
 /** What write did, as a plain value. */
@@ -112,7 +130,13 @@ export function rowsOf(region: Region, maxLineChars: number): ReadRow[] {
 
 /** What changed in a file since the session saw it, as far as it still holds what it saw. */
 export type StaleFacts =
-  | { readonly kind: 'region'; readonly firstLine: number; readonly removed: number; readonly rows: readonly ReadRow[]; readonly more: boolean }
+  | {
+      readonly kind: 'region'
+      readonly firstLine: number
+      readonly removed: number
+      readonly rows: readonly ReadRow[]
+      readonly more: boolean
+    }
   | { readonly kind: 'size'; readonly before: number; readonly after: number }
   /** Its identity (size, times, inode) moved and nothing held tells whether its bytes did. */
   | { readonly kind: 'modified' }
@@ -122,11 +146,17 @@ export function renderStale(facts: StaleFacts): string {
     case 'modified':
       return 'it was modified or replaced since (its bytes could not be compared)'
     case 'size':
-      return facts.before === facts.after ? `its content differs (still ${facts.before} bytes)` : `it is now ${facts.after} bytes (it was ${facts.before})`
+      return facts.before === facts.after
+        ? `its content differs (still ${facts.before} bytes)`
+        : `it is now ${facts.after} bytes (it was ${facts.before})`
     case 'region': {
-      if (facts.rows.length === 0) return facts.more ? `lines from ${facts.firstLine} on changed` : `${plural(facts.removed, 'line was', 'lines were')} removed at line ${facts.firstLine}`
+      if (facts.rows.length === 0)
+        return facts.more
+          ? `lines from ${facts.firstLine} on changed`
+          : `${plural(facts.removed, 'line was', 'lines were')} removed at line ${facts.firstLine}`
       const last = facts.firstLine + facts.rows.length - 1
-      const where = facts.rows.length === 1 ? `line ${facts.firstLine} is now` : `lines ${facts.firstLine}-${last} are now`
+      const where =
+        facts.rows.length === 1 ? `line ${facts.firstLine} is now` : `lines ${facts.firstLine}-${last} are now`
       return `${where}:\n${facts.rows.map(renderRow).join('\n')}${facts.more ? '\n(and more below)' : ''}`
     }
   }
@@ -140,21 +170,29 @@ export const changeMessages = {
   changedDuring: (tool: string, path: string) =>
     `${tool} refused: ${quotePath(path)} was replaced or moved while ${tool} ran; read it again, then retry`,
   notFound: (path: string) => `file not found: ${quotePath(path)}; to create a file, use write`,
-  directory: (tool: string, path: string) => `${quotePath(path)} is a directory, not a file; ${tool} only changes files (use glob to list the files in it)`,
-  notRegular: (tool: string, path: string, kind: string) => `${quotePath(path)} is not a regular file (it is ${kind}); ${tool} only changes regular files`,
-  parentNotDirectory: (path: string) => `cannot create ${quotePath(path)}: a component of its parent path is a file, not a directory`,
+  directory: (tool: string, path: string) =>
+    `${quotePath(path)} is a directory, not a file; ${tool} only changes files (use glob to list the files in it)`,
+  notRegular: (tool: string, path: string, kind: string) =>
+    `${quotePath(path)} is not a regular file (it is ${kind}); ${tool} only changes regular files`,
+  parentNotDirectory: (path: string) =>
+    `cannot create ${quotePath(path)}: a component of its parent path is a file, not a directory`,
   danglingLink: (path: string, target: string) =>
     `cannot create ${quotePath(path)}: it is a symbolic link to a missing file (${quotePath(target)}); write to the path you mean, not through the link`,
-  binary: (tool: string, path: string) => `${quotePath(path)} looks binary (a NUL byte in its first 8 KiB); ${tool} only changes UTF-8 text files`,
-  invalidUtf8: (tool: string, path: string, line: number) => `${quotePath(path)} is not valid UTF-8 text (line ${line}); ${tool} only changes UTF-8 text files`,
+  binary: (tool: string, path: string) =>
+    `${quotePath(path)} looks binary (a NUL byte in its first 8 KiB); ${tool} only changes UTF-8 text files`,
+  invalidUtf8: (tool: string, path: string, line: number) =>
+    `${quotePath(path)} is not valid UTF-8 text (line ${line}); ${tool} only changes UTF-8 text files`,
   writeFailed: (path: string, reason: string) => `cannot write ${quotePath(path)}: ${reason}; the file is unchanged`,
   readFailed: (path: string, reason: string) => `cannot read ${quotePath(path)}: ${reason}; the file is unchanged`,
   emptyOld: () => 'old_string must not be empty; to create a file or replace all of it, use write',
-  loneSurrogate: (name: string) => `${name} holds a lone UTF-16 surrogate (an escape such as \\ud800 without its pair), which is not text; pass whole characters`,
-  same: () => 'old_string and new_string are the same, so the edit would change nothing; pass the text you want in new_string',
-  noMatch: (path: string, closest: readonly ReadRow[]) => closest.length === 0
-    ? `old_string was not found in ${quotePath(path)} (nor with other line endings or without "N: " prefixes), and no line of the file resembles it; read the file to see what it holds now`
-    : `old_string was not found in ${quotePath(path)} (nor with other line endings or without "N: " prefixes). The closest region, lines ${closest[0]!.line}-${closest.at(-1)!.line}:\n${closest.map(renderRow).join('\n')}\nCopy old_string from the file exactly (what follows each "N: "), or read the file again`,
+  loneSurrogate: (name: string) =>
+    `${name} holds a lone UTF-16 surrogate (an escape such as \\ud800 without its pair), which is not text; pass whole characters`,
+  same: () =>
+    'old_string and new_string are the same, so the edit would change nothing; pass the text you want in new_string',
+  noMatch: (path: string, closest: readonly ReadRow[]) =>
+    closest.length === 0
+      ? `old_string was not found in ${quotePath(path)} (nor with other line endings or without "N: " prefixes), and no line of the file resembles it; read the file to see what it holds now`
+      : `old_string was not found in ${quotePath(path)} (nor with other line endings or without "N: " prefixes). The closest region, lines ${closest[0]!.line}-${closest.at(-1)!.line}:\n${closest.map(renderRow).join('\n')}\nCopy old_string from the file exactly (what follows each "N: "), or read the file again`,
   manyMatches: (path: string, count: number, lines: readonly number[]) =>
     `old_string occurs ${count} times in ${quotePath(path)} (at ${lines.length === 1 ? 'line' : 'lines'} ${lines.join(', ')}${count > lines.length ? ', …' : ''}); include more surrounding lines to make it unique, or pass replace_all: true to replace every one`,
 } as const

@@ -18,7 +18,10 @@ export interface TextFile {
   readonly text: string
 }
 
-export type Decoded = { readonly kind: 'text'; readonly file: TextFile } | { readonly kind: 'binary' } | { readonly kind: 'invalid'; readonly line: number }
+export type Decoded =
+  | { readonly kind: 'text'; readonly file: TextFile }
+  | { readonly kind: 'binary' }
+  | { readonly kind: 'invalid'; readonly line: number }
 
 export type Classified = { readonly kind: 'text'; readonly bom: boolean } | Exclude<Decoded, { kind: 'text' }>
 
@@ -115,7 +118,13 @@ export interface Change {
 }
 
 export type EditPlan =
-  | { readonly kind: 'edited'; readonly text: string; readonly count: number; readonly match: MatchKind; readonly changes: readonly Change[] }
+  | {
+      readonly kind: 'edited'
+      readonly text: string
+      readonly count: number
+      readonly match: MatchKind
+      readonly changes: readonly Change[]
+    }
   | { readonly kind: 'not-found'; readonly closest: Region | undefined }
   | { readonly kind: 'ambiguous'; readonly lines: readonly number[]; readonly count: number }
 
@@ -132,10 +141,16 @@ const MAX_REGION_LINES = 30
 
 /** Applies one edit to a text (without its BOM). The caller has refused old_string === new_string and an empty one. */
 export function planEdit(text: string, request: EditRequest): EditPlan {
-  const attempts: Array<{ match: MatchKind; old: string; new: string }> = [{ match: 'exact', old: request.oldString, new: request.newString }]
+  const attempts: Array<{ match: MatchKind; old: string; new: string }> = [
+    { match: 'exact', old: request.oldString, new: request.newString },
+  ]
   const stripped = stripRowPrefixes(request.oldString)
   if (stripped !== undefined) {
-    attempts.push({ match: 'row-prefixes', old: stripped, new: stripRowPrefixes(request.newString) ?? request.newString })
+    attempts.push({
+      match: 'row-prefixes',
+      old: stripped,
+      new: stripRowPrefixes(request.newString) ?? request.newString,
+    })
   }
   for (const attempt of attempts) {
     let spans = findExact(text, attempt.old)
@@ -145,18 +160,29 @@ export function planEdit(text: string, request: EditRequest): EditPlan {
     }
     if (spans.length === 0) continue
     if (spans.length > 1 && !request.replaceAll) {
-      return { kind: 'ambiguous', count: spans.length, lines: lineNumbersAt(text, spans.slice(0, MAX_LISTED_LINES).map((s) => s.start)) }
+      return {
+        kind: 'ambiguous',
+        count: spans.length,
+        lines: lineNumbersAt(
+          text,
+          spans.slice(0, MAX_LISTED_LINES).map((s) => s.start),
+        ),
+      }
     }
     return replaceSpans(text, spans, attempt.new, attempt.match)
   }
   return { kind: 'not-found', closest: closestRegion(text, request.oldString) }
 }
 
-interface Span { readonly start: number; readonly end: number }
+interface Span {
+  readonly start: number
+  readonly end: number
+}
 
 function findExact(text: string, needle: string): Span[] {
   const spans: Span[] = []
-  for (let at = text.indexOf(needle); at >= 0; at = text.indexOf(needle, at + needle.length)) spans.push({ start: at, end: at + needle.length })
+  for (let at = text.indexOf(needle); at >= 0; at = text.indexOf(needle, at + needle.length))
+    spans.push({ start: at, end: at + needle.length })
   return spans
 }
 
@@ -178,7 +204,8 @@ function findAnyEol(text: string, needle: string): Span[] {
   }
   parts.push(text.slice(from))
   const normal = parts.join('')
-  const before = (index: number) => { // how many dropped \r lie before `index` of the normalised text
+  const before = (index: number) => {
+    // how many dropped \r lie before `index` of the normalised text
     let low = 0
     let high = removed.length
     while (low < high) {
@@ -233,7 +260,10 @@ function replaceSpans(text: string, spans: readonly Span[], replacement: string,
   pieces.push(text.slice(from))
   const result = pieces.join('')
   const changes: Change[] = []
-  const starts = lineNumbersAt(result, placed.flatMap((span) => [span.start, Math.max(span.start, span.end - 1)]))
+  const starts = lineNumbersAt(
+    result,
+    placed.flatMap((span) => [span.start, Math.max(span.start, span.end - 1)]),
+  )
   for (let i = 0; i < placed.length; i++) changes.push({ firstLine: starts[2 * i]!, lastLine: starts[2 * i + 1]! })
   return { kind: 'edited', text: result, count: spans.length, match, changes }
 }
@@ -299,7 +329,8 @@ export function closestRegion(text: string, oldString: string): Region | undefin
     const newline = text.indexOf('\n', at)
     const end = newline < 0 ? text.length : newline
     const line = text.slice(at, end)
-    for (const i of places.get(line.trim()) ?? []) if (index - i >= 0) aligned.set(index - i, (aligned.get(index - i) ?? 0) + 2)
+    for (const i of places.get(line.trim()) ?? [])
+      if (index - i >= 0) aligned.set(index - i, (aligned.get(index - i) ?? 0) + 2)
     const seen = new Set<string>()
     for (const word of line.match(WORD) ?? []) if (words.has(word)) seen.add(word)
     lineScores.push(words.size ? seen.size / words.size : 0)
@@ -314,7 +345,10 @@ export function closestRegion(text: string, oldString: string): Region | undefin
     if (i >= height) window -= lineScores[i - height]!
     const start = Math.max(0, i - height + 1)
     const score = window + (aligned.get(start) ?? 0)
-    if (score > bestScore + 1e-9) { bestScore = score; best = start }
+    if (score > bestScore + 1e-9) {
+      bestScore = score
+      best = start
+    }
   }
   if (best < 0) return undefined
   return linesOf(text, best + 1, best + height)
@@ -340,7 +374,11 @@ export function planEditBytes(bytes: Buffer, start: number, request: EditRequest
   for (let at = bytes.indexOf(needle, start); at >= 0; at = bytes.indexOf(needle, at + needle.length)) found.push(at)
   if (found.length === 0) return undefined
   if (found.length > 1 && !request.replaceAll) {
-    return { kind: 'ambiguous', count: found.length, lines: byteLineNumbersAt(bytes, start, found.slice(0, MAX_LISTED_LINES)) }
+    return {
+      kind: 'ambiguous',
+      count: found.length,
+      lines: byteLineNumbersAt(bytes, start, found.slice(0, MAX_LISTED_LINES)),
+    }
   }
   const replacement = Buffer.from(request.newString, 'utf8')
   const pieces: Buffer[] = []
@@ -358,7 +396,12 @@ export function planEditBytes(bytes: Buffer, start: number, request: EditRequest
   const result = Buffer.concat(pieces, length + bytes.length - from)
   // new_string has no line break: each change is on one line of the new file.
   const lines = byteLineNumbersAt(result, start, placed)
-  return { kind: 'edited', bytes: result, count: found.length, changes: lines.map((line) => ({ firstLine: line, lastLine: line })) }
+  return {
+    kind: 'edited',
+    bytes: result,
+    count: found.length,
+    changes: lines.map((line) => ({ firstLine: line, lastLine: line })),
+  }
 }
 
 /** The 1-based line of each byte position (ascending), counting from `start`. */
@@ -383,7 +426,15 @@ export interface LineSource {
 }
 
 export function textLines(text: string): LineSource {
-  return { total: countLines(text), cursor: () => forward(text.length, (at) => text.indexOf('\n', at), (from, to) => text.slice(from, to)) }
+  return {
+    total: countLines(text),
+    cursor: () =>
+      forward(
+        text.length,
+        (at) => text.indexOf('\n', at),
+        (from, to) => text.slice(from, to),
+      ),
+  }
 }
 
 /** The lines of UTF-8 bytes after `start` (the BOM), decoding only the lines asked for. */
@@ -391,11 +442,23 @@ export function byteLines(bytes: Buffer, start: number): LineSource {
   let count = 0
   for (let at = bytes.indexOf(0x0a, start); at >= 0; at = bytes.indexOf(0x0a, at + 1)) count++
   const total = bytes.length > start && bytes[bytes.length - 1] !== 0x0a ? count + 1 : count
-  return { total, cursor: () => forward(bytes.length, (at) => bytes.indexOf(0x0a, Math.max(at, start)), (from, to) => bytes.toString('utf8', Math.max(from, start), to)) }
+  return {
+    total,
+    cursor: () =>
+      forward(
+        bytes.length,
+        (at) => bytes.indexOf(0x0a, Math.max(at, start)),
+        (from, to) => bytes.toString('utf8', Math.max(from, start), to),
+      ),
+  }
 }
 
 /** One forward pass over lines (`\r` before `\n` dropped), whatever the number of lines asked for. */
-function forward(length: number, newlineFrom: (at: number) => number, slice: (from: number, to: number) => string): (line: number) => string {
+function forward(
+  length: number,
+  newlineFrom: (at: number) => number,
+  slice: (from: number, to: number) => string,
+): (line: number) => string {
   let line = 1
   let at = 0
   return (wanted) => {

@@ -28,7 +28,11 @@ export interface GuardLimits {
 }
 
 export const GUARD_LIMITS: GuardLimits = {
-  maxFiles: 4096, keepBytes: 256 * 1024, keepTotal: 16 * 1024 * 1024, completeBytes: 16 * 1024 * 1024, settleMs: 1000,
+  maxFiles: 4096,
+  keepBytes: 256 * 1024,
+  keepTotal: 16 * 1024 * 1024,
+  completeBytes: 16 * 1024 * 1024,
+  settleMs: 1000,
 }
 
 /** Bytes hashed per turn of the event loop (a turn stays under a few milliseconds). */
@@ -42,7 +46,13 @@ interface Identity {
   readonly ctimeMs: number
 }
 
-const identityOf = (stats: Stats): Identity => ({ dev: stats.dev, ino: stats.ino, size: stats.size, mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs })
+const identityOf = (stats: Stats): Identity => ({
+  dev: stats.dev,
+  ino: stats.ino,
+  size: stats.size,
+  mtimeMs: stats.mtimeMs,
+  ctimeMs: stats.ctimeMs,
+})
 const sameIdentity = (a: Identity, b: Identity) =>
   a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs
 
@@ -62,7 +72,10 @@ interface Seen {
 /** Most bytes of a recently written file's start kept from a read that saw it in part. */
 const PREFIX_BYTES = 1024 * 1024
 
-export type Verdict = { readonly kind: 'fresh' } | { readonly kind: 'not-read' } | { readonly kind: 'stale'; readonly facts: StaleFacts }
+export type Verdict =
+  | { readonly kind: 'fresh' }
+  | { readonly kind: 'not-read' }
+  | { readonly kind: 'stale'; readonly facts: StaleFacts }
 
 /** What a read tells the guard while it streams the file. */
 export interface ReadObserver {
@@ -155,14 +168,16 @@ export class Observations {
     let same: boolean | undefined // undefined: nothing held can tell
     if (seen.bytes) same = seen.bytes.equals(bytes)
     else if (seen.digest !== undefined) same = seen.digest === createHash('sha256').update(bytes).digest('hex')
-    else if (seen.prefix && sameIdentity(seen.identity, now)) same = bytes.subarray(0, seen.prefix.length).equals(seen.prefix)
+    else if (seen.prefix && sameIdentity(seen.identity, now))
+      same = bytes.subarray(0, seen.prefix.length).equals(seen.prefix)
     if (same) {
       seen.identity = now
       seen.trusted = this.isSettled(now)
       return { kind: 'fresh' }
     }
     if (seen.bytes) return { kind: 'stale', facts: whatChanged(seen.bytes, bytes) }
-    if (same === false || seen.identity.size !== bytes.length) return { kind: 'stale', facts: { kind: 'size', before: seen.identity.size, after: bytes.length } }
+    if (same === false || seen.identity.size !== bytes.length)
+      return { kind: 'stale', facts: { kind: 'size', before: seen.identity.size, after: bytes.length } }
     return { kind: 'stale', facts: { kind: 'modified' } }
   }
 
@@ -172,7 +187,7 @@ export class Observations {
 
   private files(session: string): Map<string, Seen> {
     let files = this.sessions.get(session)
-    if (!files) this.sessions.set(session, files = new Map())
+    if (!files) this.sessions.set(session, (files = new Map()))
     return files
   }
 
@@ -184,7 +199,8 @@ export class Observations {
     const files = this.files(session)
     this.drop(session, files, real)
     files.set(real, seen) // last in the map = most recently seen
-    if (seen.bytes && seen.bytes.length <= this.limits.keepBytes) this.kept.set(session, (this.kept.get(session) ?? 0) + seen.bytes.length)
+    if (seen.bytes && seen.bytes.length <= this.limits.keepBytes)
+      this.kept.set(session, (this.kept.get(session) ?? 0) + seen.bytes.length)
     while (files.size > this.limits.maxFiles) this.drop(session, files, files.keys().next().value!)
   }
 
@@ -192,12 +208,20 @@ export class Observations {
     const old = files.get(real)
     if (!old) return
     files.delete(real)
-    if (old.bytes && old.bytes.length <= this.limits.keepBytes) this.kept.set(session, (this.kept.get(session) ?? 0) - old.bytes.length)
+    if (old.bytes && old.bytes.length <= this.limits.keepBytes)
+      this.kept.set(session, (this.kept.get(session) ?? 0) - old.bytes.length)
   }
 
   /** Whole bytes seen: a small file keeps its copy; a larger one is settled, digested and let go, after the call. */
   private record(session: string, real: string, identity: Identity, bytes: Buffer): void {
-    const seen: Seen = { identity, trusted: this.isSettled(identity), bytes, digest: undefined, prefix: undefined, pending: undefined }
+    const seen: Seen = {
+      identity,
+      trusted: this.isSettled(identity),
+      bytes,
+      digest: undefined,
+      prefix: undefined,
+      pending: undefined,
+    }
     this.put(session, real, seen)
     const small = bytes.length <= this.limits.keepBytes
     if (small) this.trimCopies(session)
@@ -224,7 +248,14 @@ export class Observations {
    */
   private recordPart(session: string, real: string, identity: Identity, prefix: Buffer | undefined): void {
     const trusted = this.isSettled(identity)
-    const seen: Seen = { identity, trusted, bytes: undefined, digest: undefined, prefix: trusted ? undefined : prefix, pending: undefined }
+    const seen: Seen = {
+      identity,
+      trusted,
+      bytes: undefined,
+      digest: undefined,
+      prefix: trusted ? undefined : prefix,
+      pending: undefined,
+    }
     this.put(session, real, seen)
     const whole = identity.size <= this.limits.completeBytes
     if (trusted ? !whole : !prefix) return
@@ -253,17 +284,22 @@ export class Observations {
   }
 
   private later(seen: Seen, job: () => Promise<void>): void {
-    const running: Promise<void> = job().catch(() => {}).finally(() => {
-      if (seen.pending === running) seen.pending = undefined
-      this.work.delete(running)
-    })
+    const running: Promise<void> = job()
+      .catch(() => {})
+      .finally(() => {
+        if (seen.pending === running) seen.pending = undefined
+        this.work.delete(running)
+      })
     seen.pending = running
     this.work.add(running)
   }
 
   private queued<T>(job: () => Promise<T>): Promise<T> {
     const result = this.queue.then(job)
-    this.queue = result.then(() => {}, () => {})
+    this.queue = result.then(
+      () => {},
+      () => {},
+    )
     return result
   }
 
@@ -345,5 +381,11 @@ export function whatChanged(before: Buffer, now: Buffer): StaleFacts {
   if (added <= 0 && removed <= 0) return { kind: 'size', before: before.length, after: now.length }
   const shown = Math.max(0, Math.min(added, STALE_ROWS))
   const lines = b.slice(head, head + shown).map((line) => line.replace(/\r$/, ''))
-  return { kind: 'region', firstLine: head + 1, removed, rows: rowsOf({ firstLine: head + 1, lines }, STALE_LINE_CHARS), more: added > shown }
+  return {
+    kind: 'region',
+    firstLine: head + 1,
+    removed,
+    rows: rowsOf({ firstLine: head + 1, lines }, STALE_LINE_CHARS),
+    more: added > shown,
+  }
 }

@@ -4,21 +4,72 @@ import Schema from 'schemastery'
 import type {} from '@deepseek-ai/dsh-system-prompt'
 import { tildeHint } from '@deepseek-ai/dsh-text'
 import { invalidArgs } from '@deepseek-ai/dsh-tools'
-import { changePrompt, CHANGE_PROMPT_ID, CHANGE_PROMPT_ORDER, editDescription, editParameters, writeDescription, writeParameters, type EditArgs, type WriteArgs } from './change-text.ts'
+import {
+  changePrompt,
+  CHANGE_PROMPT_ID,
+  CHANGE_PROMPT_ORDER,
+  editDescription,
+  editParameters,
+  writeDescription,
+  writeParameters,
+  type EditArgs,
+  type WriteArgs,
+} from './change-text.ts'
 import { Observations } from './guard.ts'
 import { readPage } from './read.ts'
 import { runEdit, runWrite } from './write-edit.ts'
-import { capsWithin, messages, READ_ALIASES, readDescription, readParameters, readPrompt, READ_PROMPT_ID, READ_PROMPT_ORDER, render, type ReadArgs } from './text.ts'
+import {
+  capsWithin,
+  messages,
+  READ_ALIASES,
+  readDescription,
+  readParameters,
+  readPrompt,
+  READ_PROMPT_ID,
+  READ_PROMPT_ORDER,
+  render,
+  type ReadArgs,
+} from './text.ts'
 
 export { FsError, FsErrorCode } from './errors.ts'
 export { readPage, type ReadRequest } from './read.ts'
 export {
-  changeMessages, changePrompt, CHANGE_PROMPT_ID, CHANGE_PROMPT_ORDER, editDescription, editParameters, renderEdit, renderStale, renderWrite,
-  writeDescription, writeParameters, type EditArgs, type EditOutcome, type StaleFacts, type WriteArgs, type WriteOutcome,
+  changeMessages,
+  changePrompt,
+  CHANGE_PROMPT_ID,
+  CHANGE_PROMPT_ORDER,
+  editDescription,
+  editParameters,
+  renderEdit,
+  renderStale,
+  renderWrite,
+  writeDescription,
+  writeParameters,
+  type EditArgs,
+  type EditOutcome,
+  type StaleFacts,
+  type WriteArgs,
+  type WriteOutcome,
 } from './change-text.ts'
 export {
-  capsWithin, messages, MAX_QUOTED_PATH_BYTES, quotePath, readDescription, readParameters, readPrompt, READ_PROMPT_ID, READ_PROMPT_ORDER,
-  render, renderFooter, renderRow, TRUNCATED_MARK, type ReadArgs, type ReadCaps, type ReadEnd, type ReadPage, type ReadRow,
+  capsWithin,
+  messages,
+  MAX_QUOTED_PATH_BYTES,
+  quotePath,
+  readDescription,
+  readParameters,
+  readPrompt,
+  READ_PROMPT_ID,
+  READ_PROMPT_ORDER,
+  render,
+  renderFooter,
+  renderRow,
+  TRUNCATED_MARK,
+  type ReadArgs,
+  type ReadCaps,
+  type ReadEnd,
+  type ReadPage,
+  type ReadRow,
 } from './text.ts'
 
 export const name = 'tool-fs'
@@ -34,10 +85,26 @@ export interface Config {
 
 export const Config: Schema<Partial<Config>, Config> = Schema.object({
   maxLines: Schema.natural().min(1).default(2000).description('Default and maximum lines per read.'),
-  maxBytes: Schema.natural().min(256).default(51200).description('Most bytes of rows per read (each row with its newline).'),
-  maxLineChars: Schema.natural().min(1).default(2000).description('Longer lines are cut to this many characters and marked "(line truncated)".'),
-  maxResultBytes: Schema.natural().min(1024).default(30000).description('Longest result text in UTF-8 bytes, footer included; the page stops before it and the footer says where to continue.'),
-  timeoutMs: Schema.natural().min(1).default(30_000).description('Time budget of one read, write or edit call, enforced by the timeout policy (TOOL_TIMEOUT): a read that scans far into a huge file ends; a write or edit that runs out of time before its rename leaves the file as it was.'),
+  maxBytes: Schema.natural()
+    .min(256)
+    .default(51200)
+    .description('Most bytes of rows per read (each row with its newline).'),
+  maxLineChars: Schema.natural()
+    .min(1)
+    .default(2000)
+    .description('Longer lines are cut to this many characters and marked "(line truncated)".'),
+  maxResultBytes: Schema.natural()
+    .min(1024)
+    .default(30000)
+    .description(
+      'Longest result text in UTF-8 bytes, footer included; the page stops before it and the footer says where to continue.',
+    ),
+  timeoutMs: Schema.natural()
+    .min(1)
+    .default(30_000)
+    .description(
+      'Time budget of one read, write or edit call, enforced by the timeout policy (TOOL_TIMEOUT): a read that scans far into a huge file ends; a write or edit that runs out of time before its rename leaves the file as it was.',
+    ),
 })
 
 export function apply(ctx: Context, config: Config): void {
@@ -62,13 +129,29 @@ export function apply(ctx: Context, config: Config): void {
       // The workspace policy (optional service): the opened file is checked, by its descriptor's real path.
       const policy = ctx.get('workspace')?.policy(cwd, 'read')
       const observer = guard.observeRead(exec.session?.id ?? '')
-      const page = await readPage({ path, policy, cwd, offset: args.offset ?? 1, limit: args.limit ?? caps.maxLines, signal: exec.signal, notFoundHint: tildeHint(args.path), observer }, caps)
+      const page = await readPage(
+        {
+          path,
+          policy,
+          cwd,
+          offset: args.offset ?? 1,
+          limit: args.limit ?? caps.maxLines,
+          signal: exec.signal,
+          notFoundHint: tildeHint(args.path),
+          observer,
+        },
+        caps,
+      )
       observer.done()
       return { text: render(page, caps), value: page }
     },
   })
 
-  const deps = { guard, caps: { maxLineChars: config.maxLineChars, maxResultBytes: config.maxResultBytes }, policy: (cwd: string, tool: string) => ctx.get('workspace')?.policy(cwd, tool) }
+  const deps = {
+    guard,
+    caps: { maxLineChars: config.maxLineChars, maxResultBytes: config.maxResultBytes },
+    policy: (cwd: string, tool: string) => ctx.get('workspace')?.policy(cwd, tool),
+  }
   const changing = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false } as const
   ctx.systemPrompt.register({ id: CHANGE_PROMPT_ID, order: CHANGE_PROMPT_ORDER, text: changePrompt() })
   ctx.tools.register<WriteArgs>({

@@ -66,15 +66,26 @@ export async function readPage(request: ReadRequest, caps: ReadCaps): Promise<Re
 function refuseIrregular(path: string, info: Stats): void {
   if (info.isFile()) return
   if (info.isDirectory()) throw new FsError(messages.directory(path), { code: FsErrorCode.FS_NOT_REGULAR_FILE })
-  const kind = info.isFIFO() ? 'a FIFO' : info.isSocket() ? 'a socket' : info.isCharacterDevice() ? 'a character device'
-    : info.isBlockDevice() ? 'a block device' : 'not a file'
+  const kind = info.isFIFO()
+    ? 'a FIFO'
+    : info.isSocket()
+      ? 'a socket'
+      : info.isCharacterDevice()
+        ? 'a character device'
+        : info.isBlockDevice()
+          ? 'a block device'
+          : 'not a file'
   throw new FsError(messages.notRegular(path, kind), { code: FsErrorCode.FS_NOT_REGULAR_FILE })
 }
 
 function fsFailure(path: string, error: unknown, hint = ''): FsError {
   const code = (error as NodeJS.ErrnoException | undefined)?.code
-  if (code === 'ENOENT' || code === 'ENOTDIR') return new FsError(messages.notFound(path) + hint, { code: FsErrorCode.FS_NOT_FOUND, cause: error })
-  return new FsError(messages.readFailed(path, systemErrorReason(error)), { code: FsErrorCode.FS_READ_FAILED, cause: error })
+  if (code === 'ENOENT' || code === 'ENOTDIR')
+    return new FsError(messages.notFound(path) + hint, { code: FsErrorCode.FS_NOT_FOUND, cause: error })
+  return new FsError(messages.readFailed(path, systemErrorReason(error)), {
+    code: FsErrorCode.FS_READ_FAILED,
+    cause: error,
+  })
 }
 
 async function scan(handle: FileHandle, request: ReadRequest, caps: ReadCaps): Promise<ReadPage> {
@@ -95,7 +106,9 @@ async function scan(handle: FileHandle, request: ReadRequest, caps: ReadCaps): P
   const readChunk = async (): Promise<Buffer> => {
     signal.throwIfAborted()
     // A stat'ed regular file can still fail to read (EIO from /proc/self/mem, a failing disk): coded, not a crash.
-    const { bytesRead } = await handle.read(buffer, 0, CHUNK, position).catch((error: unknown) => { throw fsFailure(path, error) })
+    const { bytesRead } = await handle.read(buffer, 0, CHUNK, position).catch((error: unknown) => {
+      throw fsFailure(path, error)
+    })
     const chunk = buffer.subarray(0, bytesRead)
     if (position < BINARY_SNIFF && chunk.subarray(0, BINARY_SNIFF - position).includes(0)) {
       throw new FsError(messages.binary(path), { code: FsErrorCode.FS_NOT_TEXT })
@@ -139,7 +152,10 @@ async function scan(handle: FileHandle, request: ReadRequest, caps: ReadCaps): P
     let at = 0
     while (line < offset) {
       const newline = chunk.indexOf(NEWLINE, at)
-      if (newline < 0) { at = chunk.length; break }
+      if (newline < 0) {
+        at = chunk.length
+        break
+      }
       line++
       at = newline + 1
     }
@@ -154,7 +170,11 @@ async function scan(handle: FileHandle, request: ReadRequest, caps: ReadCaps): P
       at = newline + 1
       if (!finishLine(true)) return { offset, rows, end: { kind: 'bytes' } }
       if (rows.length === limit) {
-        return { offset, rows, end: (await moreFollows(chunk, at)) ? { kind: 'limit' } : { kind: 'eof', totalLines: line - 1 } }
+        return {
+          offset,
+          rows,
+          end: (await moreFollows(chunk, at)) ? { kind: 'limit' } : { kind: 'eof', totalLines: line - 1 },
+        }
       }
     }
   }

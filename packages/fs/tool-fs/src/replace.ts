@@ -6,7 +6,16 @@ import { systemErrorReason } from '@deepseek-ai/dsh-text'
 import { HarnessError } from '@deepseek-ai/dsh-tools'
 import { changeMessages } from './change-text.ts'
 import { FsError, FsErrorCode } from './errors.ts'
-import { checkPath, checkReal, openDirectory, openFile, type OpenedDir, type OpenedFile, type OpenOptions, type PathPolicy } from '@deepseek-ai/dsh-workspace'
+import {
+  checkPath,
+  checkReal,
+  openDirectory,
+  openFile,
+  type OpenedDir,
+  type OpenedFile,
+  type OpenOptions,
+  type PathPolicy,
+} from '@deepseek-ai/dsh-workspace'
 
 /*
  * Atomic, confined replacement of one file (DESIGN §18): the path is opened, then checked (its descriptor's real
@@ -93,7 +102,12 @@ async function replaceOnce(
       if (!entry || entry.ino !== file.stats.ino || entry.dev !== file.stats.dev) throw changedDuring(tool, path)
       const bytes = await readAll(file.handle, path)
       const stats = await file.handle.stat()
-      if (stats.mtimeMs !== file.stats.mtimeMs || stats.size !== file.stats.size || stats.ctimeMs !== file.stats.ctimeMs) throw changedDuring(tool, path)
+      if (
+        stats.mtimeMs !== file.stats.mtimeMs ||
+        stats.size !== file.stats.size ||
+        stats.ctimeMs !== file.stats.ctimeMs
+      )
+        throw changedDuring(tool, path)
       const next = await decide({ real: file.real, stats, bytes })
       request.signal.throwIfAborted()
       const replaced = await put(dir, name, next, { tool, path, signal: request.signal, like: stats })
@@ -116,12 +130,21 @@ async function openExisting(request: ReplaceRequest, checks: OpenOptions): Promi
     if (code === 'ENOENT') return 'missing'
     if (code === 'ENOTDIR') {
       throw request.create
-        ? new FsError(changeMessages.parentNotDirectory(request.path), { code: FsErrorCode.FS_WRITE_FAILED, cause: error })
+        ? new FsError(changeMessages.parentNotDirectory(request.path), {
+            code: FsErrorCode.FS_WRITE_FAILED,
+            cause: error,
+          })
         : new FsError(changeMessages.notFound(request.path), { code: FsErrorCode.FS_NOT_FOUND, cause: error })
     }
     throw request.create
-      ? new FsError(changeMessages.writeFailed(request.path, systemErrorReason(error)), { code: FsErrorCode.FS_WRITE_FAILED, cause: error })
-      : new FsError(changeMessages.readFailed(request.path, systemErrorReason(error)), { code: FsErrorCode.FS_READ_FAILED, cause: error })
+      ? new FsError(changeMessages.writeFailed(request.path, systemErrorReason(error)), {
+          code: FsErrorCode.FS_WRITE_FAILED,
+          cause: error,
+        })
+      : new FsError(changeMessages.readFailed(request.path, systemErrorReason(error)), {
+          code: FsErrorCode.FS_READ_FAILED,
+          cause: error,
+        })
   }
 }
 
@@ -142,8 +165,12 @@ async function createFile(
   } catch (error) {
     if (error instanceof HarnessError) throw error
     const code = (error as NodeJS.ErrnoException).code
-    if (code === 'ENOTDIR' || code === 'EEXIST') throw new FsError(changeMessages.parentNotDirectory(path), { code: FsErrorCode.FS_WRITE_FAILED, cause: error })
-    throw new FsError(changeMessages.writeFailed(path, systemErrorReason(error)), { code: FsErrorCode.FS_WRITE_FAILED, cause: error })
+    if (code === 'ENOTDIR' || code === 'EEXIST')
+      throw new FsError(changeMessages.parentNotDirectory(path), { code: FsErrorCode.FS_WRITE_FAILED, cause: error })
+    throw new FsError(changeMessages.writeFailed(path, systemErrorReason(error)), {
+      code: FsErrorCode.FS_WRITE_FAILED,
+      cause: error,
+    })
   }
   await using _dir = dir
   const name = basename(path)
@@ -170,7 +197,10 @@ async function openParent(real: string, checks: OpenOptions, path: string): Prom
     return await openDirectory(dirname(real), checks)
   } catch (error) {
     if (error instanceof HarnessError) throw error
-    throw new FsError(changeMessages.writeFailed(path, systemErrorReason(error)), { code: FsErrorCode.FS_WRITE_FAILED, cause: error })
+    throw new FsError(changeMessages.writeFailed(path, systemErrorReason(error)), {
+      code: FsErrorCode.FS_WRITE_FAILED,
+      cause: error,
+    })
   }
 }
 
@@ -178,15 +208,29 @@ async function openParent(real: string, checks: OpenOptions, path: string): Prom
  * Writes `bytes` to a temporary file beside `name` in `dir`, fsyncs it and renames it over `name` (`like` given:
  * keeping that file's mode and owner) or links it in as a new file. Returns the new file's fstat.
  */
-async function put(dir: OpenedDir, name: string, bytes: Buffer, options: { tool: string; path: string; signal: AbortSignal; like: Stats | undefined }): Promise<Stats> {
+async function put(
+  dir: OpenedDir,
+  name: string,
+  bytes: Buffer,
+  options: { tool: string; path: string; signal: AbortSignal; like: Stats | undefined },
+): Promise<Stats> {
   const { path, like } = options
   const temp = `${dir.fdPath}/.${name.slice(0, 200)}.${randomBytes(6).toString('hex')}.dsh-tmp`
   const target = `${dir.fdPath}/${name}`
-  const failed = (error: unknown) => error instanceof HarnessError ? error
-    : new FsError(changeMessages.writeFailed(path, systemErrorReason(error)), { code: FsErrorCode.FS_WRITE_FAILED, cause: error })
+  const failed = (error: unknown) =>
+    error instanceof HarnessError
+      ? error
+      : new FsError(changeMessages.writeFailed(path, systemErrorReason(error)), {
+          code: FsErrorCode.FS_WRITE_FAILED,
+          cause: error,
+        })
   let out: FileHandle
   try {
-    out = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, like ? like.mode & 0o7777 : 0o666)
+    out = await open(
+      temp,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+      like ? like.mode & 0o7777 : 0o666,
+    )
   } catch (error) {
     throw failed(error)
   }
@@ -226,14 +270,25 @@ async function readAll(handle: FileHandle, path: string): Promise<Buffer> {
   try {
     return await handle.readFile()
   } catch (error) {
-    throw new FsError(changeMessages.readFailed(path, systemErrorReason(error)), { code: FsErrorCode.FS_READ_FAILED, cause: error })
+    throw new FsError(changeMessages.readFailed(path, systemErrorReason(error)), {
+      code: FsErrorCode.FS_READ_FAILED,
+      cause: error,
+    })
   }
 }
 
 function irregular(tool: string, path: string, info: Stats): FsError {
-  if (info.isDirectory()) return new FsError(changeMessages.directory(tool, path), { code: FsErrorCode.FS_NOT_REGULAR_FILE })
-  const kind = info.isFIFO() ? 'a FIFO' : info.isSocket() ? 'a socket' : info.isCharacterDevice() ? 'a character device'
-    : info.isBlockDevice() ? 'a block device' : 'not a file'
+  if (info.isDirectory())
+    return new FsError(changeMessages.directory(tool, path), { code: FsErrorCode.FS_NOT_REGULAR_FILE })
+  const kind = info.isFIFO()
+    ? 'a FIFO'
+    : info.isSocket()
+      ? 'a socket'
+      : info.isCharacterDevice()
+        ? 'a character device'
+        : info.isBlockDevice()
+          ? 'a block device'
+          : 'not a file'
   return new FsError(changeMessages.notRegular(tool, path, kind), { code: FsErrorCode.FS_NOT_REGULAR_FILE })
 }
 
@@ -247,7 +302,9 @@ const chains = new Map<string, Promise<void>>()
 async function serialised<T>(key: string, run: () => Promise<T>): Promise<T> {
   const before = chains.get(key) ?? Promise.resolve()
   let release!: () => void
-  const gate = new Promise<void>((resolve) => { release = resolve })
+  const gate = new Promise<void>((resolve) => {
+    release = resolve
+  })
   const mine = before.then(() => gate)
   chains.set(key, mine)
   await before

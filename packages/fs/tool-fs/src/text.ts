@@ -25,7 +25,7 @@ export const READ_PROMPT_ORDER = 100
 
 export function readPrompt(caps: ReadCaps): string {
   return [
-    'To look at a text file, use this server\'s read tool rather than shell commands such as cat, head, tail or sed.',
+    "To look at a text file, use this server's read tool rather than shell commands such as cat, head, tail or sed.",
     `It shows up to ${caps.maxLines} lines (at most ${caps.limitBytes} bytes) per call as "N: <line>" rows, N being the line number in the file — the same numbers grep reports, so pass offset near a match to read around it.`,
     'The last line of the result says whether the file ended or which offset to continue with; a large file is read in pages, never all at once.',
     `Lines longer than ${caps.maxLineChars} characters are cut and marked "(line truncated)". A file that a result said it was saved to can be paged the same way.`,
@@ -44,11 +44,19 @@ export function readDescription(caps: ReadCaps): string {
 export const READ_ALIASES = { file_path: 'path' } as const satisfies ArgumentAliases
 
 export function readParameters(caps: ReadCaps) {
-  return Type.Object({
-    path: Type.String({ minLength: 1, description: 'The file to read, absolute or relative to the working directory.' }),
-    offset: Type.Optional(Type.Integer({ minimum: 1, description: 'Line number to start at (1-based). Default 1.' })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, description: `How many lines to read. Default and maximum ${caps.maxLines}.` })),
-  }, { additionalProperties: false })
+  return Type.Object(
+    {
+      path: Type.String({
+        minLength: 1,
+        description: 'The file to read, absolute or relative to the working directory.',
+      }),
+      offset: Type.Optional(Type.Integer({ minimum: 1, description: 'Line number to start at (1-based). Default 1.' })),
+      limit: Type.Optional(
+        Type.Integer({ minimum: 1, description: `How many lines to read. Default and maximum ${caps.maxLines}.` }),
+      ),
+    },
+    { additionalProperties: false },
+  )
 }
 export type ReadArgs = Static<ReturnType<typeof readParameters>>
 
@@ -83,7 +91,9 @@ export function renderRow(row: ReadRow): string {
 export function renderFooter(page: ReadPage, caps: ReadCaps): string {
   const { end, rows } = page
   if (end.kind === 'eof') {
-    return end.totalLines === 0 ? '[empty file]' : `[end of file: ${end.totalLines} ${end.totalLines === 1 ? 'line' : 'lines'}]`
+    return end.totalLines === 0
+      ? '[empty file]'
+      : `[end of file: ${end.totalLines} ${end.totalLines === 1 ? 'line' : 'lines'}]`
   }
   const next = (rows.at(-1)?.line ?? page.offset - 1) + 1
   return end.kind === 'bytes'
@@ -95,9 +105,17 @@ export function renderFooter(page: ReadPage, caps: ReadCaps): string {
  * The caps for a result limit: the rows get what is left once the widest footer (the byte-cap one, at the largest
  * offset a call can reach) and the blank line before it have room, so rows + footer never pass `limitBytes`.
  */
-export function capsWithin(limits: { maxLines: number; maxBytes: number; maxLineChars: number; maxResultBytes: number }): ReadCaps {
+export function capsWithin(limits: {
+  maxLines: number
+  maxBytes: number
+  maxLineChars: number
+  maxResultBytes: number
+}): ReadCaps {
   const limitBytes = Math.min(limits.maxBytes, limits.maxResultBytes)
-  const widest = renderFooter({ offset: Number.MAX_SAFE_INTEGER, rows: [], end: { kind: 'bytes' } }, { maxLines: limits.maxLines, maxBytes: limitBytes, limitBytes, maxLineChars: limits.maxLineChars })
+  const widest = renderFooter(
+    { offset: Number.MAX_SAFE_INTEGER, rows: [], end: { kind: 'bytes' } },
+    { maxLines: limits.maxLines, maxBytes: limitBytes, limitBytes, maxLineChars: limits.maxLineChars },
+  )
   const rows = Math.min(limits.maxBytes, limits.maxResultBytes - Buffer.byteLength(widest) - 2)
   return { maxLines: limits.maxLines, maxBytes: rows, limitBytes, maxLineChars: limits.maxLineChars }
 }
@@ -121,9 +139,12 @@ export const messages = {
   offsetPastEnd: (path: string, offset: number, totalLines: number) =>
     `offset ${offset} is past the end of ${quotePath(path)}: ${totalLines === 0 ? 'the file is empty' : `the file has ${totalLines} ${totalLines === 1 ? 'line' : 'lines'}`}`,
   directory: (path: string) => `${quotePath(path)} is a directory, not a file; use glob to list the files in it`,
-  notRegular: (path: string, kind: string) => `${quotePath(path)} is not a regular file (it is ${kind}); read only reads regular files`,
-  binary: (path: string) => `${quotePath(path)} looks binary (a NUL byte in its first 8 KiB); read only shows text files`,
-  invalidUtf8: (path: string, line: number) => `${quotePath(path)} is not valid UTF-8 text (line ${line}); read only shows UTF-8 text files`,
+  notRegular: (path: string, kind: string) =>
+    `${quotePath(path)} is not a regular file (it is ${kind}); read only reads regular files`,
+  binary: (path: string) =>
+    `${quotePath(path)} looks binary (a NUL byte in its first 8 KiB); read only shows text files`,
+  invalidUtf8: (path: string, line: number) =>
+    `${quotePath(path)} is not valid UTF-8 text (line ${line}); read only shows UTF-8 text files`,
   readFailed: (path: string, reason: string) => `cannot read ${quotePath(path)}: ${reason}`,
   nulInPath: () => 'path must not contain a NUL character',
 } as const

@@ -1,10 +1,34 @@
 import { resolve } from 'node:path'
 import { Buffer } from 'node:buffer'
 import { invalidArgs, type ToolExecution, type ToolOutput } from '@deepseek-ai/dsh-tools'
-import { byteLines, classify, countLines, decode, encode, planEdit, planEditBytes, shapeWrite, textLines, type Change, type LineSource, type MatchKind, type TextFile } from './change.ts'
 import {
-  changeMessages, editCutNote, editHeading, HUNK_SEPARATOR, renderEdit, renderWrite, rowsOf,
-  type ChangeCaps, type EditArgs, type EditOutcome, type WriteArgs, type WriteOutcome,
+  byteLines,
+  classify,
+  countLines,
+  decode,
+  encode,
+  planEdit,
+  planEditBytes,
+  shapeWrite,
+  textLines,
+  type Change,
+  type LineSource,
+  type MatchKind,
+  type TextFile,
+} from './change.ts'
+import {
+  changeMessages,
+  editCutNote,
+  editHeading,
+  HUNK_SEPARATOR,
+  renderEdit,
+  renderWrite,
+  rowsOf,
+  type ChangeCaps,
+  type EditArgs,
+  type EditOutcome,
+  type WriteArgs,
+  type WriteOutcome,
 } from './change-text.ts'
 import { FsError, FsErrorCode } from './errors.ts'
 import type { Observations } from './guard.ts'
@@ -36,19 +60,30 @@ function where(tool: string, args: { path: string }, exec: ToolExecution, deps: 
 function textOf(tool: string, path: string, current: Current): TextFile {
   const decoded = decode(current.bytes)
   if (decoded.kind === 'binary') throw new FsError(changeMessages.binary(tool, path), { code: FsErrorCode.FS_NOT_TEXT })
-  if (decoded.kind === 'invalid') throw new FsError(changeMessages.invalidUtf8(tool, path, decoded.line), { code: FsErrorCode.FS_NOT_TEXT })
+  if (decoded.kind === 'invalid')
+    throw new FsError(changeMessages.invalidUtf8(tool, path, decoded.line), { code: FsErrorCode.FS_NOT_TEXT })
   return decoded.file
 }
 
 /** The guard: the session must have seen exactly these bytes. */
 async function admit(tool: string, path: string, session: string, current: Current, deps: ChangeDeps): Promise<void> {
   const verdict = await deps.guard.check(session, current.real, current.stats, current.bytes)
-  if (verdict.kind === 'not-read') throw new FsError(changeMessages.notRead(tool, path), { code: FsErrorCode.FS_NOT_READ })
+  if (verdict.kind === 'not-read')
+    throw new FsError(changeMessages.notRead(tool, path), { code: FsErrorCode.FS_NOT_READ })
   if (verdict.kind === 'stale') {
     // What changed is shown as far as the result budget holds (an error result is never paged).
     let facts = verdict.facts
     if (facts.kind === 'region') {
-      const room = deps.caps.maxResultBytes - ERROR_PREFIX - Buffer.byteLength(changeMessages.stale(tool, path, { ...facts, rows: [{ line: Number.MAX_SAFE_INTEGER, text: '', truncated: false }], more: true }))
+      const room =
+        deps.caps.maxResultBytes -
+        ERROR_PREFIX -
+        Buffer.byteLength(
+          changeMessages.stale(tool, path, {
+            ...facts,
+            rows: [{ line: Number.MAX_SAFE_INTEGER, text: '', truncated: false }],
+            more: true,
+          }),
+        )
       const rows = fitRows(facts.rows, room)
       facts = { ...facts, rows, more: facts.more || rows.length < facts.rows.length }
     }
@@ -62,17 +97,25 @@ const ERROR_PREFIX = 7
 /** A lone UTF-16 surrogate (JSON allows "\ud800") is no character: it cannot be written as UTF-8, nor matched. */
 const LONE_SURROGATE = /\p{Surrogate}/u
 
-export async function runWrite(args: WriteArgs, exec: ToolExecution, deps: ChangeDeps): Promise<ToolOutput<WriteOutcome>> {
+export async function runWrite(
+  args: WriteArgs,
+  exec: ToolExecution,
+  deps: ChangeDeps,
+): Promise<ToolOutput<WriteOutcome>> {
   if (LONE_SURROGATE.test(args.content)) throw invalidArgs(changeMessages.loneSurrogate('content'))
   const { cwd, path, session, policy } = where('write', args, exec, deps)
   let lines = 0
-  const replaced = await replaceFile({ tool: 'write', path, cwd, policy, signal: exec.signal, create: true }, async (current) => {
-    const existing = current && textOf('write', path, current)
-    if (current) await admit('write', path, session, current, deps)
-    const shaped = shapeWrite(args.content, existing)
-    lines = countLines(shaped.text)
-    return encode(shaped)
-  }, (done) => deps.guard.recordBytes(session, done.real, done.stats, done.bytes))
+  const replaced = await replaceFile(
+    { tool: 'write', path, cwd, policy, signal: exec.signal, create: true },
+    async (current) => {
+      const existing = current && textOf('write', path, current)
+      if (current) await admit('write', path, session, current, deps)
+      const shaped = shapeWrite(args.content, existing)
+      lines = countLines(shaped.text)
+      return encode(shaped)
+    },
+    (done) => deps.guard.recordBytes(session, done.real, done.stats, done.bytes),
+  )
   const value: WriteOutcome = { path, created: replaced.created, lines }
   return { text: renderWrite(value), value }
 }
@@ -80,36 +123,49 @@ export async function runWrite(args: WriteArgs, exec: ToolExecution, deps: Chang
 export async function runEdit(args: EditArgs, exec: ToolExecution, deps: ChangeDeps): Promise<ToolOutput<EditOutcome>> {
   if (args.old_string.length === 0) throw invalidArgs(changeMessages.emptyOld())
   if (args.old_string === args.new_string) throw invalidArgs(changeMessages.same())
-  for (const name of ['old_string', 'new_string'] as const) if (LONE_SURROGATE.test(args[name])) throw invalidArgs(changeMessages.loneSurrogate(name))
+  for (const name of ['old_string', 'new_string'] as const)
+    if (LONE_SURROGATE.test(args[name])) throw invalidArgs(changeMessages.loneSurrogate(name))
   const { cwd, path, session, policy } = where('edit', args, exec, deps)
   let plan: EditedPlan | undefined
-  await replaceFile({ tool: 'edit', path, cwd, policy, signal: exec.signal, create: false }, async (current) => {
-    if (!current) throw new FsError(changeMessages.notFound(path), { code: FsErrorCode.FS_NOT_FOUND })
-    const classified = classify(current.bytes)
-    if (classified.kind === 'binary') throw new FsError(changeMessages.binary('edit', path), { code: FsErrorCode.FS_NOT_TEXT })
-    if (classified.kind === 'invalid') throw new FsError(changeMessages.invalidUtf8('edit', path, classified.line), { code: FsErrorCode.FS_NOT_TEXT })
-    await admit('edit', path, session, current, deps)
-    const request = { oldString: args.old_string, newString: args.new_string, replaceAll: args.replace_all ?? false }
-    // The common case on the bytes, without decoding a large file; the rest on its text.
-    const start = classified.bom ? 3 : 0
-    const fast = planEditBytes(current.bytes, start, request)
-    if (fast?.kind === 'ambiguous') throw new FsError(changeMessages.manyMatches(path, fast.count, fast.lines), { code: FsErrorCode.FS_MANY_MATCHES })
-    if (fast) {
-      plan = { count: fast.count, match: 'exact', changes: fast.changes, lines: byteLines(fast.bytes, start) }
-      return fast.bytes
-    }
-    const file = textOf('edit', path, current)
-    const planned = planEdit(file.text, request)
-    if (planned.kind === 'not-found') {
-      const rows = planned.closest ? rowsOf(planned.closest, deps.caps.maxLineChars) : []
-      const scaffold = changeMessages.noMatch(path, [{ line: Number.MAX_SAFE_INTEGER, text: '', truncated: false }])
-      const shown = fitRows(rows, deps.caps.maxResultBytes - ERROR_PREFIX - Buffer.byteLength(scaffold))
-      throw new FsError(changeMessages.noMatch(path, shown), { code: FsErrorCode.FS_NO_MATCH })
-    }
-    if (planned.kind === 'ambiguous') throw new FsError(changeMessages.manyMatches(path, planned.count, planned.lines), { code: FsErrorCode.FS_MANY_MATCHES })
-    plan = { count: planned.count, match: planned.match, changes: planned.changes, lines: textLines(planned.text) }
-    return encode({ bom: file.bom, text: planned.text })
-  }, (done) => deps.guard.recordBytes(session, done.real, done.stats, done.bytes))
+  await replaceFile(
+    { tool: 'edit', path, cwd, policy, signal: exec.signal, create: false },
+    async (current) => {
+      if (!current) throw new FsError(changeMessages.notFound(path), { code: FsErrorCode.FS_NOT_FOUND })
+      const classified = classify(current.bytes)
+      if (classified.kind === 'binary')
+        throw new FsError(changeMessages.binary('edit', path), { code: FsErrorCode.FS_NOT_TEXT })
+      if (classified.kind === 'invalid')
+        throw new FsError(changeMessages.invalidUtf8('edit', path, classified.line), { code: FsErrorCode.FS_NOT_TEXT })
+      await admit('edit', path, session, current, deps)
+      const request = { oldString: args.old_string, newString: args.new_string, replaceAll: args.replace_all ?? false }
+      // The common case on the bytes, without decoding a large file; the rest on its text.
+      const start = classified.bom ? 3 : 0
+      const fast = planEditBytes(current.bytes, start, request)
+      if (fast?.kind === 'ambiguous')
+        throw new FsError(changeMessages.manyMatches(path, fast.count, fast.lines), {
+          code: FsErrorCode.FS_MANY_MATCHES,
+        })
+      if (fast) {
+        plan = { count: fast.count, match: 'exact', changes: fast.changes, lines: byteLines(fast.bytes, start) }
+        return fast.bytes
+      }
+      const file = textOf('edit', path, current)
+      const planned = planEdit(file.text, request)
+      if (planned.kind === 'not-found') {
+        const rows = planned.closest ? rowsOf(planned.closest, deps.caps.maxLineChars) : []
+        const scaffold = changeMessages.noMatch(path, [{ line: Number.MAX_SAFE_INTEGER, text: '', truncated: false }])
+        const shown = fitRows(rows, deps.caps.maxResultBytes - ERROR_PREFIX - Buffer.byteLength(scaffold))
+        throw new FsError(changeMessages.noMatch(path, shown), { code: FsErrorCode.FS_NO_MATCH })
+      }
+      if (planned.kind === 'ambiguous')
+        throw new FsError(changeMessages.manyMatches(path, planned.count, planned.lines), {
+          code: FsErrorCode.FS_MANY_MATCHES,
+        })
+      plan = { count: planned.count, match: planned.match, changes: planned.changes, lines: textLines(planned.text) }
+      return encode({ bom: file.bom, text: planned.text })
+    },
+    (done) => deps.guard.recordBytes(session, done.real, done.stats, done.bytes),
+  )
   const value = outcome(path, plan!, deps.caps)
   return { text: renderEdit(value), value }
 }
@@ -139,7 +195,12 @@ function outcome(path: string, plan: EditedPlan, caps: ChangeCaps): EditOutcome 
   const ranges = merge(plan.changes, plan.lines.total)
   const head = { path, count: plan.count, match: plan.match }
   // Room for the rows: the budget less the heading, the blank line and the widest cut note.
-  let room = caps.maxResultBytes - Buffer.byteLength(editHeading(head)) - 2 - Buffer.byteLength(editCutNote(Number.MAX_SAFE_INTEGER)) - 1
+  let room =
+    caps.maxResultBytes -
+    Buffer.byteLength(editHeading(head)) -
+    2 -
+    Buffer.byteLength(editCutNote(Number.MAX_SAFE_INTEGER)) -
+    1
   const hunks: ReadRow[][] = []
   let cutAt: number | undefined
   const cursor = plan.lines.cursor()
@@ -149,7 +210,10 @@ function outcome(path: string, plan: EditedPlan, caps: ChangeCaps): EditOutcome 
     for (let line = first; line <= last; line++) {
       const [row] = rowsOf({ firstLine: line, lines: [cursor(line)] }, caps.maxLineChars)
       const size = Buffer.byteLength(renderRow(row!)) + 1 + (rows.length === 0 ? separator : 0)
-      if (size > room) { cutAt = line; break }
+      if (size > room) {
+        cutAt = line
+        break
+      }
       room -= size
       rows.push(row!)
     }

@@ -23,12 +23,20 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true })
 })
 
-const NOTICE = /\n\[Output too long: lines (\d+)-(\d+) of (\d+) are cut here\. The complete output \(\d+ bytes\) is saved at (\S+)\. Page through it with read \(offset and limit\) or search it with grep, passing that path\.\]\n/
+const NOTICE =
+  /\n\[Output too long: lines (\d+)-(\d+) of (\d+) are cut here\. The complete output \(\d+ bytes\) is saved at (\S+)\. Page through it with read \(offset and limit\) or search it with grep, passing that path\.\]\n/
 
 test('a spilled result read back at its locator with offset/limit gives exactly the lines cut from the inline page', async () => {
   // CRLF lines, multi-byte characters and an empty line: what a real command prints.
-  const lines = Array.from({ length: 3000 }, (_, i) => (i === 1500 ? '' : `${i + 1}\tbuild step ${'✓'.repeat(i % 5)} done`))
-  t.ctx.tools.register({ name: 'noisy', description: 'prints a lot', parameters: { type: 'object' }, execute: () => lines.map((l) => `${l}\r\n`).join('') })
+  const lines = Array.from({ length: 3000 }, (_, i) =>
+    i === 1500 ? '' : `${i + 1}\tbuild step ${'✓'.repeat(i % 5)} done`,
+  )
+  t.ctx.tools.register({
+    name: 'noisy',
+    description: 'prints a lot',
+    parameters: { type: 'object' },
+    execute: () => lines.map((l) => `${l}\r\n`).join(''),
+  })
   const session = { id: 'session-e2e', cwd: dir }
 
   const inline = (await t.ctx.tools.execute('noisy', {}, { session })).content[0].text
@@ -40,14 +48,28 @@ test('a spilled result read back at its locator with offset/limit gives exactly 
   const lastCut = Number(last)
   expect(Number(total)).toBe(3000)
   // The inline page shows lines 1…firstCut-1 and lastCut+1…3000, whole.
-  expect(inline.slice(0, match!.index + 1)).toBe(lines.slice(0, firstCut - 1).map((l) => `${l}\r\n`).join(''))
-  expect(inline.slice(match!.index + match![0].length)).toBe(lines.slice(lastCut).map((l) => `${l}\r\n`).join(''))
+  expect(inline.slice(0, match!.index + 1)).toBe(
+    lines
+      .slice(0, firstCut - 1)
+      .map((l) => `${l}\r\n`)
+      .join(''),
+  )
+  expect(inline.slice(match!.index + match![0].length)).toBe(
+    lines
+      .slice(lastCut)
+      .map((l) => `${l}\r\n`)
+      .join(''),
+  )
 
   // Page through the cut lines with read, following its footers.
   const recovered: string[] = []
   let offset = firstCut
   while (offset <= lastCut) {
-    const result = await t.ctx.tools.execute('read', { path: locator, offset, limit: Math.min(700, lastCut - offset + 1) }, { session })
+    const result = await t.ctx.tools.execute(
+      'read',
+      { path: locator, offset, limit: Math.min(700, lastCut - offset + 1) },
+      { session },
+    )
     expect(result.isError).toBe(false)
     const [rows, footer] = result.content[0].text.split('\n\n')
     const parsed = rows!.split('\n').map((row) => /^(\d+): (.*)$/.exec(row)!)

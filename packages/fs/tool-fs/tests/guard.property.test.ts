@@ -26,7 +26,11 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ kind: fc.constant('read' as const), session }),
   fc.record({ kind: fc.constant('write' as const), session, body }),
   fc.record({ kind: fc.constant('edit' as const), session, body }),
-  fc.record({ kind: fc.constant('external' as const), how: fc.constantFrom<'new' | 'same' | 'touch'>('new', 'same', 'touch'), body }),
+  fc.record({
+    kind: fc.constant('external' as const),
+    how: fc.constantFrom<'new' | 'same' | 'touch'>('new', 'same', 'touch'),
+    body,
+  }),
 )
 
 let t: TestContext
@@ -47,72 +51,109 @@ let run = 0
 const content = (head: number, body: number) => `head ${String(head).padStart(6, '0')}\nbody ${body}\n`
 
 test('any interleaving: stale exactly when the bytes changed since the session last saw them', async () => {
-  await fc.assert(fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 14 }), async (ops) => {
-    run++
-    const path = join(dir, `f${run}.txt`)
-    const sessions = [{ id: `a${run}`, cwd: dir }, { id: `b${run}`, cwd: dir }]
-    let heads = 0
-    let current: string | undefined
-    const seen: Array<string | undefined> = [undefined, undefined]
-    for (const step of ops) {
-      if (step.kind === 'external') {
-        if (current === undefined) continue
-        if (step.how === 'new') {
-          const next = content(++heads, step.body)
-          await writeFile(path, next) // in place: same inode, same size
-          current = next
-        } else if (step.how === 'same') await writeFile(path, current)
-        else {
-          const when = new Date(Date.now() - 5000 * (heads + 1))
-          await utimes(path, when, when)
+  await fc.assert(
+    fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 14 }), async (ops) => {
+      run++
+      const path = join(dir, `f${run}.txt`)
+      const sessions = [
+        { id: `a${run}`, cwd: dir },
+        { id: `b${run}`, cwd: dir },
+      ]
+      let heads = 0
+      let current: string | undefined
+      const seen: Array<string | undefined> = [undefined, undefined]
+      for (const step of ops) {
+        if (step.kind === 'external') {
+          if (current === undefined) continue
+          if (step.how === 'new') {
+            const next = content(++heads, step.body)
+            await writeFile(path, next) // in place: same inode, same size
+            current = next
+          } else if (step.how === 'same') await writeFile(path, current)
+          else {
+            const when = new Date(Date.now() - 5000 * (heads + 1))
+            await utimes(path, when, when)
+          }
+          continue
         }
-        continue
+        const as = { session: sessions[step.session]! }
+        if (step.kind === 'read') {
+          const result = await t.ctx.tools.execute('read', { path, limit: 1 }, as)
+          expect(result.isError).toBe(current === undefined)
+          if (current !== undefined) seen[step.session] = current
+          continue
+        }
+        const expected =
+          current === undefined
+            ? step.kind === 'edit'
+              ? 'FS_NOT_FOUND'
+              : undefined
+            : seen[step.session] === undefined
+              ? 'FS_NOT_READ'
+              : seen[step.session] !== current
+                ? 'FS_STALE'
+                : undefined
+        const next = content(++heads, step.body)
+        const result =
+          step.kind === 'write'
+            ? await t.ctx.tools.execute('write', { path, content: next }, as)
+            : await t.ctx.tools.execute(
+                'edit',
+                {
+                  path,
+                  old_string: current?.split('\n')[0] ?? 'head',
+                  new_string: next.split('\n')[0]!,
+                  replace_all: false,
+                },
+                as,
+              )
+        expect(result.error?.code, `${step.kind} by session ${step.session}: ${result.content[0].text}`).toBe(expected)
+        if (expected === undefined) {
+          current = step.kind === 'write' ? next : current!.replace(current!.split('\n')[0]!, next.split('\n')[0]!)
+          seen[step.session] = current
+        }
+        if (current !== undefined) expect((await readFile(path)).toString()).toBe(current)
       }
-      const as = { session: sessions[step.session]! }
-      if (step.kind === 'read') {
-        const result = await t.ctx.tools.execute('read', { path, limit: 1 }, as)
-        expect(result.isError).toBe(current === undefined)
-        if (current !== undefined) seen[step.session] = current
-        continue
-      }
-      const expected = current === undefined ? (step.kind === 'edit' ? 'FS_NOT_FOUND' : undefined)
-        : seen[step.session] === undefined ? 'FS_NOT_READ'
-        : seen[step.session] !== current ? 'FS_STALE' : undefined
-      const next = content(++heads, step.body)
-      const result = step.kind === 'write'
-        ? await t.ctx.tools.execute('write', { path, content: next }, as)
-        : await t.ctx.tools.execute('edit', { path, old_string: current?.split('\n')[0] ?? 'head', new_string: next.split('\n')[0]!, replace_all: false }, as)
-      expect(result.error?.code, `${step.kind} by session ${step.session}: ${result.content[0].text}`).toBe(expected)
-      if (expected === undefined) {
-        current = step.kind === 'write' ? next : current!.replace(current!.split('\n')[0]!, next.split('\n')[0]!)
-        seen[step.session] = current
-      }
-      if (current !== undefined) expect((await readFile(path)).toString()).toBe(current)
-    }
-    await Promise.all(sessions.map((s) => t.ctx.tools.endSession(s.id)))
-  }), { numRuns: 40 })
+      await Promise.all(sessions.map((s) => t.ctx.tools.endSession(s.id)))
+    }),
+    { numRuns: 40 },
+  )
 })
 
 test('the digest path (files larger than the copies kept): stale exactly when the bytes changed', async () => {
   const guard = new Observations({ maxFiles: 8, keepBytes: 0, keepTotal: 0, completeBytes: 1 << 20, settleMs: 30 })
   const path = join(dir, 'digest.txt')
-  await fc.assert(fc.asyncProperty(fc.array(fc.record({ change: fc.constantFrom('none', 'new', 'same', 'touch'), wait: fc.boolean() }), { minLength: 1, maxLength: 6 }), async (steps) => {
-    let bytes = Buffer.from(content(0, 0))
-    await writeFile(path, bytes)
-    guard.recordBytes('s', path, await stat(path), bytes)
-    let changed = false
-    for (const [i, step] of steps.entries()) {
-      if (step.wait) await guard.settled()
-      if (step.change === 'new') { bytes = Buffer.from(content(i + 1, 0)); await writeFile(path, bytes); changed = true }
-      if (step.change === 'same') await writeFile(path, bytes)
-      if (step.change === 'touch') await utimes(path, new Date(Date.now() - 9000 - i), new Date(Date.now() - 9000 - i))
-      const verdict = await guard.check('s', path, await stat(path), await readFile(path))
-      expect(verdict.kind).toBe(changed ? 'stale' : 'fresh')
-      if (changed) {
-        guard.recordBytes('s', path, await stat(path), await readFile(path))
-        changed = false
-      }
-    }
-  }), { numRuns: 30 })
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(fc.record({ change: fc.constantFrom('none', 'new', 'same', 'touch'), wait: fc.boolean() }), {
+        minLength: 1,
+        maxLength: 6,
+      }),
+      async (steps) => {
+        let bytes = Buffer.from(content(0, 0))
+        await writeFile(path, bytes)
+        guard.recordBytes('s', path, await stat(path), bytes)
+        let changed = false
+        for (const [i, step] of steps.entries()) {
+          if (step.wait) await guard.settled()
+          if (step.change === 'new') {
+            bytes = Buffer.from(content(i + 1, 0))
+            await writeFile(path, bytes)
+            changed = true
+          }
+          if (step.change === 'same') await writeFile(path, bytes)
+          if (step.change === 'touch')
+            await utimes(path, new Date(Date.now() - 9000 - i), new Date(Date.now() - 9000 - i))
+          const verdict = await guard.check('s', path, await stat(path), await readFile(path))
+          expect(verdict.kind).toBe(changed ? 'stale' : 'fresh')
+          if (changed) {
+            guard.recordBytes('s', path, await stat(path), await readFile(path))
+            changed = false
+          }
+        }
+      },
+    ),
+    { numRuns: 30 },
+  )
   await guard.settled()
 })

@@ -5,8 +5,12 @@ import { afterEach, beforeEach, expect, test } from 'vitest'
 import { GUARD_LIMITS, Observations, whatChanged } from '../src/guard.ts'
 
 let dir: string
-beforeEach(async () => { dir = await realpath(await mkdtemp(join(tmpdir(), 'tool-fs-guard-unit-'))) })
-afterEach(async () => { await rm(dir, { recursive: true, force: true }) })
+beforeEach(async () => {
+  dir = await realpath(await mkdtemp(join(tmpdir(), 'tool-fs-guard-unit-')))
+})
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true })
+})
 
 async function put(name: string, content: string) {
   const path = join(dir, name)
@@ -48,15 +52,29 @@ test('past the copy budget, older copies become digests and still judge by conte
   guard.recordBytes('s', one.path, one.stats, one.bytes)
   guard.recordBytes('s', two.path, two.stats, two.bytes)
   expect((await guard.check('s', one.path, one.stats, one.bytes)).kind).toBe('fresh')
-  expect(await guard.check('s', one.path, one.stats, Buffer.from('other!\n'))).toEqual({ kind: 'stale', facts: { kind: 'size', before: 7, after: 7 } })
+  expect(await guard.check('s', one.path, one.stats, Buffer.from('other!\n'))).toEqual({
+    kind: 'stale',
+    facts: { kind: 'size', before: 7, after: 7 },
+  })
 })
 
 test('what changed: the first differing lines as they are now, bounded', () => {
   expect(whatChanged(Buffer.from('a\nb\nc\n'), Buffer.from('a\nX\nY\nc\n'))).toEqual({
-    kind: 'region', firstLine: 2, removed: 1, more: false,
-    rows: [{ line: 2, text: 'X', truncated: false }, { line: 3, text: 'Y', truncated: false }],
+    kind: 'region',
+    firstLine: 2,
+    removed: 1,
+    more: false,
+    rows: [
+      { line: 2, text: 'X', truncated: false },
+      { line: 3, text: 'Y', truncated: false },
+    ],
   })
-  expect(whatChanged(Buffer.from('a\nb\nc\n'), Buffer.from('a\nc\n'))).toMatchObject({ kind: 'region', firstLine: 2, removed: 1, rows: [] })
+  expect(whatChanged(Buffer.from('a\nb\nc\n'), Buffer.from('a\nc\n'))).toMatchObject({
+    kind: 'region',
+    firstLine: 2,
+    removed: 1,
+    rows: [],
+  })
   const many = whatChanged(Buffer.from(''), Buffer.from(Array.from({ length: 100 }, (_, i) => `${i}`).join('\n')))
   expect(many).toMatchObject({ kind: 'region', more: true })
   expect(many.kind === 'region' && many.rows.length).toBe(12)
@@ -72,7 +90,10 @@ test('a file written just now and read in part is not stale when unchanged (its 
   expect((await guard.check('s', path, stats, bytes)).kind).toBe('fresh')
   const other = Buffer.from(bytes)
   other[0] = 0x7a
-  expect(await guard.check('s', path, stats, other)).toEqual({ kind: 'stale', facts: { kind: 'size', before: 201, after: 201 } })
+  expect(await guard.check('s', path, stats, other)).toEqual({
+    kind: 'stale',
+    facts: { kind: 'size', before: 201, after: 201 },
+  })
 })
 
 test('a settled file read in part, then touched, is not stale once its digest is in (a larger-than-kept file)', async () => {

@@ -29,7 +29,10 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true })
 })
 
-async function read(args: Record<string, unknown>, options: { session?: typeof session; signal?: AbortSignal } = { session }): Promise<ToolResult> {
+async function read(
+  args: Record<string, unknown>,
+  options: { session?: typeof session; signal?: AbortSignal } = { session },
+): Promise<ToolResult> {
   return t.ctx.tools.execute('read', args, options)
 }
 const text = (result: ToolResult) => result.content[0].text
@@ -41,7 +44,10 @@ async function file(name: string, content: string | Buffer): Promise<string> {
 test('registers read and its prompt section at order 100 (beside write and edit)', async () => {
   await setup()
   expect(t.ctx.tools.schemas().map((s) => s.name)).toEqual(['edit', 'read', 'write'])
-  expect(t.ctx.systemPrompt.list().map(({ id, order }) => ({ id, order }))).toEqual([{ id: 'tool:read', order: 100 }, { id: 'tool:write-edit', order: 110 }])
+  expect(t.ctx.systemPrompt.list().map(({ id, order }) => ({ id, order }))).toEqual([
+    { id: 'tool:read', order: 100 },
+    { id: 'tool:write-edit', order: 110 },
+  ])
 })
 
 test('rows are "N: <line>" and the footer says the file ended; the value holds the facts', async () => {
@@ -53,8 +59,10 @@ test('rows are "N: <line>" and the footer says the file ended; the value holds t
   expect(result.value).toEqual({
     offset: 1,
     rows: [
-      { line: 1, text: 'alpha', truncated: false }, { line: 2, text: 'beta', truncated: false },
-      { line: 3, text: '', truncated: false }, { line: 4, text: 'gamma', truncated: false },
+      { line: 1, text: 'alpha', truncated: false },
+      { line: 2, text: 'beta', truncated: false },
+      { line: 3, text: '', truncated: false },
+      { line: 4, text: 'gamma', truncated: false },
     ],
     end: { kind: 'eof', totalLines: 4 },
   } satisfies ReadPage)
@@ -76,15 +84,25 @@ test('CRLF: a \\r before a newline is stripped, any other \\r is kept', async ()
 test('an empty file reads fine: just the footer; an offset past it is FS_NOT_FOUND', async () => {
   await setup()
   await file('empty.txt', '')
-  expect(await read({ path: 'empty.txt' })).toEqual({ content: [{ type: 'text', text: '[empty file]' }], isError: false, value: { offset: 1, rows: [], end: { kind: 'eof', totalLines: 0 } } })
+  expect(await read({ path: 'empty.txt' })).toEqual({
+    content: [{ type: 'text', text: '[empty file]' }],
+    isError: false,
+    value: { offset: 1, rows: [], end: { kind: 'eof', totalLines: 0 } },
+  })
   const past = await read({ path: 'empty.txt', offset: 2 })
-  expect(past.error).toEqual({ name: 'FsError', code: 'FS_NOT_FOUND', message: `offset 2 is past the end of ${join(dir, 'empty.txt')}: the file is empty` })
+  expect(past.error).toEqual({
+    name: 'FsError',
+    code: 'FS_NOT_FOUND',
+    message: `offset 2 is past the end of ${join(dir, 'empty.txt')}: the file is empty`,
+  })
 })
 
 test('offset and limit choose the window; the footer gives the offset to continue with', async () => {
   await setup()
   await file('n.txt', Array.from({ length: 10 }, (_, i) => `L${i + 1}`).join('\n') + '\n')
-  expect(text(await read({ path: 'n.txt', offset: 3, limit: 2 }))).toBe('3: L3\n4: L4\n\n[more lines follow: continue with offset=5]')
+  expect(text(await read({ path: 'n.txt', offset: 3, limit: 2 }))).toBe(
+    '3: L3\n4: L4\n\n[more lines follow: continue with offset=5]',
+  )
   expect(text(await read({ path: 'n.txt', offset: 9, limit: 2 }))).toBe('9: L9\n10: L10\n\n[end of file: 10 lines]')
   expect(text(await read({ path: 'n.txt', offset: 10, limit: 5 }))).toBe('10: L10\n\n[end of file: 10 lines]')
 })
@@ -96,13 +114,17 @@ test('an offset past the end is FS_NOT_FOUND and says how many lines the file ha
   expect(result).toMatchObject({ isError: true, error: { code: 'FS_NOT_FOUND' } })
   expect(text(result)).toBe(`Error: offset 4 is past the end of ${join(dir, 'n.txt')}: the file has 3 lines`)
   await file('one.txt', 'a\n')
-  expect(text(await read({ path: 'one.txt', offset: 2 }))).toBe(`Error: offset 2 is past the end of ${join(dir, 'one.txt')}: the file has 1 line`)
+  expect(text(await read({ path: 'one.txt', offset: 2 }))).toBe(
+    `Error: offset 2 is past the end of ${join(dir, 'one.txt')}: the file has 1 line`,
+  )
 })
 
 test('limit is clamped to maxLines, which is also the default', async () => {
   await setup({ maxLines: 3 })
   await file('n.txt', 'a\nb\nc\nd\ne\n')
-  expect(text(await read({ path: 'n.txt', limit: 100 }))).toBe('1: a\n2: b\n3: c\n\n[more lines follow: continue with offset=4]')
+  expect(text(await read({ path: 'n.txt', limit: 100 }))).toBe(
+    '1: a\n2: b\n3: c\n\n[more lines follow: continue with offset=4]',
+  )
   expect(text(await read({ path: 'n.txt', offset: 4 }))).toBe('4: d\n5: e\n\n[end of file: 5 lines]')
 })
 
@@ -114,8 +136,12 @@ test('a page stops before the row that would pass maxBytes, and says so', async 
   const shown = text(result).split('\n\n')[0]!
   expect(Buffer.byteLength(shown) + 1).toBeLessThanOrEqual(1000)
   expect(shown.split('\n')).toHaveLength(9)
-  expect(text(result).endsWith('\n\n[more lines follow; this read stopped at its 1000-byte limit: continue with offset=10]')).toBe(true)
-  expect(text(await read({ path: 'w.txt', offset: 10, limit: 1 }))).toBe(`10: ${lines[9]}\n\n[more lines follow: continue with offset=11]`)
+  expect(
+    text(result).endsWith('\n\n[more lines follow; this read stopped at its 1000-byte limit: continue with offset=10]'),
+  ).toBe(true)
+  expect(text(await read({ path: 'w.txt', offset: 10, limit: 1 }))).toBe(
+    `10: ${lines[9]}\n\n[more lines follow: continue with offset=11]`,
+  )
 })
 
 test('a single row larger than maxBytes is cut to fit, so every page makes progress', async () => {
@@ -130,9 +156,12 @@ test('a single row larger than maxBytes is cut to fit, so every page makes progr
 
 test('long lines are cut at maxLineChars characters, never inside a character, and marked', async () => {
   await setup()
-  await file('long.txt', [
-    'a'.repeat(2000), 'b'.repeat(2001), `a${'😀'.repeat(3000)}`, 'é'.repeat(50_000), `${'x'.repeat(7999)}€€€`,
-  ].join('\n'))
+  await file(
+    'long.txt',
+    ['a'.repeat(2000), 'b'.repeat(2001), `a${'😀'.repeat(3000)}`, 'é'.repeat(50_000), `${'x'.repeat(7999)}€€€`].join(
+      '\n',
+    ),
+  )
   const result = await read({ path: 'long.txt' })
   const rows = text(result).split('\n\n')[0]!.split('\n')
   expect(rows[0]).toBe(`1: ${'a'.repeat(2000)}`)
@@ -154,7 +183,11 @@ test('missing files, and paths through a file, are FS_NOT_FOUND naming the resol
   await file('f.txt', 'x')
   for (const path of ['missing.txt', 'f.txt/child', join(dir, 'nope', 'x')]) {
     const result = await read({ path })
-    expect(result.error).toEqual({ name: 'FsError', code: 'FS_NOT_FOUND', message: `file not found: ${join(dir, path.startsWith('/') ? path.slice(dir.length) : path)}` })
+    expect(result.error).toEqual({
+      name: 'FsError',
+      code: 'FS_NOT_FOUND',
+      message: `file not found: ${join(dir, path.startsWith('/') ? path.slice(dir.length) : path)}`,
+    })
   }
 })
 
@@ -162,7 +195,9 @@ test('a missing path that starts with "~" says that ~ is not expanded and what t
   await setup()
   const result = await read({ path: '~/.no-such-dsh-file' })
   expect(result.error?.code).toBe('FS_NOT_FOUND')
-  expect(text(result)).toBe(`Error: file not found: ${join(dir, '~/.no-such-dsh-file')} (a leading "~" is not expanded; the home directory is ${homedir()}: pass ${homedir()}/.no-such-dsh-file)`)
+  expect(text(result)).toBe(
+    `Error: file not found: ${join(dir, '~/.no-such-dsh-file')} (a leading "~" is not expanded; the home directory is ${homedir()}: pass ${homedir()}/.no-such-dsh-file)`,
+  )
 })
 
 test('read declares its time budget (timeoutMs, default 30 000): under the timeout policy a scan past it is TOOL_TIMEOUT, not a call without end', async () => {
@@ -183,18 +218,32 @@ test('read declares its time budget (timeoutMs, default 30 000): under the timeo
 test('a directory is FS_NOT_REGULAR_FILE and points to glob', async () => {
   await setup()
   await mkdir(join(dir, 'sub'))
-  expect((await read({ path: 'sub' })).error).toEqual({ name: 'FsError', code: 'FS_NOT_REGULAR_FILE', message: `${join(dir, 'sub')} is a directory, not a file; use glob to list the files in it` })
+  expect((await read({ path: 'sub' })).error).toEqual({
+    name: 'FsError',
+    code: 'FS_NOT_REGULAR_FILE',
+    message: `${join(dir, 'sub')} is a directory, not a file; use glob to list the files in it`,
+  })
 })
 
 test('a FIFO is refused without being opened (the call does not hang), as are devices and sockets', async () => {
   await setup()
   execFileSync('mkfifo', [join(dir, 'pipe')])
-  expect((await read({ path: 'pipe' })).error).toEqual({ name: 'FsError', code: 'FS_NOT_REGULAR_FILE', message: `${join(dir, 'pipe')} is not a regular file (it is a FIFO); read only reads regular files` })
-  expect((await read({ path: '/dev/null' })).error).toEqual({ name: 'FsError', code: 'FS_NOT_REGULAR_FILE', message: '/dev/null is not a regular file (it is a character device); read only reads regular files' })
+  expect((await read({ path: 'pipe' })).error).toEqual({
+    name: 'FsError',
+    code: 'FS_NOT_REGULAR_FILE',
+    message: `${join(dir, 'pipe')} is not a regular file (it is a FIFO); read only reads regular files`,
+  })
+  expect((await read({ path: '/dev/null' })).error).toEqual({
+    name: 'FsError',
+    code: 'FS_NOT_REGULAR_FILE',
+    message: '/dev/null is not a regular file (it is a character device); read only reads regular files',
+  })
   const server: Server = createServer()
   await new Promise<void>((resolve) => server.listen(join(dir, 'sock'), resolve))
   try {
-    expect(text(await read({ path: 'sock' }))).toBe(`Error: ${join(dir, 'sock')} is not a regular file (it is a socket); read only reads regular files`)
+    expect(text(await read({ path: 'sock' }))).toBe(
+      `Error: ${join(dir, 'sock')} is not a regular file (it is a socket); read only reads regular files`,
+    )
   } finally {
     await new Promise((resolve) => server.close(resolve))
   }
@@ -203,7 +252,11 @@ test('a FIFO is refused without being opened (the call does not hang), as are de
 test('a NUL byte in the first 8 KiB is FS_NOT_TEXT; one later on is shown', async () => {
   await setup()
   await file('bin', Buffer.concat([Buffer.from('text\n'.repeat(1000)), Buffer.from([0]), Buffer.from('\n')]))
-  expect((await read({ path: 'bin', offset: 1000 })).error).toEqual({ name: 'FsError', code: 'FS_NOT_TEXT', message: `${join(dir, 'bin')} looks binary (a NUL byte in its first 8 KiB); read only shows text files` })
+  expect((await read({ path: 'bin', offset: 1000 })).error).toEqual({
+    name: 'FsError',
+    code: 'FS_NOT_TEXT',
+    message: `${join(dir, 'bin')} looks binary (a NUL byte in its first 8 KiB); read only shows text files`,
+  })
   await file('late', Buffer.concat([Buffer.from('text\n'.repeat(2000)), Buffer.from('a\u0000b\n')]))
   expect(text(await read({ path: 'late', offset: 2001 }))).toBe('2001: a\u0000b\n\n[end of file: 2001 lines]')
 })
@@ -211,7 +264,11 @@ test('a NUL byte in the first 8 KiB is FS_NOT_TEXT; one later on is shown', asyn
 test('invalid UTF-8 is FS_NOT_TEXT naming the line; lines before the offset are not decoded', async () => {
   await setup()
   await file('latin1', Buffer.concat([Buffer.from('ok\nok\ncaf'), Buffer.from([0xe9]), Buffer.from('\nafter\n')]))
-  expect((await read({ path: 'latin1' })).error).toEqual({ name: 'FsError', code: 'FS_NOT_TEXT', message: `${join(dir, 'latin1')} is not valid UTF-8 text (line 3); read only shows UTF-8 text files` })
+  expect((await read({ path: 'latin1' })).error).toEqual({
+    name: 'FsError',
+    code: 'FS_NOT_TEXT',
+    message: `${join(dir, 'latin1')} is not valid UTF-8 text (line 3); read only shows UTF-8 text files`,
+  })
   expect(text(await read({ path: 'latin1', offset: 4 }))).toBe('4: after\n\n[end of file: 4 lines]')
   await file('split', Buffer.concat([Buffer.from('€'.repeat(5)), Buffer.from([0xe2, 0x82])])) // ends inside a character
   expect((await read({ path: 'split' })).error?.code).toBe('FS_NOT_TEXT')
@@ -222,7 +279,9 @@ test('paths resolve against the session cwd, else the process cwd; absolute path
   await mkdir(join(dir, 'sub'))
   await file('sub/x.txt', 'in sub\n')
   await symlink(join(dir, 'sub', 'x.txt'), join(dir, 'link'))
-  expect(text(await read({ path: 'x.txt' }, { session: { id: 's', cwd: join(dir, 'sub') } }))).toBe('1: in sub\n\n[end of file: 1 line]')
+  expect(text(await read({ path: 'x.txt' }, { session: { id: 's', cwd: join(dir, 'sub') } }))).toBe(
+    '1: in sub\n\n[end of file: 1 line]',
+  )
   expect(text(await read({ path: join(dir, 'sub', 'x.txt') }))).toBe('1: in sub\n\n[end of file: 1 line]')
   expect(text(await read({ path: 'link' }))).toBe('1: in sub\n\n[end of file: 1 line]')
   const fromProcessCwd = relative(process.cwd(), join(dir, 'sub', 'x.txt'))
@@ -257,7 +316,10 @@ test('bad arguments are INVALID_ARGS that say what to fix', async () => {
     [{}, 'invalid arguments: missing required property "path"'],
     [{ path: 'a.txt', lines: 3 }, 'invalid arguments: unexpected property "lines"'],
     // Another client's name for path (DESIGN §20).
-    [{ file_path: 'a.txt' }, 'invalid arguments: missing required property "path"; unexpected property "file_path": pass "path" instead'],
+    [
+      { file_path: 'a.txt' },
+      'invalid arguments: missing required property "path"; unexpected property "file_path": pass "path" instead',
+    ],
     [{ path: 'a\u0000b' }, 'path must not contain a NUL character'],
   ]
   for (const [args, message] of cases) {
@@ -271,9 +333,15 @@ test('concurrent reads of one file and of several files each get their own page'
   await file('big.txt', lines.join('\n'))
   await file('other.txt', 'other\n')
   const offsets = Array.from({ length: 30 }, (_, i) => 1 + i * 97)
-  const results = await Promise.all([...offsets.map((offset) => read({ path: 'big.txt', offset })), read({ path: 'other.txt' })])
+  const results = await Promise.all([
+    ...offsets.map((offset) => read({ path: 'big.txt', offset })),
+    read({ path: 'other.txt' }),
+  ])
   for (const [i, offset] of offsets.entries()) {
-    const expected = lines.slice(offset - 1, offset + 49).map((l, k) => `${offset + k}: ${l}`).join('\n')
+    const expected = lines
+      .slice(offset - 1, offset + 49)
+      .map((l, k) => `${offset + k}: ${l}`)
+      .join('\n')
     expect(text(results[i]!)).toBe(`${expected}\n\n[more lines follow: continue with offset=${offset + 50}]`)
   }
   expect(text(results.at(-1)!)).toBe('1: other\n\n[end of file: 1 line]')
@@ -285,8 +353,12 @@ test('reading stops once the page is complete: lines of a 1 TiB sparse file come
   const path = await file('huge', `${lines.join('\n')}\n`)
   await truncate(path, 2 ** 40)
   // Line 1001 is ~1 TiB of NUL bytes (past the 8 KiB sniff): reading it whole would never finish within the test.
-  expect(text(await read({ path: 'huge', limit: 2 }))).toBe('1: line 1\n2: line 2\n\n[more lines follow: continue with offset=3]')
-  expect(text(await read({ path: 'huge', offset: 999, limit: 2 }))).toBe('999: line 999\n1000: line 1000\n\n[more lines follow: continue with offset=1001]')
+  expect(text(await read({ path: 'huge', limit: 2 }))).toBe(
+    '1: line 1\n2: line 2\n\n[more lines follow: continue with offset=3]',
+  )
+  expect(text(await read({ path: 'huge', offset: 999, limit: 2 }))).toBe(
+    '999: line 999\n1000: line 1000\n\n[more lines follow: continue with offset=1001]',
+  )
 })
 
 test('a cancelled read stops with ABORTED and leaves no descriptor open', async () => {
@@ -309,8 +381,13 @@ test('no descriptor is left open after successes and every kind of error', async
   const fds = (await readdir('/proc/self/fd')).length
   for (let i = 0; i < 20; i++) {
     await Promise.all([
-      read({ path: 'ok.txt' }), read({ path: 'ok.txt', offset: 9 }), read({ path: 'bin' }), read({ path: 'bad' }),
-      read({ path: 'pipe' }), read({ path: 'missing' }), read({ path: '.' }),
+      read({ path: 'ok.txt' }),
+      read({ path: 'ok.txt', offset: 9 }),
+      read({ path: 'bin' }),
+      read({ path: 'bad' }),
+      read({ path: 'pipe' }),
+      read({ path: 'missing' }),
+      read({ path: '.' }),
     ])
   }
   expect((await readdir('/proc/self/fd')).length).toBe(fds)
@@ -333,7 +410,9 @@ test('the result limit wins over maxBytes: pages of long lines stay within 30 00
       expect(footer).toBe('[end of file: 100 lines]')
       break
     }
-    expect(footer).toBe(`[more lines follow; this read stopped at its 30000-byte limit: continue with offset=${next[1]}]`)
+    expect(footer).toBe(
+      `[more lines follow; this read stopped at its 30000-byte limit: continue with offset=${next[1]}]`,
+    )
     offset = Number(next[1])
   }
   expect(seen).toEqual(lines)

@@ -30,10 +30,17 @@ function listRoots(roots: WorkspaceRoots): string {
 }
 
 /** The refusal the model sees: which path, where it really leads, what the roots are, what to do instead. */
-export function outsideMessage(tool: string, absolute: string, real: string, throughLink: boolean, roots: WorkspaceRoots): string {
-  const where = throughLink && real !== absolute
-    ? `${JSON.stringify(absolute)} resolves through a symbolic link to ${JSON.stringify(real)}, which is outside the workspace roots`
-    : `${JSON.stringify(absolute)} is outside the workspace roots`
+export function outsideMessage(
+  tool: string,
+  absolute: string,
+  real: string,
+  throughLink: boolean,
+  roots: WorkspaceRoots,
+): string {
+  const where =
+    throughLink && real !== absolute
+      ? `${JSON.stringify(absolute)} resolves through a symbolic link to ${JSON.stringify(real)}, which is outside the workspace roots`
+      : `${JSON.stringify(absolute)} is outside the workspace roots`
   return `${tool} refused: ${where} (${listRoots(roots)}); use a path inside them`
 }
 
@@ -44,7 +51,8 @@ export function loopMessage(tool: string, absolute: string, roots: WorkspaceRoot
 
 /** `entry` is how the hidden path was configured (`~/.ssh`), or the hidden path a renamed directory was seen at. */
 export function hiddenMessage(tool: string, absolute: string, real: string, entry: string, renamed: boolean): string {
-  const where = real === absolute ? JSON.stringify(absolute) : `${JSON.stringify(absolute)} (really ${JSON.stringify(real)})`
+  const where =
+    real === absolute ? JSON.stringify(absolute) : `${JSON.stringify(absolute)} (really ${JSON.stringify(real)})`
   const why = renamed
     ? `it lies in a hidden directory under another name (renamed or linked from ${JSON.stringify(entry)})`
     : `it lies at or below the hidden path ${entry}`

@@ -6,10 +6,34 @@ import { checkReal } from './open.ts'
 import { broadness, DEFAULT_HIDDEN, hiddenEntries, realRoot, relocated, type Moved, type PathPolicy } from './policy.ts'
 
 export {
-  hiddenMessage, loopMessage, outsideMessage, readOnlyMessage, rootRefusedMessage, WorkspaceError, WorkspaceErrorCode, type WorkspaceRoots,
+  hiddenMessage,
+  loopMessage,
+  outsideMessage,
+  readOnlyMessage,
+  rootRefusedMessage,
+  WorkspaceError,
+  WorkspaceErrorCode,
+  type WorkspaceRoots,
 } from './errors.ts'
-export { checkPath, checkReal, openDirectory, openFile, type OpenedDir, type OpenedFile, type OpenOptions } from './open.ts'
-export { broadness, DEFAULT_HIDDEN, expandHome, hiddenBy, within, type Access, type HiddenRule, type PathPolicy } from './policy.ts'
+export {
+  checkPath,
+  checkReal,
+  openDirectory,
+  openFile,
+  type OpenedDir,
+  type OpenedFile,
+  type OpenOptions,
+} from './open.ts'
+export {
+  broadness,
+  DEFAULT_HIDDEN,
+  expandHome,
+  hiddenBy,
+  within,
+  type Access,
+  type HiddenRule,
+  type PathPolicy,
+} from './policy.ts'
 
 declare module 'cordis' {
   interface Context {
@@ -33,11 +57,25 @@ export interface Config {
 }
 
 export const Config: Schema<Partial<Config>, Config> = Schema.object({
-  roots: Schema.array(Schema.string().min(1)).default([]).description('Workspace roots besides the session cwd (always a root).'),
-  readOnly: Schema.array(Schema.string().min(1)).default([]).description('Directories readable by the tools but never writable.'),
-  denyRead: Schema.array(Schema.string().min(1)).default([]).description('Paths hidden from every tool and command (`~` is $HOME, relative ones are taken in the session cwd), besides the default credential list (always hidden).'),
-  allowBroadRoots: Schema.boolean().default(false).description('Allow `/`, the home directory, or a directory that holds credential stores as a writable root (the session cwd included).'),
-  hidden: Schema.array(Schema.string().min(1)).default([]).description('Hidden paths set by dsh itself (its token and config file).'),
+  roots: Schema.array(Schema.string().min(1))
+    .default([])
+    .description('Workspace roots besides the session cwd (always a root).'),
+  readOnly: Schema.array(Schema.string().min(1))
+    .default([])
+    .description('Directories readable by the tools but never writable.'),
+  denyRead: Schema.array(Schema.string().min(1))
+    .default([])
+    .description(
+      'Paths hidden from every tool and command (`~` is $HOME, relative ones are taken in the session cwd), besides the default credential list (always hidden).',
+    ),
+  allowBroadRoots: Schema.boolean()
+    .default(false)
+    .description(
+      'Allow `/`, the home directory, or a directory that holds credential stores as a writable root (the session cwd included).',
+    ),
+  hidden: Schema.array(Schema.string().min(1))
+    .default([])
+    .description('Hidden paths set by dsh itself (its token and config file).'),
 })
 
 /** Where the service keeps its core (see Policies). */
@@ -61,7 +99,9 @@ export class Workspace extends Service {
     ctx.on('tools/pre-execute', (call) => {
       if (call.session) core.state.sessions.set(call.session.id, call.session.cwd)
     })
-    ctx.on('tools/session-end', (sessionId) => { core.state.sessions.delete(sessionId) })
+    ctx.on('tools/session-end', (sessionId) => {
+      core.state.sessions.delete(sessionId)
+    })
   }
 
   /** The policy of a session whose directory is `cwd` (see Policies.policy); WORKSPACE_ROOT_REFUSED for a broad root. */
@@ -110,7 +150,16 @@ class Policies {
   }
 
   constructor(config: Config) {
-    this.state = { config, added: [], hidden: [], sessions: new Map(), identities: new Map(), policies: new Map(), version: 0, moved: new Map() }
+    this.state = {
+      config,
+      added: [],
+      hidden: [],
+      sessions: new Map(),
+      identities: new Map(),
+      policies: new Map(),
+      version: 0,
+      moved: new Map(),
+    }
     // The identities of the hidden entries as they are at start: a later rename of one cannot un-hide it.
     hiddenEntries(this.hiddenList(), process.cwd(), this.state.identities)
   }
@@ -128,18 +177,33 @@ class Policies {
     let base = this.state.policies.get(cwd)
     const stale = !base || now - base.at >= POLICY_FRESH_MS || base.version !== this.state.version
     if (stale) base = this.compute(cwd, now)
-    if ('refused' in base!) throw refusal(rootRefusedMessage(tool, base.refused.root, base.refused.why), WorkspaceErrorCode.WORKSPACE_ROOT_REFUSED)
+    if ('refused' in base!)
+      throw refusal(
+        rootRefusedMessage(tool, base.refused.root, base.refused.why),
+        WorkspaceErrorCode.WORKSPACE_ROOT_REFUSED,
+      )
     const policy = base!.policy
     const roots = [...policy.writable, ...policy.readOnly]
     // A hidden directory moved inside a root (under another name) stays hidden there, so no walk lists it.
-    const moved = stale || fresh
-      ? relocated(this.state.identities, this.state.moved, roots, now)
-      : [...this.state.moved.values()].flatMap((entry) => entry.path === undefined ? [] : [{ path: entry.path, seenAt: entry.seenAt }])
+    const moved =
+      stale || fresh
+        ? relocated(this.state.identities, this.state.moved, roots, now)
+        : [...this.state.moved.values()].flatMap((entry) =>
+            entry.path === undefined ? [] : [{ path: entry.path, seenAt: entry.seenAt }],
+          )
     if (moved.length === 0) return policy
     return {
       ...policy,
       hidden: [...policy.hidden, ...moved.map((entry) => entry.path)],
-      rules: [...policy.rules, ...moved.map((entry) => ({ parent: dirname(entry.path), name: basename(entry.path), raw: basename(entry.path), shown: entry.seenAt }))],
+      rules: [
+        ...policy.rules,
+        ...moved.map((entry) => ({
+          parent: dirname(entry.path),
+          name: basename(entry.path),
+          raw: basename(entry.path),
+          shown: entry.seenAt,
+        })),
+      ],
     }
   }
 
@@ -155,7 +219,11 @@ class Policies {
     }
     if (!cached) {
       const { rules, hidden } = hiddenEntries(this.hiddenList(), resolve(cwd), this.state.identities)
-      cached = { at: now, version: this.state.version, policy: { ...roots, hidden, rules, identities: this.state.identities } }
+      cached = {
+        at: now,
+        version: this.state.version,
+        policy: { ...roots, hidden, rules, identities: this.state.identities },
+      }
     }
     this.state.policies.set(cwd, cached)
     return cached
@@ -164,7 +232,9 @@ class Policies {
   /** The roots of a session whose directory is `cwd`. A root that does not exist (yet) is kept as written. */
   roots(cwd: string): WorkspaceRoots {
     const writable = unique([cwd, ...this.state.config.roots].map(realRoot))
-    const readOnly = unique([...this.state.config.readOnly, ...this.state.added].map(realRoot)).filter((root) => !writable.includes(root))
+    const readOnly = unique([...this.state.config.readOnly, ...this.state.added].map(realRoot)).filter(
+      (root) => !writable.includes(root),
+    )
     return { writable, readOnly }
   }
 
@@ -182,7 +252,9 @@ class Policies {
   addHidden(paths: readonly string[]): () => void {
     const removers = paths.map((path) => addUntil(this.state.hidden, path))
     hiddenEntries(paths, process.cwd(), this.state.identities)
-    return this.changed(() => { for (const remove of removers) remove() })
+    return this.changed(() => {
+      for (const remove of removers) remove()
+    })
   }
 
   /** Drops the cached policies now, and again when `undo` runs. */

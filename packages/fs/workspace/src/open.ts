@@ -1,7 +1,15 @@
 import { constants, fstatSync, readlinkSync, statSync, type Stats } from 'node:fs'
 import { mkdir, open, readlink, realpath, type FileHandle } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
-import { hiddenMessage, loopMessage, MAX_LINKS, outsideMessage, readOnlyMessage, refusal, WorkspaceErrorCode } from './errors.ts'
+import {
+  hiddenMessage,
+  loopMessage,
+  MAX_LINKS,
+  outsideMessage,
+  readOnlyMessage,
+  refusal,
+  WorkspaceErrorCode,
+} from './errors.ts'
 import { hiddenBy, identity, within, type Access, type PathPolicy } from './policy.ts'
 
 export interface OpenOptions {
@@ -58,7 +66,10 @@ export async function openFile(path: string, options: OpenOptions): Promise<Open
  * time inside the verified parent (`mkdir ${fdPath}/${name}`, then opened O_NOFOLLOW and verified), only where
  * write access is allowed.
  */
-export async function openDirectory(path: string, options: OpenOptions & { readonly create?: boolean }): Promise<OpenedDir> {
+export async function openDirectory(
+  path: string,
+  options: OpenOptions & { readonly create?: boolean },
+): Promise<OpenedDir> {
   const absolute = resolve(options.cwd, path)
   if (!options.create) return openDir(absolute, absolute, DIR_FLAGS, options)
   const missing: string[] = []
@@ -78,8 +89,15 @@ export async function openDirectory(path: string, options: OpenOptions & { reado
     const parent = dir
     try {
       checkReal(join(parent.real, name), { ...options, access: 'write' }, join(parent.absolute, name))
-      await mkdir(`${parent.fdPath}/${name}`).catch((error: NodeJS.ErrnoException) => { if (error.code !== 'EEXIST') throw error })
-      dir = await openDir(`${parent.fdPath}/${name}`, join(parent.absolute, name), DIR_FLAGS | constants.O_NOFOLLOW, options)
+      await mkdir(`${parent.fdPath}/${name}`).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'EEXIST') throw error
+      })
+      dir = await openDir(
+        `${parent.fdPath}/${name}`,
+        join(parent.absolute, name),
+        DIR_FLAGS | constants.O_NOFOLLOW,
+        options,
+      )
     } finally {
       await parent.close()
     }
@@ -93,7 +111,12 @@ async function openDir(openPath: string, absolute: string, flags: number, option
 }
 
 /** Opens `openPath`, then judges the descriptor (its real path, its and its directories' identities); closes it on refusal. */
-async function openVerified(openPath: string, absolute: string, flags: number, options: OpenOptions): Promise<{ handle: FileHandle; real: string; absolute: string; stats: Stats }> {
+async function openVerified(
+  openPath: string,
+  absolute: string,
+  flags: number,
+  options: OpenOptions,
+): Promise<{ handle: FileHandle; real: string; absolute: string; stats: Stats }> {
   let handle: FileHandle
   try {
     handle = await open(openPath, flags)
@@ -111,7 +134,9 @@ async function openVerified(openPath: string, absolute: string, flags: number, o
   }
 }
 
-function opened<T extends { handle: FileHandle }>(parts: T): T & { close(): Promise<void>; [Symbol.asyncDispose](): Promise<void> } {
+function opened<T extends { handle: FileHandle }>(
+  parts: T,
+): T & { close(): Promise<void>; [Symbol.asyncDispose](): Promise<void> } {
   let closing: Promise<void> | undefined
   const close = () => (closing ??= parts.handle.close())
   return { ...parts, close, [Symbol.asyncDispose]: close }
@@ -139,7 +164,9 @@ export function checkReal(real: string, options: OpenOptions, absolute: string =
   const readOnly = policy.readOnly.some((root) => within(real, root))
   if (readOnly && options.access === 'read') return
   if (readOnly) throw refusal(readOnlyMessage(tool, absolute, policy), WorkspaceErrorCode.WORKSPACE_READ_ONLY)
-  const throughLink = real !== absolute && [...policy.writable, ...policy.readOnly, resolve(options.cwd)].some((root) => within(absolute, root))
+  const throughLink =
+    real !== absolute &&
+    [...policy.writable, ...policy.readOnly, resolve(options.cwd)].some((root) => within(absolute, root))
   throw refusal(outsideMessage(tool, absolute, real, throughLink, policy), WorkspaceErrorCode.WORKSPACE_OUTSIDE_ROOTS)
 }
 
@@ -153,10 +180,14 @@ function verify(handle: FileHandle, real: string, stats: Stats, absolute: string
   if (!policy) return
   checkReal(real, options, absolute)
   if (policy.identities.size === 0) return
-  const renamed = (seenAt: string) => refusal(hiddenMessage(tool, absolute, real, seenAt, true), WorkspaceErrorCode.WORKSPACE_HIDDEN)
+  const renamed = (seenAt: string) =>
+    refusal(hiddenMessage(tool, absolute, real, seenAt, true), WorkspaceErrorCode.WORKSPACE_HIDDEN)
   const own = policy.identities.get(identity(stats))
   if (own !== undefined) throw renamed(own)
-  const root = [...policy.writable, ...policy.readOnly].filter((dir) => within(real, dir)).sort((a, b) => b.length - a.length)[0] ?? real
+  const root =
+    [...policy.writable, ...policy.readOnly]
+      .filter((dir) => within(real, dir))
+      .sort((a, b) => b.length - a.length)[0] ?? real
   const above: string[] = []
   for (let dir = dirname(real); within(dir, root); dir = dirname(dir)) {
     above.push(dir)
@@ -173,7 +204,10 @@ function verify(handle: FileHandle, real: string, stats: Stats, absolute: string
 }
 
 function moved(tool: string, absolute: string, where: string) {
-  return refusal(`${tool} refused: ${JSON.stringify(absolute)} was moved while it was being opened (${JSON.stringify(where)} changed), so where it lies cannot be shown; try again`, WorkspaceErrorCode.WORKSPACE_OUTSIDE_ROOTS)
+  return refusal(
+    `${tool} refused: ${JSON.stringify(absolute)} was moved while it was being opened (${JSON.stringify(where)} changed), so where it lies cannot be shown; try again`,
+    WorkspaceErrorCode.WORKSPACE_OUTSIDE_ROOTS,
+  )
 }
 
 /**
@@ -194,7 +228,8 @@ export async function checkPath(path: string, options: OpenOptions): Promise<str
   const absolute = resolve(options.cwd, path)
   if (!options.policy) return absolute
   const resolved = await realPath(absolute)
-  if (resolved === undefined) throw refusal(loopMessage(options.tool, absolute, options.policy), WorkspaceErrorCode.WORKSPACE_OUTSIDE_ROOTS)
+  if (resolved === undefined)
+    throw refusal(loopMessage(options.tool, absolute, options.policy), WorkspaceErrorCode.WORKSPACE_OUTSIDE_ROOTS)
   checkReal(resolved, options, absolute)
   return resolved
 }

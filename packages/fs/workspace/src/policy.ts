@@ -7,12 +7,35 @@ import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path'
  * `~` is $HOME). A last component may hold `*` (expanded by listing its parent when the policy is computed).
  */
 export const DEFAULT_HIDDEN: readonly string[] = [
-  '~/.ssh', '~/.aws', '~/.gnupg', '~/.config/gcloud', '~/.docker', '~/.kube', '~/.azure', '~/.config/gh',
-  '~/.netrc', '~/.git-credentials', '~/.npmrc', '~/.pypirc', '~/.password-store',
+  '~/.ssh',
+  '~/.aws',
+  '~/.gnupg',
+  '~/.config/gcloud',
+  '~/.docker',
+  '~/.kube',
+  '~/.azure',
+  '~/.config/gh',
+  '~/.netrc',
+  '~/.git-credentials',
+  '~/.npmrc',
+  '~/.pypirc',
+  '~/.password-store',
   // The agents' own stores, more tokens and browser profiles.
-  '~/.claude', '~/.codex', '~/.gemini', '~/.config/opencode', '~/.cargo/credentials*', '~/.config/hub',
-  '~/.config/git/credentials', '~/.pgpass', '~/.vault-token', '~/.terraform.d', '~/.m2/settings.xml',
-  '~/.local/share/keyrings', '~/.mozilla', '~/.config/google-chrome', '~/.config/chromium',
+  '~/.claude',
+  '~/.codex',
+  '~/.gemini',
+  '~/.config/opencode',
+  '~/.cargo/credentials*',
+  '~/.config/hub',
+  '~/.config/git/credentials',
+  '~/.pgpass',
+  '~/.vault-token',
+  '~/.terraform.d',
+  '~/.m2/settings.xml',
+  '~/.local/share/keyrings',
+  '~/.mozilla',
+  '~/.config/google-chrome',
+  '~/.config/chromium',
 ]
 
 export type Access = 'read' | 'write'
@@ -76,7 +99,10 @@ const GLOB = /[*?]/
 
 function nameMatcher(name: string): string | RegExp {
   if (!GLOB.test(name)) return name
-  const source = name.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]')
+  const source = name
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '[^/]*')
+    .replace(/\?/g, '[^/]')
   return new RegExp(`^${source}$`)
 }
 
@@ -84,7 +110,11 @@ function nameMatcher(name: string): string | RegExp {
  * The rules of the hidden entries (each by its lexical parent and, when that differs, its real parent), their
  * existing real paths, and the identities found (added to `identities`).
  */
-export function hiddenEntries(entries: readonly string[], base: string, identities: Map<string, string>): { rules: HiddenRule[]; hidden: string[] } {
+export function hiddenEntries(
+  entries: readonly string[],
+  base: string,
+  identities: Map<string, string>,
+): { rules: HiddenRule[]; hidden: string[] } {
   const rules: HiddenRule[] = []
   const hidden = new Set<string>()
   const home = homeDir()
@@ -93,7 +123,8 @@ export function hiddenEntries(entries: readonly string[], base: string, identiti
     const parent = dirname(absolute)
     const name = nameMatcher(basename(absolute))
     const realParent = realOrUndefined(parent)
-    for (const dir of new Set([parent, ...(realParent === undefined ? [] : [realParent])])) rules.push({ parent: dir, name, raw: basename(absolute), shown: entry })
+    for (const dir of new Set([parent, ...(realParent === undefined ? [] : [realParent])]))
+      rules.push({ parent: dir, name, raw: basename(absolute), shown: entry })
     if (realParent === undefined) continue
     const names = typeof name === 'string' ? [name] : listMatching(realParent, name)
     for (const one of names) {
@@ -177,7 +208,12 @@ const WALK_LIMIT = 200_000
  * (rarely: once when it goes missing, then at most every RELOOK_MS while it is not found; a found one is checked by
  * one stat). A deleted one is never found again. Returns the ones found, with the path they were seen at.
  */
-export function relocated(identities: ReadonlyMap<string, string>, moved: Map<string, Moved>, roots: readonly string[], now: number): { path: string; seenAt: string }[] {
+export function relocated(
+  identities: ReadonlyMap<string, string>,
+  moved: Map<string, Moved>,
+  roots: readonly string[],
+  now: number,
+): { path: string; seenAt: string }[] {
   const missing = new Map<string, string>()
   for (const [id, seenAt] of identities) {
     const here = statSync(seenAt, { throwIfNoEntry: false })

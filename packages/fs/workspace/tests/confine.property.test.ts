@@ -42,28 +42,52 @@ beforeAll(async () => {
 
 afterAll(() => rmSync(base, { recursive: true, force: true }))
 
-const segment = fc.constantFrom('a', 'b', 'f.txt', 'in', 'out', 'deep-out', 'up', 'slash', 'loop', 'dangling', 'back-in', 'c', 's.txt', 'missing', '..', '.', 'h', 'k', 'key', 'to-h')
+const segment = fc.constantFrom(
+  'a',
+  'b',
+  'f.txt',
+  'in',
+  'out',
+  'deep-out',
+  'up',
+  'slash',
+  'loop',
+  'dangling',
+  'back-in',
+  'c',
+  's.txt',
+  'missing',
+  '..',
+  '.',
+  'h',
+  'k',
+  'key',
+  'to-h',
+)
 
 test('openFile opens exactly the paths whose real path (realpath -e) lies in the root and is not hidden, and reports that real path', async () => {
-  await fc.assert(fc.asyncProperty(fc.array(segment, { minLength: 1, maxLength: 6 }), async (segments) => {
-    const path = segments.join('/')
-    const absolute = resolve(work, path)
-    const oracle = execFileSync('realpath', ['-m', '--', absolute], { encoding: 'utf8' }).trimEnd()
-    const existing = spawnSync('realpath', ['-e', '--', absolute], { encoding: 'utf8' })
-    const loops = existing.stderr.includes('Too many levels of symbolic links')
-    let got: string | NodeJS.ErrnoException
-    try {
-      const file = await openFile(path, { cwd: work, tool: 'read', access: 'read', policy: workspace.policy(work) })
-      got = file.real
-      await file.close()
-    } catch (error) {
-      got = error as NodeJS.ErrnoException
-    }
-    const hidden = within(oracle, join(work, 'h')) || within(absolute, join(work, 'h'))
-    if (loops) expect((got as WorkspaceError).code).toBe('WORKSPACE_OUTSIDE_ROOTS')
-    else if (!within(oracle, work)) expect((got as WorkspaceError).code).toBe('WORKSPACE_OUTSIDE_ROOTS')
-    else if (hidden) expect((got as WorkspaceError).code).toBe('WORKSPACE_HIDDEN')
-    else if (existing.status === 0) expect(got).toBe(oracle)
-    else expect(['ENOENT', 'ENOTDIR']).toContain((got as NodeJS.ErrnoException).code)
-  }), { numRuns: 300 })
+  await fc.assert(
+    fc.asyncProperty(fc.array(segment, { minLength: 1, maxLength: 6 }), async (segments) => {
+      const path = segments.join('/')
+      const absolute = resolve(work, path)
+      const oracle = execFileSync('realpath', ['-m', '--', absolute], { encoding: 'utf8' }).trimEnd()
+      const existing = spawnSync('realpath', ['-e', '--', absolute], { encoding: 'utf8' })
+      const loops = existing.stderr.includes('Too many levels of symbolic links')
+      let got: string | NodeJS.ErrnoException
+      try {
+        const file = await openFile(path, { cwd: work, tool: 'read', access: 'read', policy: workspace.policy(work) })
+        got = file.real
+        await file.close()
+      } catch (error) {
+        got = error as NodeJS.ErrnoException
+      }
+      const hidden = within(oracle, join(work, 'h')) || within(absolute, join(work, 'h'))
+      if (loops) expect((got as WorkspaceError).code).toBe('WORKSPACE_OUTSIDE_ROOTS')
+      else if (!within(oracle, work)) expect((got as WorkspaceError).code).toBe('WORKSPACE_OUTSIDE_ROOTS')
+      else if (hidden) expect((got as WorkspaceError).code).toBe('WORKSPACE_HIDDEN')
+      else if (existing.status === 0) expect(got).toBe(oracle)
+      else expect(['ENOENT', 'ENOTDIR']).toContain((got as NodeJS.ErrnoException).code)
+    }),
+    { numRuns: 300 },
+  )
 })

@@ -65,8 +65,9 @@ function refused(result: ToolResult): string {
 test('read, grep and glob refuse an absolute path outside every root, naming the roots', async () => {
   await load({})
   const work = join(base, 'work')
-  expect(refused(await call('read', { path: join(base, 'secret/key.txt') })))
-    .toBe(`Error: read refused: "${base}/secret/key.txt" is outside the workspace roots (${work}); use a path inside them`)
+  expect(refused(await call('read', { path: join(base, 'secret/key.txt') }))).toBe(
+    `Error: read refused: "${base}/secret/key.txt" is outside the workspace roots (${work}); use a path inside them`,
+  )
   expect(refused(await call('grep', { pattern: 'needle', path: join(base, 'secret') }))).toContain('grep refused:')
   expect(refused(await call('glob', { pattern: '*', path: join(base, 'secret') }))).toContain('glob refused:')
   expect(refused(await call('read', { path: '../secret/key.txt' }))).toContain('is outside the workspace roots')
@@ -76,8 +77,9 @@ test('read, grep and glob refuse an absolute path outside every root, naming the
 test('a symlink inside a root that points out is refused by every fs tool, and says where it leads', async () => {
   await load({})
   const work = join(base, 'work')
-  expect(refused(await call('read', { path: 'out-file' })))
-    .toBe(`Error: read refused: "${work}/out-file" resolves through a symbolic link to "${base}/secret/key.txt", which is outside the workspace roots (${work}); use a path inside them`)
+  expect(refused(await call('read', { path: 'out-file' }))).toBe(
+    `Error: read refused: "${work}/out-file" resolves through a symbolic link to "${base}/secret/key.txt", which is outside the workspace roots (${work}); use a path inside them`,
+  )
   expect(refused(await call('read', { path: 'out-dir/key.txt' }))).toContain('resolves through a symbolic link')
   expect(refused(await call('grep', { pattern: 'needle', path: 'out-dir' }))).toContain('grep refused:')
   expect(refused(await call('grep', { pattern: 'needle', path: 'out-file' }))).toContain('grep refused:')
@@ -88,7 +90,9 @@ test('a walk of the root neither follows nor reads the symlinks that point out',
   await load({})
   const grep = await call('grep', { pattern: 'needle' })
   expect(grep.isError).toBe(false)
-  expect(grep.content[0].text).toBe('Found 2 matches\n\nown.txt\nLine 1: needle in own\n\nsub/deep.txt\nLine 1: needle deep')
+  expect(grep.content[0].text).toBe(
+    'Found 2 matches\n\nown.txt\nLine 1: needle in own\n\nsub/deep.txt\nLine 1: needle deep',
+  )
   const glob = await call('glob', { pattern: '**' })
   expect(glob.isError).toBe(false)
   expect(glob.content[0].text.split('\n').sort()).toEqual(['own.txt', 'sub/deep.txt'])
@@ -99,10 +103,15 @@ test('inside the roots everything works as before: the cwd, configured roots, re
   expect((await call('read', { path: 'own.txt' })).content[0].text).toContain('1: needle in own')
   expect((await call('read', { path: join(base, 'extra/more.txt') })).content[0].text).toContain('1: needle extra')
   expect((await call('read', { path: join(base, 'spill/saved.txt') })).content[0].text).toContain('1: needle saved')
-  expect((await call('grep', { pattern: 'needle', path: join(base, 'extra') })).content[0].text).toContain('Line 1: needle extra')
-  expect((await call('glob', { pattern: '*.txt', path: join(base, 'spill') })).content[0].text).toBe(`${base}/spill/saved.txt`)
-  expect(refused(await call('read', { path: join(base, 'secret/key.txt') })))
-    .toContain(`(${base}/work, ${base}/extra; read-only: ${base}/spill)`)
+  expect((await call('grep', { pattern: 'needle', path: join(base, 'extra') })).content[0].text).toContain(
+    'Line 1: needle extra',
+  )
+  expect((await call('glob', { pattern: '*.txt', path: join(base, 'spill') })).content[0].text).toBe(
+    `${base}/spill/saved.txt`,
+  )
+  expect(refused(await call('read', { path: join(base, 'secret/key.txt') }))).toContain(
+    `(${base}/work, ${base}/extra; read-only: ${base}/spill)`,
+  )
 })
 
 test('a missing file inside a root is still "not found", a missing one outside is refused', async () => {
@@ -117,7 +126,9 @@ test('a path through a symbolic link loop is refused (fail closed) with a text t
   await load({})
   for (const tool of ['read', 'grep', 'glob']) {
     const text = refused(await call(tool, tool === 'read' ? { path: 'loop/x' } : { path: 'loop/x', pattern: 'x' }))
-    expect(text).toBe(`Error: ${tool} refused: "${base}/work/loop/x" cannot be resolved: its symbolic links loop (or chain more than 40 deep), so it cannot be shown to lie inside the workspace roots (${base}/work); use a path inside them`)
+    expect(text).toBe(
+      `Error: ${tool} refused: "${base}/work/loop/x" cannot be resolved: its symbolic links loop (or chain more than 40 deep), so it cannot be shown to lie inside the workspace roots (${base}/work); use a path inside them`,
+    )
   }
 })
 

@@ -1,11 +1,30 @@
 import { execFileSync } from 'node:child_process'
-import { existsSync, linkSync, mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import {
+  existsSync,
+  linkSync,
+  mkdirSync,
+  mkdtempSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, expect, test } from 'vitest'
 import { Context } from 'cordis'
-import Workspace, { broadness, checkReal, DEFAULT_HIDDEN, openDirectory, openFile, type OpenOptions, type WorkspaceError } from '../src/index.ts'
+import Workspace, {
+  broadness,
+  checkReal,
+  DEFAULT_HIDDEN,
+  openDirectory,
+  openFile,
+  type OpenOptions,
+  type WorkspaceError,
+} from '../src/index.ts'
 
 /*
  * The open-then-check API on real files: base/home is $HOME for these tests (restored after each), base/home/proj
@@ -20,7 +39,8 @@ beforeEach(() => {
   base = realpathSync(mkdtempSync(join(tmpdir(), 'dsh-open-test-')))
   home = join(base, 'home')
   work = join(home, 'proj')
-  for (const dir of [join(work, 'sub'), join(home, '.ssh'), join(home, '.cargo'), join(base, 'ro'), join(base, 'out')]) mkdirSync(dir, { recursive: true })
+  for (const dir of [join(work, 'sub'), join(home, '.ssh'), join(home, '.cargo'), join(base, 'ro'), join(base, 'out')])
+    mkdirSync(dir, { recursive: true })
   writeFileSync(join(work, 'a.txt'), 'a\n')
   writeFileSync(join(home, '.ssh/id_rsa'), 'SECRET\n')
   writeFileSync(join(home, '.cargo/credentials.toml'), 'SECRET\n')
@@ -40,11 +60,18 @@ function service(config: ConstructorParameters<typeof Workspace>[1] = {}): Works
   return new Workspace(new Context(), { readOnly: [join(base, 'ro')], ...config })
 }
 
-const options = (workspace: Workspace, access: 'read' | 'write' = 'read', cwd = work): OpenOptions =>
-  ({ cwd, tool: 'read', access, policy: workspace.policy(cwd) })
+const options = (workspace: Workspace, access: 'read' | 'write' = 'read', cwd = work): OpenOptions => ({
+  cwd,
+  tool: 'read',
+  access,
+  policy: workspace.policy(cwd),
+})
 
 async function refusal(promise: Promise<unknown>): Promise<WorkspaceError> {
-  const error = await promise.then(() => undefined, (caught: unknown) => caught as WorkspaceError)
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught as WorkspaceError,
+  )
   expect(error, 'expected a refusal').toBeDefined()
   return error!
 }
@@ -67,19 +94,25 @@ test('openFile returns the descriptor, its real path, the path as given and the 
 test('refusals: outside, through a link out, hidden (also a credentials* glob), read-only for write; each text says what to do', async () => {
   const ws = service()
   symlinkSync(join(base, 'out/o.txt'), join(work, 'out-link'))
-  expect((await refusal(openFile(join(base, 'out/o.txt'), options(ws)))).message)
-    .toBe(`read refused: "${base}/out/o.txt" is outside the workspace roots (${work}; read-only: ${base}/ro); use a path inside them`)
-  expect((await refusal(openFile('out-link', options(ws)))).message)
-    .toBe(`read refused: "${work}/out-link" resolves through a symbolic link to "${base}/out/o.txt", which is outside the workspace roots (${work}; read-only: ${base}/ro); use a path inside them`)
+  expect((await refusal(openFile(join(base, 'out/o.txt'), options(ws)))).message).toBe(
+    `read refused: "${base}/out/o.txt" is outside the workspace roots (${work}; read-only: ${base}/ro); use a path inside them`,
+  )
+  expect((await refusal(openFile('out-link', options(ws)))).message).toBe(
+    `read refused: "${work}/out-link" resolves through a symbolic link to "${base}/out/o.txt", which is outside the workspace roots (${work}; read-only: ${base}/ro); use a path inside them`,
+  )
   const wide = service({ roots: [home], allowBroadRoots: true })
   const hidden = await refusal(openFile(join(home, '.ssh/id_rsa'), options(wide)))
   expect(hidden.code).toBe('WORKSPACE_HIDDEN')
-  expect(hidden.message).toBe(`read refused: "${home}/.ssh/id_rsa" is hidden: it lies at or below the hidden path ~/.ssh. Credential stores, workspace.denyRead, dsh's token and config file are never read or written by the tools; work with files outside them`)
+  expect(hidden.message).toBe(
+    `read refused: "${home}/.ssh/id_rsa" is hidden: it lies at or below the hidden path ~/.ssh. Credential stores, workspace.denyRead, dsh's token and config file are never read or written by the tools; work with files outside them`,
+  )
   expect((await refusal(openFile(join(home, '.cargo/credentials.toml'), options(wide)))).code).toBe('WORKSPACE_HIDDEN')
   await (await openFile(join(home, '.cargo/config.toml'), options(wide))).close()
   const ro = checkRefusal(() => checkReal(join(base, 'ro/r.txt'), options(ws, 'write')))
   expect(ro.code).toBe('WORKSPACE_READ_ONLY')
-  expect(ro.message).toBe(`read refused: "${base}/ro/r.txt" is not in a writable root (writable: ${work}; read-only: ${base}/ro); write inside a writable root`)
+  expect(ro.message).toBe(
+    `read refused: "${base}/ro/r.txt" is not in a writable root (writable: ${work}; read-only: ${base}/ro); write inside a writable root`,
+  )
   await (await openFile(join(base, 'ro/r.txt'), options(ws))).close()
 })
 
@@ -137,9 +170,13 @@ test('openDirectory with create makes missing components inside a writable root 
   const made = await openDirectory('x/y/z', { ...options(ws, 'write'), create: true })
   expect(made.real).toBe(join(work, 'x/y/z'))
   await made.close()
-  expect((await refusal(openDirectory(join(base, 'ro/new'), { ...options(ws, 'write'), create: true }))).code).toBe('WORKSPACE_READ_ONLY')
+  expect((await refusal(openDirectory(join(base, 'ro/new'), { ...options(ws, 'write'), create: true }))).code).toBe(
+    'WORKSPACE_READ_ONLY',
+  )
   expect(existsSync(join(base, 'ro/new'))).toBe(false)
-  expect((await refusal(openDirectory(join(base, 'out/new'), { ...options(ws, 'write'), create: true }))).code).toBe('WORKSPACE_OUTSIDE_ROOTS')
+  expect((await refusal(openDirectory(join(base, 'out/new'), { ...options(ws, 'write'), create: true }))).code).toBe(
+    'WORKSPACE_OUTSIDE_ROOTS',
+  )
   expect(existsSync(join(base, 'out/new'))).toBe(false)
 })
 
@@ -152,12 +189,31 @@ test('broad roots: /, the home directory, its ancestors and directories holding 
   expect(broadness(work)).toBeUndefined()
   const ws = service()
   expect(() => ws.policy(home, 'glob')).toThrow(expect.objectContaining({ code: 'WORKSPACE_ROOT_REFUSED' }))
-  expect(() => service({ roots: ['/'] }).policy(work)).toThrow(expect.objectContaining({ code: 'WORKSPACE_ROOT_REFUSED' }))
+  expect(() => service({ roots: ['/'] }).policy(work)).toThrow(
+    expect.objectContaining({ code: 'WORKSPACE_ROOT_REFUSED' }),
+  )
   expect(service({ allowBroadRoots: true }).policy(home).writable).toEqual([home])
 })
 
 test('the default hidden list holds the credential stores of DESIGN §17, and the policy lists those that exist by real path', () => {
-  for (const path of ['~/.ssh', '~/.claude', '~/.codex', '~/.gemini', '~/.config/opencode', '~/.cargo/credentials*', '~/.config/hub', '~/.config/git/credentials', '~/.pgpass', '~/.vault-token', '~/.terraform.d', '~/.m2/settings.xml', '~/.local/share/keyrings', '~/.mozilla', '~/.config/google-chrome', '~/.config/chromium']) {
+  for (const path of [
+    '~/.ssh',
+    '~/.claude',
+    '~/.codex',
+    '~/.gemini',
+    '~/.config/opencode',
+    '~/.cargo/credentials*',
+    '~/.config/hub',
+    '~/.config/git/credentials',
+    '~/.pgpass',
+    '~/.vault-token',
+    '~/.terraform.d',
+    '~/.m2/settings.xml',
+    '~/.local/share/keyrings',
+    '~/.mozilla',
+    '~/.config/google-chrome',
+    '~/.config/chromium',
+  ]) {
     expect(DEFAULT_HIDDEN).toContain(path)
   }
   const hidden = service().policy(work).hidden
@@ -171,7 +227,9 @@ test('a hidden path created after the policy was computed is hidden too (matched
   const policy = ws.policy(work)
   mkdirSync(join(home, '.aws'))
   writeFileSync(join(home, '.aws/credentials'), 'SECRET\n')
-  expect((await refusal(openFile(join(home, '.aws/credentials'), { cwd: work, tool: 'read', access: 'read', policy }))).code).toBe('WORKSPACE_HIDDEN')
+  expect(
+    (await refusal(openFile(join(home, '.aws/credentials'), { cwd: work, tool: 'read', access: 'read', policy }))).code,
+  ).toBe('WORKSPACE_HIDDEN')
 })
 
 test('without a policy nothing is checked, with the same mechanics (FIFO opened without blocking)', async () => {

@@ -12,7 +12,9 @@ export interface Config {
 }
 
 export const Config: Schema<Config> = Schema.object({
-  overrides: Schema.dict(Schema.natural()).default({}).description('Per-tool budget in ms, replacing the tool\'s own timeoutMs; 0 disables it.'),
+  overrides: Schema.dict(Schema.natural())
+    .default({})
+    .description("Per-tool budget in ms, replacing the tool's own timeoutMs; 0 disables it."),
 })
 
 /**
@@ -32,15 +34,21 @@ export function apply(ctx: Context, config: Config): void {
     call.budgetMs = ms
   })
 
-  ctx.on('tools/post-execute', (call) => {
-    const entry = deadlines.get(call)
-    if (!entry) return
-    deadlines.delete(call)
-    entry.deadline.dispose()
-    if (entry.deadline.expired) {
-      call.result = errorResult(new HarnessError(`tool call timed out after ${entry.ms}ms`, { code: CoreErrorCode.TOOL_TIMEOUT }))
-    }
-  }, { prepend: true })
+  ctx.on(
+    'tools/post-execute',
+    (call) => {
+      const entry = deadlines.get(call)
+      if (!entry) return
+      deadlines.delete(call)
+      entry.deadline.dispose()
+      if (entry.deadline.expired) {
+        call.result = errorResult(
+          new HarnessError(`tool call timed out after ${entry.ms}ms`, { code: CoreErrorCode.TOOL_TIMEOUT }),
+        )
+      }
+    },
+    { prepend: true },
+  )
 }
 
 export default { name, inject, Config, apply }

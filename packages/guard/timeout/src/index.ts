@@ -38,7 +38,9 @@ export function deadline(parent: AbortSignal, ms: number, code: string = CoreErr
   }
   return {
     signal: controller.signal,
-    get expired() { return expired },
+    get expired() {
+      return expired
+    },
     dispose,
   }
 }

@@ -19,7 +19,7 @@ test('the deadline aborts with a coded HarnessError when its budget runs out', (
   }
 })
 
-test('a parent abort comes first: the reason is the parent\'s and the deadline never counts as expired', () => {
+test("a parent abort comes first: the reason is the parent's and the deadline never counts as expired", () => {
   vi.useFakeTimers()
   try {
     const parent = new AbortController()
@@ -74,9 +74,17 @@ test('clampTimeout defaults, floors and clamps', () => {
 })
 
 test('clampTimeout always lands inside [min, max]', () => {
-  fc.assert(fc.property(fc.option(fc.double(), { nil: undefined }), fc.integer({ min: 1, max: 1e6 }), fc.integer({ min: 1, max: 1e6 }), (requested, a, b) => {
-    const [minMs, maxMs] = a <= b ? [a, b] : [b, a]
-    const value = clampTimeout(requested, { defaultMs: minMs, maxMs, minMs })
-    return Number.isInteger(value) && value >= minMs && value <= maxMs
-  }), { seed: 42, numRuns: 500 })
+  fc.assert(
+    fc.property(
+      fc.option(fc.double(), { nil: undefined }),
+      fc.integer({ min: 1, max: 1e6 }),
+      fc.integer({ min: 1, max: 1e6 }),
+      (requested, a, b) => {
+        const [minMs, maxMs] = a <= b ? [a, b] : [b, a]
+        const value = clampTimeout(requested, { defaultMs: minMs, maxMs, minMs })
+        return Number.isInteger(value) && value >= minMs && value <= maxMs
+      },
+    ),
+    { seed: 42, numRuns: 500 },
+  )
 })

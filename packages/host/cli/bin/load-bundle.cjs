@@ -26,7 +26,10 @@ const importModule = (specifier) => import(specifier)
 exports.load = function load(module, stubRequire, stub, id) {
   const file = stub.replace(/\.cjs$/, '.code.cjs')
   const { size, mtimeMs } = statSync(file)
-  const stamp = Buffer.concat([Buffer.from(new Float64Array([size]).buffer), id === undefined ? Buffer.from(new Float64Array([mtimeMs]).buffer) : Buffer.from(id, 'hex')])
+  const stamp = Buffer.concat([
+    Buffer.from(new Float64Array([size]).buffer),
+    id === undefined ? Buffer.from(new Float64Array([mtimeMs]).buffer) : Buffer.from(id, 'hex'),
+  ])
   const cacheFile = `${file}.v8`
   // A shebang line is no JavaScript inside the wrapper: blank it, keeping line numbers for stack traces.
   const source = readFileSync(file, 'utf8').replace(/^#!.*/, '')
@@ -44,11 +47,14 @@ function cached(cacheFile, stamp) {
   } catch {
     return undefined
   }
-  return data.length > stamp.length && data.subarray(0, stamp.length).equals(stamp) ? data.subarray(stamp.length) : undefined
+  return data.length > stamp.length && data.subarray(0, stamp.length).equals(stamp)
+    ? data.subarray(stamp.length)
+    : undefined
 }
 
 if (training) {
   process.on('exit', () => {
-    for (const { script, cacheFile, stamp } of made) writeFileSync(cacheFile, Buffer.concat([stamp, script.createCachedData()]))
+    for (const { script, cacheFile, stamp } of made)
+      writeFileSync(cacheFile, Buffer.concat([stamp, script.createCachedData()]))
   })
 }

@@ -67,7 +67,8 @@ const importOutsideCache = {
   transform(code, id) {
     if (!RIPGREP_LOCATOR.test(id)) return null
     const calls = code.split('return import(').length - 1
-    if (calls !== 2) throw new Error(`${id} changed: expected 2 dynamic imports to route through the loader, found ${calls}`)
+    if (calls !== 2)
+      throw new Error(`${id} changed: expected 2 dynamic imports to route through the loader, found ${calls}`)
     return code.replaceAll('return import(', 'return __dshImport(')
   },
 }
@@ -84,16 +85,21 @@ async function bundle({ tools, precompiled }) {
     logLevel: 'warn',
     onLog(level, log, handler) {
       if (log.code === 'INEFFECTIVE_DYNAMIC_IMPORT') return // a lazy import that another chunk also makes eagerly
-      if (log.code === 'SOURCEMAP_BROKEN' && [lazySdkValidator.name, importOutsideCache.name].includes(log.plugin)) return // lines shift in that one file
+      if (log.code === 'SOURCEMAP_BROKEN' && [lazySdkValidator.name, importOutsideCache.name].includes(log.plugin))
+        return // lines shift in that one file
       handler(level, log)
     },
-    plugins: [lazySdkValidator, importOutsideCache, {
-      name: 'dsh-precompiled-validators',
-      resolveId(source, importer) {
-        if (source === './precompiled.js' && importer?.startsWith(toolsDist)) return precompiled
-        return null
+    plugins: [
+      lazySdkValidator,
+      importOutsideCache,
+      {
+        name: 'dsh-precompiled-validators',
+        resolveId(source, importer) {
+          if (source === './precompiled.js' && importer?.startsWith(toolsDist)) return precompiled
+          return null
+        },
       },
-    }],
+    ],
     output: {
       dir: dist,
       format: 'cjs',
@@ -117,7 +123,12 @@ async function bundle({ tools, precompiled }) {
 /** Every file of the bundle becomes a stub that runs its code through bin/load-bundle.cjs. */
 function splitStubs() {
   const loader = join(cli, 'bin', 'load-bundle.cjs')
-  const files = ['dsh.cjs', ...readdirSync(join(dist, 'chunks')).filter((name) => name.endsWith('.cjs')).map((name) => `chunks/${name}`)]
+  const files = [
+    'dsh.cjs',
+    ...readdirSync(join(dist, 'chunks'))
+      .filter((name) => name.endsWith('.cjs'))
+      .map((name) => `chunks/${name}`),
+  ]
   for (const name of files) {
     const stub = join(dist, name)
     const code = stub.replace(/\.cjs$/, '.code.cjs')
@@ -125,14 +136,26 @@ function splitStubs() {
     const from = relative(dirname(stub), loader)
     // The code's content id: the loader trusts a cache stamped with it (mtimes do not survive npm pack).
     const id = createHash('sha256').update(readFileSync(code)).digest('hex').slice(0, 32)
-    writeFileSync(stub, `#!/usr/bin/env node\n'use strict'\nrequire(${JSON.stringify(from)}).load(module, require, __filename, '${id}')\n`)
+    writeFileSync(
+      stub,
+      `#!/usr/bin/env node\n'use strict'\nrequire(${JSON.stringify(from)}).load(module, require, __filename, '${id}')\n`,
+    )
   }
 }
 
 // What the training run does: start, list, call each tool. What it compiles is what the caches hold; the rest is
 // compiled on first use, as without a cache.
-const INITIALIZE = { id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'dsh-build', version: '0' } } }
-const CALLS = [['glob', { pattern: '*' }], ['grep', { pattern: 'x' }], ['read', { path: 'a.txt' }], ['bash', { command: 'true', description: 'Do nothing' }]]
+const INITIALIZE = {
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'dsh-build', version: '0' } },
+}
+const CALLS = [
+  ['glob', { pattern: '*' }],
+  ['grep', { pattern: 'x' }],
+  ['read', { path: 'a.txt' }],
+  ['bash', { command: 'true', description: 'Do nothing' }],
+]
 
 /**
  * Runs the finished bundle as clients would, with DSH_BUILD_CODE_CACHE=1, so that each run writes the caches of what
@@ -156,8 +179,11 @@ async function train() {
 function trainHttp(project, env) {
   const token = randomBytes(32).toString('hex') // dsh mcp --http serves with no shorter token
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(dist, 'dsh.cjs'), 'mcp', '--http', '--port', '0', '--token-env', 'DSH_BUILD_TOKEN', '--cwd', project],
-      { cwd: project, env: { ...env, DSH_BUILD_TOKEN: token }, stdio: ['ignore', 'ignore', 'pipe'] })
+    const child = spawn(
+      process.execPath,
+      [join(dist, 'dsh.cjs'), 'mcp', '--http', '--port', '0', '--token-env', 'DSH_BUILD_TOKEN', '--cwd', project],
+      { cwd: project, env: { ...env, DSH_BUILD_TOKEN: token }, stdio: ['ignore', 'ignore', 'pipe'] },
+    )
     let stderr = ''
     let asked = false
     child.stderr.setEncoding('utf8').on('data', async (chunk) => {
@@ -166,11 +192,23 @@ function trainHttp(project, env) {
       if (url === undefined || asked) return
       asked = true
       try {
-        const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
-        const first = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', ...INITIALIZE }) })
+        const headers = {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        }
+        const first = await fetch(url, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ jsonrpc: '2.0', ...INITIALIZE }),
+        })
         await first.text()
         const session = first.headers.get('mcp-session-id')
-        const list = await fetch(url, { method: 'POST', headers: { ...headers, ...(session ? { 'mcp-session-id': session } : {}) }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) })
+        const list = await fetch(url, {
+          method: 'POST',
+          headers: { ...headers, ...(session ? { 'mcp-session-id': session } : {}) },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+        })
         await list.text()
         if (!first.ok || !list.ok) throw new Error(`answered ${first.status} and ${list.status}`)
       } catch (error) {
@@ -179,15 +217,24 @@ function trainHttp(project, env) {
       child.kill('SIGTERM')
     })
     child.once('error', reject)
-    child.once('close', (code) => (asked && code === 0 ? resolve() : reject(new Error(`training run dsh mcp --http exited ${code}: ${stderr}`))))
+    child.once('close', (code) =>
+      asked && code === 0 ? resolve() : reject(new Error(`training run dsh mcp --http exited ${code}: ${stderr}`)),
+    )
   })
 }
 
 /** `dsh mcp`: initialize, list, one call of each tool; stdin ends (and the server with it) once all are answered. */
 function trainMcp(project, env) {
-  const requests = [{ method: 'tools/list' }, ...CALLS.map(([name, args]) => ({ method: 'tools/call', params: { name, arguments: args } }))]
+  const requests = [
+    { method: 'tools/list' },
+    ...CALLS.map(([name, args]) => ({ method: 'tools/call', params: { name, arguments: args } })),
+  ]
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(dist, 'dsh.cjs'), 'mcp', '--cwd', project], { cwd: project, env, stdio: ['pipe', 'pipe', 'inherit'] })
+    const child = spawn(process.execPath, [join(dist, 'dsh.cjs'), 'mcp', '--cwd', project], {
+      cwd: project,
+      env,
+      stdio: ['pipe', 'pipe', 'inherit'],
+    })
     const send = (message) => child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`)
     let answers = 0
     let buffered = ''
@@ -204,7 +251,11 @@ function trainMcp(project, env) {
       }
     })
     child.once('error', reject)
-    child.once('close', (code) => (answers === requests.length + 1 ? resolve() : reject(new Error(`training run dsh mcp exited ${code} after ${answers} answers`))))
+    child.once('close', (code) =>
+      answers === requests.length + 1
+        ? resolve()
+        : reject(new Error(`training run dsh mcp exited ${code} after ${answers} answers`)),
+    )
     send(INITIALIZE)
   })
 }

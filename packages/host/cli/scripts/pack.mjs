@@ -16,6 +16,14 @@ if (!existsSync(join(cli, 'dist/dsh.cjs'))) {
 }
 mkdirSync(out, { recursive: true })
 // --ignore-scripts: packing never builds (nor runs any other lifecycle script); the tarball is what the build made.
-const packed = JSON.parse(execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', out], { cwd: cli, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }))
+const packed = JSON.parse(
+  execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', out], {
+    cwd: cli,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  }),
+)
 const [{ filename, files, size, unpackedSize }] = packed
-process.stdout.write(`${files.length} files, ${(size / 1e6).toFixed(2)} MB packed, ${(unpackedSize / 1e6).toFixed(2)} MB unpacked\n${join(out, filename)}\n`)
+process.stdout.write(
+  `${files.length} files, ${(size / 1e6).toFixed(2)} MB packed, ${(unpackedSize / 1e6).toFixed(2)} MB unpacked\n${join(out, filename)}\n`,
+)

@@ -6,10 +6,26 @@ export type CommandName = (typeof COMMANDS)[number]
 export type Invocation =
   | { kind: 'help'; command: CommandName | undefined }
   | { kind: 'version' }
-  | ({ kind: 'call'; tool: string; args: Record<string, unknown> | 'stdin'; cwd?: string; json: boolean; config?: string; sandbox: boolean } & RemoteFlags)
+  | ({
+      kind: 'call'
+      tool: string
+      args: Record<string, unknown> | 'stdin'
+      cwd?: string
+      json: boolean
+      config?: string
+      sandbox: boolean
+    } & RemoteFlags)
   | ({ kind: 'tools'; json: boolean; config?: string } & RemoteFlags)
   | ({ kind: 'prompt'; config?: string } & RemoteFlags)
-  | ({ kind: 'mcp'; cwd?: string; config?: string; sandbox: boolean; http?: true; host?: string; port?: number } & RemoteFlags)
+  | ({
+      kind: 'mcp'
+      cwd?: string
+      config?: string
+      sandbox: boolean
+      http?: true
+      host?: string
+      port?: number
+    } & RemoteFlags)
   /** Exit 2: `message` says what is wrong; the caller adds the command's usage line. */
   | { kind: 'usage'; command: CommandName | undefined; message: string }
 
@@ -26,11 +42,25 @@ const FLAGS: Record<CommandName, Record<string, FlagKind>> = {
   call: { cwd: 'value', json: 'boolean', config: 'value', sandbox: 'boolean', ...REMOTE_FLAGS },
   tools: { json: 'boolean', config: 'value', ...REMOTE_FLAGS },
   prompt: { config: 'value', ...REMOTE_FLAGS },
-  mcp: { cwd: 'value', config: 'value', sandbox: 'boolean', ...REMOTE_FLAGS, http: 'boolean', host: 'value', port: 'value' },
+  mcp: {
+    cwd: 'value',
+    config: 'value',
+    sandbox: 'boolean',
+    ...REMOTE_FLAGS,
+    http: 'boolean',
+    host: 'value',
+    port: 'value',
+  },
 }
 
 /** The placeholder a flag's value is shown as in "needs a value" messages. */
-const VALUE_NAMES: Record<string, string> = { cwd: 'DIR', remote: "'<command>'|<url>", 'token-env': 'NAME', host: 'ADDRESS', port: 'PORT' }
+const VALUE_NAMES: Record<string, string> = {
+  cwd: 'DIR',
+  remote: "'<command>'|<url>",
+  'token-env': 'NAME',
+  host: 'ADDRESS',
+  port: 'PORT',
+}
 
 const POSITIONALS: Record<CommandName, number> = { call: 2, tools: 0, prompt: 0, mcp: 0 }
 
@@ -74,8 +104,14 @@ export function parseArgs(argv: readonly string[]): Invocation {
     const name = word.startsWith('--') ? word.slice(2, eq === -1 ? undefined : eq) : ''
     const kind = Object.hasOwn(spec, name) ? spec[name] : undefined
     if (!kind) {
-      const known = Object.keys(spec).map((flag) => `--${flag}`).join(', ')
-      return { kind: 'usage', command, message: `unknown flag ${eq === -1 ? word : word.slice(0, eq)} for "dsh ${command}" (flags: ${known}, --help)` }
+      const known = Object.keys(spec)
+        .map((flag) => `--${flag}`)
+        .join(', ')
+      return {
+        kind: 'usage',
+        command,
+        message: `unknown flag ${eq === -1 ? word : word.slice(0, eq)} for "dsh ${command}" (flags: ${known}, --help)`,
+      }
     }
     if (flags.has(name)) return { kind: 'usage', command, message: `--${name} given twice` }
     if (kind === 'boolean') {
@@ -92,7 +128,11 @@ export function parseArgs(argv: readonly string[]): Invocation {
   }
 
   if (positionals.length > POSITIONALS[command]) {
-    return { kind: 'usage', command, message: `unexpected argument ${JSON.stringify(positionals[POSITIONALS[command]])}` }
+    return {
+      kind: 'usage',
+      command,
+      message: `unexpected argument ${JSON.stringify(positionals[POSITIONALS[command]])}`,
+    }
   }
   const value = (name: string) => {
     const v = flags.get(name)
@@ -115,14 +155,21 @@ export function parseArgs(argv: readonly string[]): Invocation {
     case 'mcp': {
       const port = flags.get('port')
       return {
-        kind: 'mcp', ...value('cwd'), ...value('config'), sandbox, ...remote, ...(flags.get('http') === true ? { http: true as const } : {}), ...value('host'),
+        kind: 'mcp',
+        ...value('cwd'),
+        ...value('config'),
+        sandbox,
+        ...remote,
+        ...(flags.get('http') === true ? { http: true as const } : {}),
+        ...value('host'),
         ...(typeof port === 'string' ? { port: Number(port) } : {}),
       }
     }
     case 'call': {
       const [tool, text] = positionals
       if (tool === undefined) return { kind: 'usage', command, message: 'missing the tool name' }
-      if (text === '-') return { kind: 'call', tool, args: 'stdin', json, ...value('cwd'), ...value('config'), sandbox, ...remote }
+      if (text === '-')
+        return { kind: 'call', tool, args: 'stdin', json, ...value('cwd'), ...value('config'), sandbox, ...remote }
       const args = text === undefined ? {} : parseToolArgs(text)
       if (typeof args === 'string') return { kind: 'usage', command, message: args }
       return { kind: 'call', tool, args, json, ...value('cwd'), ...value('config'), sandbox, ...remote }
@@ -145,11 +192,13 @@ function remoteProblem(command: CommandName, flags: ReadonlyMap<string, string |
     if (flags.has('sandbox')) {
       return "--sandbox confines local tools, which --remote replaces: start the remote dsh with --sandbox in its own command (--remote 'ssh -T host dsh mcp --sandbox --cwd /repo')"
     }
-    if (flags.has('config')) return '--config sets local plugins, which --remote replaces: give the remote dsh its own --config in its command'
+    if (flags.has('config'))
+      return '--config sets local plugins, which --remote replaces: give the remote dsh its own --config in its command'
     if (flags.has('cwd')) {
       return "--cwd names a local directory, which --remote does not use: put it in the remote command (--remote 'ssh -T host dsh mcp --cwd /repo')"
     }
-    if (isRemoteUrl(remote) && !token) return `--remote ${remote} needs the server's token: --token-file FILE or --token-env NAME`
+    if (isRemoteUrl(remote) && !token)
+      return `--remote ${remote} needs the server's token: --token-file FILE or --token-env NAME`
   }
   if (token && !(typeof remote === 'string' && isRemoteUrl(remote)) && !http) {
     return command === 'mcp'
@@ -157,7 +206,8 @@ function remoteProblem(command: CommandName, flags: ReadonlyMap<string, string |
       : 'a token (--token-file/--token-env) is for --remote <url>'
   }
   if ((flags.has('host') || flags.has('port')) && !http) return `--${flags.has('host') ? 'host' : 'port'} is for --http`
-  if (http && !token) return 'dsh mcp --http needs a token: --token-file FILE or --token-env NAME (it never serves without one)'
+  if (http && !token)
+    return 'dsh mcp --http needs a token: --token-file FILE or --token-env NAME (it never serves without one)'
   const port = flags.get('port')
   if (typeof port === 'string' && !(/^\d{1,5}$/.test(port) && Number(port) <= 65535)) {
     return `--port ${port}: not a port number (0-65535; 0 picks a free one)`

@@ -159,14 +159,20 @@ export async function createDefaultContext(options: DefaultContextOptions = {}):
   try {
     for (const item of loaded) {
       if (!item.plugin) throw failed(`plugin ${item.key} cannot start: its package has no default export (the plugin)`)
-      const section = item.key === 'system-prompt' ? undefined : item.key === 'spill-policy' ? safetyNet(config) : config[item.key]
+      const section =
+        item.key === 'system-prompt' ? undefined : item.key === 'spill-policy' ? safetyNet(config) : config[item.key]
       started.push({ key: item.key, fiber: ctx.plugin(item.plugin, section) })
     }
     await waitActive(ctx, started, boundMs)
   } catch (error) {
     // A plugin whose start never ends cannot be unloaded either (Cordis awaits it): bound the clean-up too.
     let timer: NodeJS.Timeout | undefined
-    await Promise.race([dispose(), new Promise((resolve) => { timer = setTimeout(resolve, boundMs) })])
+    await Promise.race([
+      dispose(),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, boundMs)
+      }),
+    ])
     clearTimeout(timer)
     throw error
   }
@@ -210,10 +216,16 @@ async function localComposition(options: DefaultContextOptions): Promise<Composi
 /** tools-remote in place of the local tools; a local config or sandbox would be silently unused, so both are refused. */
 async function remoteComposition(options: DefaultContextOptions): Promise<Composition> {
   if (options.sandbox) {
-    throw new DshError('--sandbox confines local tools, which a remote replaces: start the remote dsh with --sandbox in its own command', { code: DshErrorCode.DSH_CONFIG_INVALID })
+    throw new DshError(
+      '--sandbox confines local tools, which a remote replaces: start the remote dsh with --sandbox in its own command',
+      { code: DshErrorCode.DSH_CONFIG_INVALID },
+    )
   }
   if (options.config !== undefined && !isEmptyObject(options.config)) {
-    throw new DshError('a config sets local plugins, which a remote replaces: give the remote dsh its own --config in its command', { code: DshErrorCode.DSH_CONFIG_INVALID })
+    throw new DshError(
+      'a config sets local plugins, which a remote replaces: give the remote dsh its own --config in its command',
+      { code: DshErrorCode.DSH_CONFIG_INVALID },
+    )
   }
   return { loaded: await loadModules(REMOTE_ENTRIES), config: { 'tools-remote': options.remote } }
 }
@@ -225,7 +237,9 @@ function isEmptyObject(value: unknown): boolean {
 function section(raw: unknown, key: ConfigKey): Record<string, unknown> | undefined {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return undefined
   const value = (raw as Record<string, unknown>)[key]
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? value as Record<string, unknown> : undefined
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined
 }
 
 function modeOf(raw: unknown, sandboxFlag: boolean): Mode {
@@ -249,13 +263,25 @@ async function spillRootOf(raw: unknown): Promise<string> {
  */
 function confinedConfig(raw: unknown, mode: Mode, spillRoot: string, hidden: readonly string[]): unknown {
   if (!mode.roots || raw === null || typeof raw !== 'object' || Array.isArray(raw)) return raw
-  const result: Record<string, unknown> = { ...raw as Record<string, unknown> }
+  const result: Record<string, unknown> = { ...(raw as Record<string, unknown>) }
   if (mode.sandbox) result['bash-sandbox'] = { ...section(raw, 'bash-local'), ...section(raw, 'bash-sandbox') }
   const workspace = section(raw, 'workspace') ?? {}
   // A readOnly that is not a list is left as it is, for the validation to name it.
-  const readOnly = workspace.readOnly === undefined ? [spillRoot] : Array.isArray(workspace.readOnly) ? [...workspace.readOnly, spillRoot] : workspace.readOnly
+  const readOnly =
+    workspace.readOnly === undefined
+      ? [spillRoot]
+      : Array.isArray(workspace.readOnly)
+        ? [...workspace.readOnly, spillRoot]
+        : workspace.readOnly
   // dsh's own token and config files join whatever hidden list the config gives (validation names a bad one).
-  const ownHidden = hidden.length === 0 ? {} : { hidden: Array.isArray(workspace.hidden) ? [...workspace.hidden, ...hidden] : workspace.hidden ?? [...hidden] }
+  const ownHidden =
+    hidden.length === 0
+      ? {}
+      : {
+          hidden: Array.isArray(workspace.hidden)
+            ? [...workspace.hidden, ...hidden]
+            : (workspace.hidden ?? [...hidden]),
+        }
   result.workspace = { ...workspace, readOnly, ...ownHidden }
   const subprocess = section(raw, 'subprocess-local') ?? {}
   if (subprocess.spillDir === undefined) result['subprocess-local'] = { ...subprocess, spillDir: spillRoot }
@@ -267,9 +293,10 @@ const ACTIVE = 2
 const FAILED = 3
 
 function failed(message: string, cause?: unknown): DshError {
-  return new DshError(message, cause === undefined
-    ? { code: DshErrorCode.DSH_PLUGIN_FAILED }
-    : { code: DshErrorCode.DSH_PLUGIN_FAILED, cause })
+  return new DshError(
+    message,
+    cause === undefined ? { code: DshErrorCode.DSH_PLUGIN_FAILED } : { code: DshErrorCode.DSH_PLUGIN_FAILED, cause },
+  )
 }
 
 /**
@@ -277,13 +304,20 @@ function failed(message: string, cause?: unknown): DshError {
  * nothing else is moving waits for a service no loaded plugin provides (named); anything else is bounded by
  * `boundMs`, so a start that never finishes cannot hang the host.
  */
-export async function waitActive(ctx: Context, started: readonly { key: string; fiber: Fiber }[], boundMs: number): Promise<void> {
+export async function waitActive(
+  ctx: Context,
+  started: readonly { key: string; fiber: Fiber }[],
+  boundMs: number,
+): Promise<void> {
   const deadline = Date.now() + boundMs
   let quietTurns = 0
   for (;;) {
     const broken = started.find((item) => item.fiber.state === FAILED)
     if (broken) {
-      const error = await broken.fiber.await().then(() => undefined, (reason: unknown) => reason)
+      const error = await broken.fiber.await().then(
+        () => undefined,
+        (reason: unknown) => reason,
+      )
       const reason = error instanceof Error ? error.message : String(error)
       throw failed(`plugin ${broken.key} failed to start: ${reason}`, error)
     }
@@ -298,7 +332,9 @@ export async function waitActive(ctx: Context, started: readonly { key: string; 
       if (++quietTurns > 3) {
         const item = waiting[0]!
         const missing = Object.keys(item.fiber.inject).filter((name) => ctx.get(name) === undefined)
-        throw failed(`plugin ${item.key} cannot start: it needs ${missing.length ? missing.join(', ') : 'a service'}, which no loaded plugin provides`)
+        throw failed(
+          `plugin ${item.key} cannot start: it needs ${missing.length ? missing.join(', ') : 'a service'}, which no loaded plugin provides`,
+        )
       }
       await new Promise((resolve) => setImmediate(resolve))
       continue
@@ -307,7 +343,9 @@ export async function waitActive(ctx: Context, started: readonly { key: string; 
     let timer: NodeJS.Timeout | undefined
     await Promise.race([
       Promise.race(busy.map((item) => item.fiber.inertia)),
-      new Promise((resolve) => { timer = setTimeout(resolve, Math.max(0, deadline - Date.now())) }),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, Math.max(0, deadline - Date.now()))
+      }),
     ])
     clearTimeout(timer)
   }

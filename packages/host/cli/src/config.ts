@@ -23,9 +23,10 @@ export type ConfigKey = (typeof CONFIG_KEYS)[number]
 export type DshConfig = { [K in ConfigKey]?: Record<string, unknown> }
 
 function invalid(message: string, cause?: unknown): DshError {
-  return new DshError(message, cause === undefined
-    ? { code: DshErrorCode.DSH_CONFIG_INVALID }
-    : { code: DshErrorCode.DSH_CONFIG_INVALID, cause })
+  return new DshError(
+    message,
+    cause === undefined ? { code: DshErrorCode.DSH_CONFIG_INVALID } : { code: DshErrorCode.DSH_CONFIG_INVALID, cause },
+  )
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -62,7 +63,11 @@ export async function readConfigFile(path: string): Promise<unknown> {
  * The first key of `value` that `schema` does not know, as a dotted path, with the keys it would accept.
  * Schemastery keeps unknown properties of `Schema.object` silently, so a typo would otherwise be ignored.
  */
-export function unknownKey(schema: Schema | undefined, value: unknown, path: string): { path: string; known: string[] } | undefined {
+export function unknownKey(
+  schema: Schema | undefined,
+  value: unknown,
+  path: string,
+): { path: string; known: string[] } | undefined {
   if (schema === undefined || value === null || typeof value !== 'object') return undefined
   switch (schema.type) {
     case 'object':
@@ -114,7 +119,9 @@ function objectFields(schema: Schema): Map<string, Schema> {
  */
 export function validateConfig(raw: unknown, schemas: ReadonlyMap<ConfigKey, Schema | undefined>): DshConfig {
   if (!isPlainObject(raw)) {
-    throw invalid(`the config must be a JSON object of plugin sections, e.g. {"tool-fs-search": {"globMaxResults": 200}}, got ${kind(raw)}`)
+    throw invalid(
+      `the config must be a JSON object of plugin sections, e.g. {"tool-fs-search": {"globMaxResults": 200}}, got ${kind(raw)}`,
+    )
   }
   const result: DshConfig = {}
   for (const [key, section] of Object.entries(raw)) {
@@ -122,7 +129,8 @@ export function validateConfig(raw: unknown, schemas: ReadonlyMap<ConfigKey, Sch
       throw invalid(`unknown key "${key}" (known keys: ${CONFIG_KEYS.join(', ')})`)
     }
     const configKey = key as ConfigKey
-    if (!isPlainObject(section)) throw invalid(`"${key}" must be an object of that plugin's settings, got ${kind(section)}`)
+    if (!isPlainObject(section))
+      throw invalid(`"${key}" must be an object of that plugin's settings, got ${kind(section)}`)
     const schema = schemas.get(configKey)
     if (schema === undefined) {
       const first = Object.keys(section)[0]

@@ -19,7 +19,9 @@ export interface Forgotten {
  */
 export function credentialNames(env: NodeJS.ProcessEnv = process.env): string[] {
   const kept = scrubbedParentEnv(env)
-  return Object.keys(env).filter((name) => env[name] !== undefined && !Object.hasOwn(kept, name) && !name.startsWith('DSH_'))
+  return Object.keys(env).filter(
+    (name) => env[name] !== undefined && !Object.hasOwn(kept, name) && !name.startsWith('DSH_'),
+  )
 }
 
 /**
@@ -38,7 +40,9 @@ export function forgetCredentials(keep: readonly string[] = [], also: readonly s
   let initialBlock: Forgotten['initialBlock'] = 'untouched'
   try {
     if (process.platform === 'linux' && zeroInitialEntries(new Set(names))) initialBlock = 'overwritten'
-  } catch { /* no /proc, or the kernel refused the write: the block stays as it was, and we say so */ }
+  } catch {
+    /* no /proc, or the kernel refused the write: the block stays as it was, and we say so */
+  }
   return { names, initialBlock }
 }
 
@@ -54,7 +58,7 @@ function zeroInitialEntries(names: ReadonlySet<string>): boolean {
   try {
     const block = Buffer.alloc(end - start)
     if (readSync(fd, block, 0, block.length, start) !== block.length) return false
-    for (let from = 0; from < block.length;) {
+    for (let from = 0; from < block.length; ) {
       const nul = block.indexOf(0, from)
       const to = nul === -1 ? block.length : nul
       const equals = block.indexOf(0x3d, from)

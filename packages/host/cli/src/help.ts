@@ -17,13 +17,15 @@ const REMOTE_LINES = `  --remote REMOTE  serve the tools of a dsh running elsewh
   --token-file FILE  the bearer token, read from FILE (surrounding whitespace ignored)
   --token-env NAME   the bearer token, read from the environment variable NAME`
 
-const SANDBOX_LINE = '  --sandbox      run bash inside bubblewrap (read-only system, only the workspace roots writable, no network)\n'
-  + '                 and confine glob, grep and read to the workspace roots (with --remote, put --sandbox in the\n'
-  + '                 remote dsh\'s own command instead)'
+const SANDBOX_LINE =
+  '  --sandbox      run bash inside bubblewrap (read-only system, only the workspace roots writable, no network)\n' +
+  '                 and confine glob, grep and read to the workspace roots (with --remote, put --sandbox in the\n' +
+  "                 remote dsh's own command instead)"
 
 const CONFIG_LINE = '  --config FILE  per-plugin settings: a JSON object keyed by plugin short name (see the README)'
 
-const EXIT_CODES = 'Exit codes: 0 success, 1 tool error, 2 usage error (also an invalid --config), 3 the runtime could not start,\n130/143 interrupted by SIGINT/SIGTERM.'
+const EXIT_CODES =
+  'Exit codes: 0 success, 1 tool error, 2 usage error (also an invalid --config), 3 the runtime could not start,\n130/143 interrupted by SIGINT/SIGTERM.'
 
 export const HELP: Record<CommandName | 'main', string> = {
   main: `dsh: the dsh tools runtime (glob, grep, read, bash, bash_output, bash_kill) as a command and an MCP server

@@ -41,7 +41,10 @@ export const MIN_HTTP_TOKEN_BYTES = 32
  * A token file read as `readFileAtMost` does, with the permission bits of the file it opened (not of the path
  * looked up again later: a file swapped in between is not the one judged).
  */
-export async function readTokenFile(path: string, maxBytes: number): Promise<{ bytes: Buffer | undefined; mode: number }> {
+export async function readTokenFile(
+  path: string,
+  maxBytes: number,
+): Promise<{ bytes: Buffer | undefined; mode: number }> {
   const handle = await open(path, 'r')
   try {
     const { mode } = await handle.stat()

@@ -78,33 +78,48 @@ async function resolveCwd(dir: string | undefined): Promise<string | { problem: 
 async function readToken(flags: RemoteFlags, serving: boolean): Promise<string | { problem: string } | undefined> {
   if (flags.tokenFile === undefined && flags.tokenEnv === undefined) return undefined
   const { MAX_TOKEN_BYTES, MIN_HTTP_TOKEN_BYTES, readTokenFile } = await import('./input.ts')
-  const tooShort = (what: string, token: string, make: string) => serving && Buffer.byteLength(token) < MIN_HTTP_TOKEN_BYTES
-    ? { problem: `${what}: the token is ${Buffer.byteLength(token)} bytes; dsh mcp --http needs at least ${MIN_HTTP_TOKEN_BYTES} (make one: ${make})` }
-    : token
+  const tooShort = (what: string, token: string, make: string) =>
+    serving && Buffer.byteLength(token) < MIN_HTTP_TOKEN_BYTES
+      ? {
+          problem: `${what}: the token is ${Buffer.byteLength(token)} bytes; dsh mcp --http needs at least ${MIN_HTTP_TOKEN_BYTES} (make one: ${make})`,
+        }
+      : token
   if (flags.tokenFile !== undefined) {
     const file = flags.tokenFile
     let read: { bytes: Buffer | undefined; mode: number }
     try {
       read = await readTokenFile(file, MAX_TOKEN_BYTES)
     } catch (error) {
-      return { problem: `--token-file ${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})` }
+      return {
+        problem: `--token-file ${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      }
     }
     if (serving && (read.mode & 0o077) !== 0) {
-      return { problem: `--token-file ${file}: group or others may read or change it (mode ${read.mode.toString(8).padStart(4, '0')}): make it private with chmod 600 ${file}` }
+      return {
+        problem: `--token-file ${file}: group or others may read or change it (mode ${read.mode.toString(8).padStart(4, '0')}): make it private with chmod 600 ${file}`,
+      }
     }
-    if (read.bytes === undefined) return { problem: `--token-file ${file}: longer than ${MAX_TOKEN_BYTES} bytes, more than any token` }
+    if (read.bytes === undefined)
+      return { problem: `--token-file ${file}: longer than ${MAX_TOKEN_BYTES} bytes, more than any token` }
     const token = read.bytes.toString('utf8').trim()
-    return token ? tooShort(`--token-file ${file}`, token, `umask 077; openssl rand -hex 32 > ${file}`) : { problem: `--token-file ${file}: the file is empty` }
+    return token
+      ? tooShort(`--token-file ${file}`, token, `umask 077; openssl rand -hex 32 > ${file}`)
+      : { problem: `--token-file ${file}: the file is empty` }
   }
   if (flags.tokenEnv !== undefined) {
     const token = process.env[flags.tokenEnv]?.trim()
-    return token ? tooShort(`--token-env ${flags.tokenEnv}`, token, 'openssl rand -hex 32') : { problem: `--token-env ${flags.tokenEnv}: that environment variable is not set or empty` }
+    return token
+      ? tooShort(`--token-env ${flags.tokenEnv}`, token, 'openssl rand -hex 32')
+      : { problem: `--token-env ${flags.tokenEnv}: that environment variable is not set or empty` }
   }
   return undefined
 }
 
 /** `--remote` as the composition takes it, or what is wrong with it. */
-async function remoteTarget(flags: RemoteFlags, token: string | undefined): Promise<RemoteTarget | { problem: string } | undefined> {
+async function remoteTarget(
+  flags: RemoteFlags,
+  token: string | undefined,
+): Promise<RemoteTarget | { problem: string } | undefined> {
   if (flags.remote === undefined) return undefined
   if (isRemoteUrl(flags.remote)) return { url: flags.remote, token: token ?? '' }
   const { splitCommandLine } = await import('@deepseek-ai/dsh-tools-remote')
@@ -130,7 +145,14 @@ function foregroundOnly(config: unknown): unknown {
  * (already reported), or — for a remote that cannot be reached — its REMOTE_UNAVAILABLE error for the caller to
  * report (exit 1, as for any tool error).
  */
-async function startHost(command: CommandName, configPath: string | undefined, sandbox: boolean, remote?: RemoteTarget, hidden: readonly string[] = [], tokenEnv?: string): Promise<DefaultContext | number | Unavailable> {
+async function startHost(
+  command: CommandName,
+  configPath: string | undefined,
+  sandbox: boolean,
+  remote?: RemoteTarget,
+  hidden: readonly string[] = [],
+  tokenEnv?: string,
+): Promise<DefaultContext | number | Unavailable> {
   const { createDefaultContext, readConfigFile, DshError, DshErrorCode } = await import('./index.ts')
   // While a remote starts, plugin log lines are held: an unreachable remote is reported once, as its error
   // result, not also as the plugin failure Cordis logs (with a stack trace) on the way.
@@ -160,7 +182,13 @@ async function startHost(command: CommandName, configPath: string | undefined, s
       return usage(command, `invalid --config ${configPath}: ${message}`)
     }
     if (cause?.code === 'REMOTE_UNAVAILABLE') {
-      return { unavailable: { message: cause.message ?? message, name: cause.name ?? 'RemoteError', code: 'REMOTE_UNAVAILABLE' } }
+      return {
+        unavailable: {
+          message: cause.message ?? message,
+          name: cause.name ?? 'RemoteError',
+          code: 'REMOTE_UNAVAILABLE',
+        },
+      }
     }
     await write(process.stderr, `dsh: the runtime could not start: ${message}\n`)
     return EXIT.START_FAILED
@@ -168,14 +196,26 @@ async function startHost(command: CommandName, configPath: string | undefined, s
 }
 
 /** Token and `--remote` resolved, then the host started; a number is the exit code (already reported). */
-async function startFor(command: CommandName, invocation: RemoteFlags & { config?: string; sandbox?: boolean; http?: true }): Promise<{ host: DefaultContext | Unavailable; token: string | undefined } | number> {
+async function startFor(
+  command: CommandName,
+  invocation: RemoteFlags & { config?: string; sandbox?: boolean; http?: true },
+): Promise<{ host: DefaultContext | Unavailable; token: string | undefined } | number> {
   const token = await readToken(invocation, invocation.http === true)
   if (typeof token === 'object') return usage(command, token.problem)
   const remote = await remoteTarget(invocation, token)
   if (remote && 'problem' in remote) return usage(command, remote.problem)
   // dsh's own secrets are hidden from its tools (DESIGN §17): a command must not read the token back and open a session.
-  const hidden = [invocation.tokenFile, invocation.config].filter((path): path is string => path !== undefined).map((path) => resolve(path))
-  const host = await startHost(command, invocation.config, invocation.sandbox ?? false, remote, hidden, invocation.tokenEnv)
+  const hidden = [invocation.tokenFile, invocation.config]
+    .filter((path): path is string => path !== undefined)
+    .map((path) => resolve(path))
+  const host = await startHost(
+    command,
+    invocation.config,
+    invocation.sandbox ?? false,
+    remote,
+    hidden,
+    invocation.tokenEnv,
+  )
   return typeof host === 'number' ? host : { host, token }
 }
 
@@ -201,11 +241,17 @@ async function stop(host: DefaultContext): Promise<void> {
 type Of<K extends Invocation['kind']> = Extract<Invocation, { kind: K }>
 
 /** Said on stderr after `dsh call bash` started a background task: the task is stopped as the command exits. */
-export const BACKGROUND_ENDS_WITH_CALL = 'dsh: the background task ends when dsh call exits, which is now: a task lives as long as its session, and'
-  + ' dsh call is a session of one call (run the command in the foreground, or use dsh mcp to keep tasks running)\n'
+export const BACKGROUND_ENDS_WITH_CALL =
+  'dsh: the background task ends when dsh call exits, which is now: a task lives as long as its session, and' +
+  ' dsh call is a session of one call (run the command in the foreground, or use dsh mcp to keep tasks running)\n'
 
 function startsBackgroundTask(tool: string, args: unknown): boolean {
-  return tool === 'bash' && typeof args === 'object' && args !== null && (args as { run_in_background?: unknown }).run_in_background === true
+  return (
+    tool === 'bash' &&
+    typeof args === 'object' &&
+    args !== null &&
+    (args as { run_in_background?: unknown }).run_in_background === true
+  )
 }
 
 async function runCall(invocation: Of<'call'>): Promise<number> {
@@ -229,7 +275,11 @@ async function runCall(invocation: Of<'call'>): Promise<number> {
   if (args === 'stdin') {
     const { MAX_STDIN_ARGS_BYTES, readAtMost } = await import('./input.ts')
     const input = await readAtMost(process.stdin, MAX_STDIN_ARGS_BYTES)
-    if (input === undefined) return usage('call', `the arguments on stdin are longer than ${MAX_STDIN_ARGS_BYTES} bytes: pass one JSON object of at most that size`)
+    if (input === undefined)
+      return usage(
+        'call',
+        `the arguments on stdin are longer than ${MAX_STDIN_ARGS_BYTES} bytes: pass one JSON object of at most that size`,
+      )
     const parsed = parseToolArgs(input.toString('utf8'))
     if (typeof parsed === 'string') return usage('call', parsed.replace('the arguments', 'the arguments on stdin'))
     args = parsed
@@ -253,11 +303,17 @@ async function runCall(invocation: Of<'call'>): Promise<number> {
       session: { id: CLI_SESSION, cwd },
     })
     const text = result.content[0].text
-    await write(process.stdout, invocation.json
-      ? `${JSON.stringify({ text, isError: result.isError, error: result.error ?? null })}\n`
-      : text.endsWith('\n') ? text : `${text}\n`)
+    await write(
+      process.stdout,
+      invocation.json
+        ? `${JSON.stringify({ text, isError: result.isError, error: result.error ?? null })}\n`
+        : text.endsWith('\n')
+          ? text
+          : `${text}\n`,
+    )
     code = interrupted ? SIGNAL_EXIT[interrupted]! : result.isError ? EXIT.TOOL_ERROR : EXIT.OK
-    if (!result.isError && startsBackgroundTask(invocation.tool, args)) await write(process.stderr, BACKGROUND_ENDS_WITH_CALL)
+    if (!result.isError && startsBackgroundTask(invocation.tool, args))
+      await write(process.stderr, BACKGROUND_ENDS_WITH_CALL)
   } finally {
     await stop(host)
   }
@@ -336,7 +392,10 @@ async function runMcp(invocation: Of<'mcp'>): Promise<number> {
         ...(invocation.host === undefined ? {} : { host: invocation.host }),
         port: invocation.port ?? DEFAULT_HTTP_PORT,
       }).catch(async (error: NodeJS.ErrnoException) => {
-        await write(process.stderr, `dsh mcp: cannot listen on ${invocation.host ?? '127.0.0.1'}:${invocation.port ?? DEFAULT_HTTP_PORT}: ${error.message}\n`)
+        await write(
+          process.stderr,
+          `dsh mcp: cannot listen on ${invocation.host ?? '127.0.0.1'}:${invocation.port ?? DEFAULT_HTTP_PORT}: ${error.message}\n`,
+        )
         return undefined
       })
       if (!server) return EXIT.START_FAILED

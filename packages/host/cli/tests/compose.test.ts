@@ -16,7 +16,11 @@ async function rejection(promise: Promise<unknown>): Promise<{ message: string; 
 function bareContext(): { ctx: Context; errors: string[] } {
   const ctx = new Context()
   const errors: string[] = []
-  ctx.logger.exporter({ export: (message) => { if (message.type === 'error') errors.push(String(message.args[0])) } })
+  ctx.logger.exporter({
+    export: (message) => {
+      if (message.type === 'error') errors.push(String(message.args[0]))
+    },
+  })
   return { ctx, errors }
 }
 
@@ -25,10 +29,39 @@ describe('default composition', () => {
     const lines: string[] = []
     const host = await createDefaultContext({ log: (line) => lines.push(line) })
     try {
-      expect(host.plugins).toEqual(['tools', 'system-prompt', 'timeout-policy', 'subprocess-local', 'spill-local', 'tasks-local', 'bash-local', 'spill-policy', 'tool-bash', 'tool-fs', 'tool-fs-search'])
-      expect(host.ctx.tools.list().map((tool) => tool.name)).toEqual(['bash', 'bash_input', 'bash_kill', 'bash_output', 'edit', 'glob', 'grep', 'read', 'write'])
-      expect(host.ctx.systemPrompt.list().map((section) => section.id)).toEqual(['tool:read', 'tool:glob', 'tool:grep', 'tool:bash', 'tool:write-edit'])
-      for (const service of ['subprocess', 'spillStore', 'bash'] as const) expect(host.ctx.get(service), service).toBeDefined()
+      expect(host.plugins).toEqual([
+        'tools',
+        'system-prompt',
+        'timeout-policy',
+        'subprocess-local',
+        'spill-local',
+        'tasks-local',
+        'bash-local',
+        'spill-policy',
+        'tool-bash',
+        'tool-fs',
+        'tool-fs-search',
+      ])
+      expect(host.ctx.tools.list().map((tool) => tool.name)).toEqual([
+        'bash',
+        'bash_input',
+        'bash_kill',
+        'bash_output',
+        'edit',
+        'glob',
+        'grep',
+        'read',
+        'write',
+      ])
+      expect(host.ctx.systemPrompt.list().map((section) => section.id)).toEqual([
+        'tool:read',
+        'tool:glob',
+        'tool:grep',
+        'tool:bash',
+        'tool:write-edit',
+      ])
+      for (const service of ['subprocess', 'spillStore', 'bash'] as const)
+        expect(host.ctx.get(service), service).toBeDefined()
       expect(lines).toEqual([])
     } finally {
       await host.dispose()
@@ -37,11 +70,22 @@ describe('default composition', () => {
 
   test('the spill policy is on as the safety net at the largest tool budget, unless maxInlineBytes is set', () => {
     expect(safetyNet({})).toEqual({ maxInlineBytes: 30_000 })
-    expect(safetyNet({ 'spill-policy': { headRatio: 0.3, exclude: ['read'] } })).toEqual({ headRatio: 0.3, exclude: ['read'], maxInlineBytes: 30_000 })
+    expect(safetyNet({ 'spill-policy': { headRatio: 0.3, exclude: ['read'] } })).toEqual({
+      headRatio: 0.3,
+      exclude: ['read'],
+      maxInlineBytes: 30_000,
+    })
     expect(safetyNet({ 'tool-bash': { maxResultBytes: 50_000 } })).toEqual({ maxInlineBytes: 50_000 })
-    expect(safetyNet({ 'tool-bash': { maxResultBytes: 12_000 }, 'tool-fs': { maxResultBytes: 12_000 }, 'tool-fs-search': { maxResultBytes: 12_000 } }))
-      .toEqual({ maxInlineBytes: 12_000 })
-    expect(safetyNet({ 'spill-policy': { maxInlineBytes: 999 }, 'tool-bash': { maxResultBytes: 50_000 } })).toEqual({ maxInlineBytes: 999 })
+    expect(
+      safetyNet({
+        'tool-bash': { maxResultBytes: 12_000 },
+        'tool-fs': { maxResultBytes: 12_000 },
+        'tool-fs-search': { maxResultBytes: 12_000 },
+      }),
+    ).toEqual({ maxInlineBytes: 12_000 })
+    expect(safetyNet({ 'spill-policy': { maxInlineBytes: 999 }, 'tool-bash': { maxResultBytes: 50_000 } })).toEqual({
+      maxInlineBytes: 999,
+    })
   })
 
   test('a config section reaches its plugin', async () => {
@@ -55,7 +99,9 @@ describe('default composition', () => {
 
   test('an invalid config is rejected before any plugin runs', async () => {
     const lines: string[] = []
-    expect(await rejection(createDefaultContext({ config: { 'tool-fs': { nope: 1 } }, log: (line) => lines.push(line) }))).toMatchObject({
+    expect(
+      await rejection(createDefaultContext({ config: { 'tool-fs': { nope: 1 } }, log: (line) => lines.push(line) })),
+    ).toMatchObject({
       code: DshErrorCode.DSH_CONFIG_INVALID,
       message: expect.stringMatching(/^unknown key "tool-fs\.nope"/),
     })
@@ -65,13 +111,19 @@ describe('default composition', () => {
   test('a remote takes no local config and no sandbox: either is DSH_CONFIG_INVALID before anything starts', async () => {
     const remote = { command: [process.execPath, '-e', 'process.exit(9)'] }
     const lines: string[] = []
-    expect(await rejection(createDefaultContext({ remote, sandbox: true, log: (line) => lines.push(line) }))).toMatchObject({
+    expect(
+      await rejection(createDefaultContext({ remote, sandbox: true, log: (line) => lines.push(line) })),
+    ).toMatchObject({
       code: DshErrorCode.DSH_CONFIG_INVALID,
-      message: '--sandbox confines local tools, which a remote replaces: start the remote dsh with --sandbox in its own command',
+      message:
+        '--sandbox confines local tools, which a remote replaces: start the remote dsh with --sandbox in its own command',
     })
-    expect(await rejection(createDefaultContext({ remote, config: { 'tool-fs': {} }, log: (line) => lines.push(line) }))).toMatchObject({
+    expect(
+      await rejection(createDefaultContext({ remote, config: { 'tool-fs': {} }, log: (line) => lines.push(line) })),
+    ).toMatchObject({
       code: DshErrorCode.DSH_CONFIG_INVALID,
-      message: 'a config sets local plugins, which a remote replaces: give the remote dsh its own --config in its command',
+      message:
+        'a config sets local plugins, which a remote replaces: give the remote dsh its own --config in its command',
     })
     expect(lines).toEqual([])
   })
@@ -87,7 +139,9 @@ describe('waiting for plugins', () => {
   test('resolves once every plugin is active, also behind a provider that starts asynchronously', async () => {
     const { ctx } = bareContext()
     let release!: () => void
-    const gate = new Promise<void>((resolve) => { release = resolve })
+    const gate = new Promise<void>((resolve) => {
+      release = resolve
+    })
     class SlowService extends Service {
       constructor(inner: Context) {
         super(inner, 'slowService')
@@ -124,7 +178,17 @@ describe('waiting for plugins', () => {
 
   test('a plugin that fails to start is named with its error', async () => {
     const { ctx, errors } = bareContext()
-    const started = [{ key: 'spill-local', fiber: ctx.plugin({ name: 'spill-local', apply() { throw new Error('root is not writable') } }) }]
+    const started = [
+      {
+        key: 'spill-local',
+        fiber: ctx.plugin({
+          name: 'spill-local',
+          apply() {
+            throw new Error('root is not writable')
+          },
+        }),
+      },
+    ]
     expect(await rejection(waitActive(ctx, started, 10_000))).toEqual({
       code: DshErrorCode.DSH_PLUGIN_FAILED,
       message: 'plugin spill-local failed to start: root is not writable',
@@ -136,10 +200,18 @@ describe('waiting for plugins', () => {
   test('a plugin whose start never finishes is named once the bound has passed', async () => {
     const { ctx } = bareContext()
     let release!: () => void
-    const started = [{
-      key: 'bash-local',
-      fiber: ctx.plugin({ name: 'bash-local', apply: () => new Promise<void>((resolve) => { release = resolve }) }),
-    }]
+    const started = [
+      {
+        key: 'bash-local',
+        fiber: ctx.plugin({
+          name: 'bash-local',
+          apply: () =>
+            new Promise<void>((resolve) => {
+              release = resolve
+            }),
+        }),
+      },
+    ]
     expect(await rejection(waitActive(ctx, started, 20))).toEqual({
       code: DshErrorCode.DSH_PLUGIN_FAILED,
       message: 'plugin bash-local did not start within 20ms',

@@ -22,11 +22,24 @@ afterEach(async () => {
 })
 
 describe('--config', () => {
-  test('the keys are the configurable plugins\' short names', () => {
-    expect(CONFIG_KEYS).toEqual(['tools', 'timeout-policy', 'subprocess-local', 'tasks-local', 'bash-local', 'bash-sandbox', 'tool-bash', 'spill-local', 'spill-policy', 'workspace', 'tool-fs', 'tool-fs-search'])
+  test("the keys are the configurable plugins' short names", () => {
+    expect(CONFIG_KEYS).toEqual([
+      'tools',
+      'timeout-policy',
+      'subprocess-local',
+      'tasks-local',
+      'bash-local',
+      'bash-sandbox',
+      'tool-bash',
+      'spill-local',
+      'spill-policy',
+      'workspace',
+      'tool-fs',
+      'tool-fs-search',
+    ])
   })
 
-  test('a section gets its plugin\'s defaults; absent sections stay absent', async () => {
+  test("a section gets its plugin's defaults; absent sections stay absent", async () => {
     const config = await resolveConfig({ 'tool-fs-search': { globMaxResults: 200 }, 'timeout-policy': {} })
     expect(config['tool-fs-search']).toMatchObject({ globMaxResults: 200, grepMaxMatches: 250, timeoutMs: 30_000 })
     expect(config['timeout-policy']).toEqual({ overrides: {} })
@@ -51,10 +64,12 @@ describe('--config', () => {
       code: DshErrorCode.DSH_CONFIG_INVALID,
       message: 'invalid value at "tool-fs-search.globMaxResults": expected number >= 1 but got 0',
     })
-    expect((await rejection(resolveConfig({ 'tool-fs-search': { rgPath: 7 } }))).message)
-      .toBe('invalid value at "tool-fs-search.rgPath": expected string but got 7')
-    expect((await rejection(resolveConfig({ 'timeout-policy': { overrides: { glob: -1 } } }))).message)
-      .toBe('invalid value at "timeout-policy.overrides.glob": expected number >= 0 but got -1')
+    expect((await rejection(resolveConfig({ 'tool-fs-search': { rgPath: 7 } }))).message).toBe(
+      'invalid value at "tool-fs-search.rgPath": expected string but got 7',
+    )
+    expect((await rejection(resolveConfig({ 'timeout-policy': { overrides: { glob: -1 } } }))).message).toBe(
+      'invalid value at "timeout-policy.overrides.glob": expected number >= 0 but got -1',
+    )
   })
 
   test('a dict section accepts any key of its own (tool names in timeout-policy overrides)', async () => {
@@ -64,23 +79,30 @@ describe('--config', () => {
 
   test('a plugin without settings accepts only an empty section', async () => {
     expect(await resolveConfig({ tools: {} })).toEqual({ tools: {} })
-    expect((await rejection(resolveConfig({ tools: { strict: true } }))).message)
-      .toBe('unknown key "tools.strict" (plugin tools takes no settings)')
+    expect((await rejection(resolveConfig({ tools: { strict: true } }))).message).toBe(
+      'unknown key "tools.strict" (plugin tools takes no settings)',
+    )
   })
 
   test('the whole config and every section must be JSON objects', async () => {
-    expect((await rejection(resolveConfig([]))).message)
-      .toBe('the config must be a JSON object of plugin sections, e.g. {"tool-fs-search": {"globMaxResults": 200}}, got an array')
-    expect((await rejection(resolveConfig({ 'spill-policy': 5 }))).message)
-      .toBe('"spill-policy" must be an object of that plugin\'s settings, got a number')
-    expect((await rejection(resolveConfig({ 'spill-policy': null }))).message)
-      .toBe('"spill-policy" must be an object of that plugin\'s settings, got null')
+    expect((await rejection(resolveConfig([]))).message).toBe(
+      'the config must be a JSON object of plugin sections, e.g. {"tool-fs-search": {"globMaxResults": 200}}, got an array',
+    )
+    expect((await rejection(resolveConfig({ 'spill-policy': 5 }))).message).toBe(
+      '"spill-policy" must be an object of that plugin\'s settings, got a number',
+    )
+    expect((await rejection(resolveConfig({ 'spill-policy': null }))).message).toBe(
+      '"spill-policy" must be an object of that plugin\'s settings, got null',
+    )
   })
 
   test('a missing file and a file that is not JSON are config errors naming the file', async () => {
     dir = await mkdtemp(join(tmpdir(), 'dsh-config-test-'))
     const missing = join(dir, 'nope.json')
-    expect(await rejection(readConfigFile(missing))).toEqual({ code: DshErrorCode.DSH_CONFIG_INVALID, message: `cannot read ${missing}: no such file` })
+    expect(await rejection(readConfigFile(missing))).toEqual({
+      code: DshErrorCode.DSH_CONFIG_INVALID,
+      message: `cannot read ${missing}: no such file`,
+    })
     const broken = join(dir, 'broken.json')
     await writeFile(broken, '{ "tools": ')
     const { message } = await rejection(readConfigFile(broken))
@@ -90,7 +112,10 @@ describe('--config', () => {
   test('unknown keys are found in nested objects, intersections, dicts and arrays', () => {
     const schema = Schema.intersect([
       Schema.object({ a: Schema.object({ b: Schema.number() }) }),
-      Schema.object({ list: Schema.array(Schema.object({ x: Schema.string() })), map: Schema.dict(Schema.object({ y: Schema.number() })) }),
+      Schema.object({
+        list: Schema.array(Schema.object({ x: Schema.string() })),
+        map: Schema.dict(Schema.object({ y: Schema.number() })),
+      }),
     ])
     expect(unknownKey(schema, { a: { b: 1 }, list: [{ x: 'v' }], map: { k: { y: 2 } } }, 'p')).toBeUndefined()
     expect(unknownKey(schema, { a: { c: 1 } }, 'p')).toEqual({ path: 'p.a.c', known: ['b'] })

@@ -39,12 +39,23 @@ describe('dsh --help and --version', () => {
     const version = await dsh(['--version'])
     expect(version).toMatchObject({ code: 0, stderr: '' })
     expect(version.stdout).toMatch(/^dsh \d+\.\d+\.\d+\n$/)
-    for (const args of [['--help'], ['-h'], ['help'], ['call', '--help'], ['tools', '--help'], ['prompt', '--help'], ['mcp', '--help'], ['call', 'grep', '--help']]) {
+    for (const args of [
+      ['--help'],
+      ['-h'],
+      ['help'],
+      ['call', '--help'],
+      ['tools', '--help'],
+      ['prompt', '--help'],
+      ['mcp', '--help'],
+      ['call', 'grep', '--help'],
+    ]) {
       const run = await dsh(args)
       expect(run, args.join(' ')).toMatchObject({ code: 0, stderr: '' })
       expect(run.stdout).toMatch(/Usage/)
     }
-    expect((await dsh(['call', '--help'])).stdout).toMatch(/^Usage: dsh call <tool> \[<json-args>\] \[--cwd DIR\] \[--json\] \[--sandbox\] \[--config FILE\] \[--remote REMOTE\]\n/)
+    expect((await dsh(['call', '--help'])).stdout).toMatch(
+      /^Usage: dsh call <tool> \[<json-args>\] \[--cwd DIR\] \[--json\] \[--sandbox\] \[--config FILE\] \[--remote REMOTE\]\n/,
+    )
     expect((await dsh(['mcp', '--version'])).stdout).toBe(version.stdout)
   })
 })
@@ -61,7 +72,12 @@ describe('dsh call', () => {
     ]
     for (const [tool, args] of calls) {
       const run = await dsh(['call', tool, JSON.stringify(args), '--cwd', ws.dir])
-      expect(run, `${tool} ${JSON.stringify(args)}`).toEqual({ code: 0, signal: null, stdout: printed(await inProcess(tool, args, ws.dir)), stderr: '' })
+      expect(run, `${tool} ${JSON.stringify(args)}`).toEqual({
+        code: 0,
+        signal: null,
+        stdout: printed(await inProcess(tool, args, ws.dir)),
+        stderr: '',
+      })
     }
   })
 
@@ -81,7 +97,11 @@ describe('dsh call', () => {
     expect(JSON.parse(bad.stdout)).toEqual({
       text: 'Error: invalid arguments: missing required property "pattern"',
       isError: true,
-      error: { message: 'invalid arguments: missing required property "pattern"', name: 'HarnessError', code: 'INVALID_ARGS' },
+      error: {
+        message: 'invalid arguments: missing required property "pattern"',
+        name: 'HarnessError',
+        code: 'INVALID_ARGS',
+      },
     })
   })
 
@@ -96,11 +116,23 @@ describe('dsh call', () => {
   test('endless input (/dev/zero as stdin, --config or --token-file) is refused once past its bound, exit 2, instead of growing the process', async () => {
     const args = await dsh(['call', 'grep', '-'], { stdinFile: '/dev/zero' })
     expect(args).toMatchObject({ code: 2, stdout: '' })
-    expect(args.stderr).toMatch(/^dsh: the arguments on stdin are longer than 16777216 bytes: pass one JSON object of at most that size\n/)
+    expect(args.stderr).toMatch(
+      /^dsh: the arguments on stdin are longer than 16777216 bytes: pass one JSON object of at most that size\n/,
+    )
     const config = await dsh(['call', 'glob', '{"pattern":"*"}', '--config', '/dev/zero'])
     expect(config).toMatchObject({ code: 2, stdout: '' })
-    expect(config.stderr).toMatch(/^dsh: invalid --config \/dev\/zero: \/dev\/zero is longer than 1048576 bytes, more than any config needs\n/)
-    const token = await dsh(['call', 'glob', '{"pattern":"*"}', '--remote', 'http://127.0.0.1:1/mcp', '--token-file', '/dev/zero'])
+    expect(config.stderr).toMatch(
+      /^dsh: invalid --config \/dev\/zero: \/dev\/zero is longer than 1048576 bytes, more than any config needs\n/,
+    )
+    const token = await dsh([
+      'call',
+      'glob',
+      '{"pattern":"*"}',
+      '--remote',
+      'http://127.0.0.1:1/mcp',
+      '--token-file',
+      '/dev/zero',
+    ])
     expect(token).toMatchObject({ code: 2, stdout: '' })
     expect(token.stderr).toMatch(/^dsh: --token-file \/dev\/zero: longer than 65536 bytes, more than any token\n/)
   })
@@ -125,7 +157,9 @@ describe('dsh call', () => {
     const run = await dsh(['call', 'grep', '{pattern:TODO}'])
     expect(run.code).toBe(2)
     expect(run.stdout).toBe('')
-    expect(run.stderr).toMatch(/^dsh: the arguments are not valid JSON \(.*\): pass one JSON object as one shell word, e\.g\. dsh call grep '\{"pattern":"TODO"\}'\nUsage: dsh call <tool> \[<json-args>\] \[--cwd DIR\] \[--json\] \[--sandbox\] \[--config FILE\] \[--remote REMOTE\]\nRun "dsh call --help" for details\.\n$/)
+    expect(run.stderr).toMatch(
+      /^dsh: the arguments are not valid JSON \(.*\): pass one JSON object as one shell word, e\.g\. dsh call grep '\{"pattern":"TODO"\}'\nUsage: dsh call <tool> \[<json-args>\] \[--cwd DIR\] \[--json\] \[--sandbox\] \[--config FILE\] \[--remote REMOTE\]\nRun "dsh call --help" for details\.\n$/,
+    )
     const array = await dsh(['call', 'grep', '["TODO"]'])
     expect(array.code).toBe(2)
     expect(array.stderr).toMatch(/^dsh: the arguments must be a JSON object, got an array/)
@@ -138,10 +172,12 @@ describe('dsh call', () => {
       expect(run.stdout).toBe('')
       expect(run.stderr).toMatch(/^dsh: .+\nUsage: .+\nRun "dsh( \w+)? --help" for details\.\n$/)
     }
-    expect((await dsh(['call', 'glob', '--verbose'])).stderr).toMatch(/^dsh: unknown flag --verbose for "dsh call" \(flags: --cwd, --json, --config, --sandbox, --remote, --token-file, --token-env, --help\)\n/)
+    expect((await dsh(['call', 'glob', '--verbose'])).stderr).toMatch(
+      /^dsh: unknown flag --verbose for "dsh call" \(flags: --cwd, --json, --config, --sandbox, --remote, --token-file, --token-env, --help\)\n/,
+    )
   })
 
-  test('a reader that goes away early (EPIPE) is not an error: dsh cleans up and exits with the call\'s code', async () => {
+  test("a reader that goes away early (EPIPE) is not an error: dsh cleans up and exits with the call's code", async () => {
     const { child, exited } = startDsh(['call', 'glob', '{"pattern":"**/*"}', '--cwd', ws.dir])
     child.stdout.destroy()
     const run = await exited
@@ -160,21 +196,31 @@ describe('dsh call', () => {
   test('an invalid --config exits 2 before anything runs, naming the key', async () => {
     const cases: [unknown, RegExp][] = [
       [{ 'tool-fs-serch': {} }, /unknown key "tool-fs-serch" \(known keys: tools, /],
-      [{ 'tool-fs-search': { globMaxResult: 3 } }, /unknown key "tool-fs-search\.globMaxResult" \(known keys there: globMaxResults, /],
-      [{ 'tool-fs-search': { globMaxResults: -1 } }, /invalid value at "tool-fs-search\.globMaxResults": expected number >= 1 but got -1/],
+      [
+        { 'tool-fs-search': { globMaxResult: 3 } },
+        /unknown key "tool-fs-search\.globMaxResult" \(known keys there: globMaxResults, /,
+      ],
+      [
+        { 'tool-fs-search': { globMaxResults: -1 } },
+        /invalid value at "tool-fs-search\.globMaxResults": expected number >= 1 but got -1/,
+      ],
       [[], /the config must be a JSON object/],
     ]
-    await Promise.all(cases.map(async ([config, message], index) => {
-      const file = join(ws.dir, `config-${index}.json`)
-      writeFileSync(file, JSON.stringify(config))
-      for (const command of [['call', 'glob', '{"pattern":"*"}'], ['tools'], ['prompt'], ['mcp']]) {
-        const run = await dsh([...command, '--config', file])
-        expect(run.code, `${command[0]} ${JSON.stringify(config)}`).toBe(2)
-        expect(run.stdout).toBe('')
-        expect(run.stderr).toMatch(new RegExp(`^dsh: invalid --config ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: ${message.source}`))
-        expect(run.stderr).toContain(`Run "dsh ${command[0]} --help" for details.`)
-      }
-    }))
+    await Promise.all(
+      cases.map(async ([config, message], index) => {
+        const file = join(ws.dir, `config-${index}.json`)
+        writeFileSync(file, JSON.stringify(config))
+        for (const command of [['call', 'glob', '{"pattern":"*"}'], ['tools'], ['prompt'], ['mcp']]) {
+          const run = await dsh([...command, '--config', file])
+          expect(run.code, `${command[0]} ${JSON.stringify(config)}`).toBe(2)
+          expect(run.stdout).toBe('')
+          expect(run.stderr).toMatch(
+            new RegExp(`^dsh: invalid --config ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: ${message.source}`),
+          )
+          expect(run.stderr).toContain(`Run "dsh ${command[0]} --help" for details.`)
+        }
+      }),
+    )
     const missing = await dsh(['tools', '--config', join(ws.dir, 'absent.json')])
     expect(missing.code).toBe(2)
     expect(missing.stderr).toMatch(/^dsh: invalid --config .*absent\.json: cannot read .*absent\.json: no such file\n/)
@@ -200,7 +246,15 @@ describe('dsh tools and dsh prompt', () => {
     const run = await dsh(['tools', '--json'])
     expect(run.code).toBe(0)
     // Through JSON, as the schemas travel (TypeBox keeps symbol-keyed metadata on them in-process).
-    const expected = host.ctx.tools.schemas().map((s) => ({ name: s.name, title: s.title, description: s.description, inputSchema: s.parameters, annotations: s.annotations }))
+    const expected = host.ctx.tools
+      .schemas()
+      .map((s) => ({
+        name: s.name,
+        title: s.title,
+        description: s.description,
+        inputSchema: s.parameters,
+        annotations: s.annotations,
+      }))
     expect(JSON.parse(run.stdout)).toEqual(JSON.parse(JSON.stringify(expected)))
   })
 
@@ -225,7 +279,12 @@ describe('dsh tools and dsh prompt', () => {
   test('tools prints one line per tool, in name order', async () => {
     const run = await dsh(['tools'])
     expect(run.code).toBe(0)
-    expect(run.stdout.trimEnd().split('\n').map((line) => line.split(' ')[0])).toEqual(host.ctx.tools.list().map((t) => t.name))
+    expect(
+      run.stdout
+        .trimEnd()
+        .split('\n')
+        .map((line) => line.split(' ')[0]),
+    ).toEqual(host.ctx.tools.list().map((t) => t.name))
   })
 
   test('prompt prints the assembled system prompt, byte for byte the same on every run', async () => {
@@ -253,7 +312,13 @@ describe('dsh call with bash', () => {
 
   test('SIGINT aborts a running call: no process is left and the exit code is 130', async () => {
     const sleep = uniqueSleep()
-    const { child, exited } = startDsh(['call', 'bash', JSON.stringify({ command: sleep.command, description: 'wait' }), '--cwd', ws.dir])
+    const { child, exited } = startDsh([
+      'call',
+      'bash',
+      JSON.stringify({ command: sleep.command, description: 'wait' }),
+      '--cwd',
+      ws.dir,
+    ])
     await until(() => processesWith(sleep.marker).length > 0, 'the sleep to start')
     child.kill('SIGINT')
     const run = await exited
@@ -272,11 +337,19 @@ describe('dsh call with bash', () => {
 
   test('a background task does not outlive dsh call, and stderr says so', async () => {
     const sleep = uniqueSleep()
-    const run = await dsh(['call', 'bash', JSON.stringify({ command: sleep.command, description: 'bg', run_in_background: true }), '--cwd', ws.dir])
+    const run = await dsh([
+      'call',
+      'bash',
+      JSON.stringify({ command: sleep.command, description: 'bg', run_in_background: true }),
+      '--cwd',
+      ws.dir,
+    ])
     expect(run.code).toBe(0)
     expect(run.stdout).toMatch(/^started background task bash-1/)
-    expect(run.stderr).toBe('dsh: the background task ends when dsh call exits, which is now: a task lives as long as its session, and'
-      + ' dsh call is a session of one call (run the command in the foreground, or use dsh mcp to keep tasks running)\n')
+    expect(run.stderr).toBe(
+      'dsh: the background task ends when dsh call exits, which is now: a task lives as long as its session, and' +
+        ' dsh call is a session of one call (run the command in the foreground, or use dsh mcp to keep tasks running)\n',
+    )
     expect(processesWith(sleep.marker)).toEqual([])
     // A foreground bash call, and a background one that failed validation, say nothing of the kind.
     const foreground = await dsh(['call', 'bash', '{"command":"true","description":"fg"}', '--cwd', ws.dir])

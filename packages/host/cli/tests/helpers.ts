@@ -2,7 +2,18 @@ export { processesWith, uniqueSleep, until } from '@deepseek-ai/dsh-testing'
 import { withLock } from '@deepseek-ai/dsh-testing'
 import { inject } from 'vitest'
 import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -43,14 +54,28 @@ export function installedDsh(): Installed {
   withLock(join(run, 'install.lock'), () => {
     if (existsSync(facts)) return
     // Into the run's own directory: two test runs of one checkout never write the same tarball.
-    const packed = execFileSync(process.execPath, [join(ROOT, 'packages/host/cli/scripts/pack.mjs'), run], { cwd: ROOT, encoding: 'utf8' })
+    const packed = execFileSync(process.execPath, [join(ROOT, 'packages/host/cli/scripts/pack.mjs'), run], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    })
     const tarball = packed.trimEnd().split('\n').at(-1)!
     mkdirSync(prefix)
     const started = performance.now()
     // From another directory than the checkout: npm must not see this workspace, only the tarball and the registry.
-    execFileSync('npm', ['install', '-g', '--prefix', prefix, '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', tarball], { cwd: run, stdio: 'pipe' })
+    execFileSync(
+      'npm',
+      ['install', '-g', '--prefix', prefix, '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', tarball],
+      { cwd: run, stdio: 'pipe' },
+    )
     const installMs = Math.round(performance.now() - started)
-    const installed: Installed = { tarball, prefix, binDir: join(prefix, 'bin'), bin: join(prefix, 'bin', 'dsh'), tarballBytes: statSync(tarball).size, installMs }
+    const installed: Installed = {
+      tarball,
+      prefix,
+      binDir: join(prefix, 'bin'),
+      bin: join(prefix, 'bin', 'dsh'),
+      tarballBytes: statSync(tarball).size,
+      installMs,
+    }
     writeFileSync(facts, JSON.stringify(installed))
   })
   return JSON.parse(readFileSync(facts, 'utf8')) as Installed
@@ -67,17 +92,35 @@ export interface Run {
  * Runs the built `dsh` (or another copy of it, `bin`) with `args`, Node's own flags before it (`nodeArgs`);
  * resolves when it exited.
  */
-export function dsh(args: readonly string[], options: { cwd?: string; input?: string; stdinFile?: string; env?: NodeJS.ProcessEnv; nodeArgs?: readonly string[]; bin?: string } = {}): Promise<Run> {
+export function dsh(
+  args: readonly string[],
+  options: {
+    cwd?: string
+    input?: string
+    stdinFile?: string
+    env?: NodeJS.ProcessEnv
+    nodeArgs?: readonly string[]
+    bin?: string
+  } = {},
+): Promise<Run> {
   return new Promise((done, fail) => {
     const argv = [...(options.nodeArgs ?? []), options.bin ?? BIN, ...args]
     // stdinFile: the child reads that file (a device such as /dev/zero, say) as its stdin.
     const stdin = options.stdinFile === undefined ? 'pipe' : openSync(options.stdinFile, 'r')
-    const child = spawn(process.execPath, argv, { cwd: options.cwd ?? ROOT, env: options.env ?? process.env, stdio: [stdin, 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, argv, {
+      cwd: options.cwd ?? ROOT,
+      env: options.env ?? process.env,
+      stdio: [stdin, 'pipe', 'pipe'],
+    })
     if (typeof stdin === 'number') closeSync(stdin)
     let stdout = ''
     let stderr = ''
-    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
-    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk
+    })
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk
+    })
     child.on('error', fail)
     child.on('close', (code, signal) => done({ code, signal, stdout, stderr }))
     child.stdin?.end(options.input ?? '')
@@ -85,13 +128,24 @@ export function dsh(args: readonly string[], options: { cwd?: string; input?: st
 }
 
 /** Starts the built `dsh` without waiting for it (for signals). */
-export function startDsh(args: readonly string[], options: { cwd?: string; env?: Record<string, string> } = {}): { child: ChildProcessWithoutNullStreams; exited: Promise<Run> } {
+export function startDsh(
+  args: readonly string[],
+  options: { cwd?: string; env?: Record<string, string> } = {},
+): { child: ChildProcessWithoutNullStreams; exited: Promise<Run> } {
   const env = options.env ? { ...process.env, ...options.env } : process.env
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd ?? ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: options.cwd ?? ROOT,
+    env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  })
   let stdout = ''
   let stderr = ''
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk
+  })
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk
+  })
   const exited = new Promise<Run>((done) => child.on('close', (code, signal) => done({ code, signal, stdout, stderr })))
   return { child, exited }
 }
@@ -148,7 +202,8 @@ export class ChildTransport implements Transport {
     this.child.stdout.on('data', (chunk: string) => {
       stdout += chunk
       this.buffer.append(Buffer.from(chunk))
-      for (let message = this.buffer.readMessage(); message; message = this.buffer.readMessage()) this.onmessage?.(message)
+      for (let message = this.buffer.readMessage(); message; message = this.buffer.readMessage())
+        this.onmessage?.(message)
     })
     void this.exited.then((run) => {
       run.stdout = stdout

@@ -13,7 +13,12 @@ import { BIN, dsh, workspace, type Run } from './helpers.ts'
 
 const require = createRequire(import.meta.url)
 const INSPECTOR_DIR = dirname(require.resolve('@modelcontextprotocol/inspector/package.json'))
-const INSPECTOR = join(INSPECTOR_DIR, (JSON.parse(readFileSync(join(INSPECTOR_DIR, 'package.json'), 'utf8')) as { bin: Record<string, string> }).bin['mcp-inspector']!)
+const INSPECTOR = join(
+  INSPECTOR_DIR,
+  (JSON.parse(readFileSync(join(INSPECTOR_DIR, 'package.json'), 'utf8')) as { bin: Record<string, string> }).bin[
+    'mcp-inspector'
+  ]!,
+)
 
 let ws: ReturnType<typeof workspace>
 let state: string
@@ -34,14 +39,26 @@ afterAll(() => {
 /** One `mcp-inspector --cli` run against `dsh mcp --cwd <fixture>`; resolves when it exited. */
 function inspect(args: readonly string[]): Promise<Run> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [INSPECTOR, '--cli', '--format', 'json', ...args, process.execPath, BIN, 'mcp', '--cwd', ws.dir], {
-      env: { ...process.env, MCP_CATALOG_PATH: join(state, 'mcp.json'), MCP_CLIENT_CONFIG_PATH: join(state, 'client.json') },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
+    const child = spawn(
+      process.execPath,
+      [INSPECTOR, '--cli', '--format', 'json', ...args, process.execPath, BIN, 'mcp', '--cwd', ws.dir],
+      {
+        env: {
+          ...process.env,
+          MCP_CATALOG_PATH: join(state, 'mcp.json'),
+          MCP_CLIENT_CONFIG_PATH: join(state, 'client.json'),
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    )
     let stdout = ''
     let stderr = ''
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk
+    })
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk
+    })
     child.on('error', fail)
     child.on('close', (code, signal) => done({ code, signal, stdout, stderr }))
   })
@@ -100,10 +117,18 @@ describe('the MCP Inspector CLI against dsh mcp', () => {
     for (const era of ['legacy', 'auto']) {
       const run = await inspect(['--protocol-era', era, '--method', 'initialize'])
       expect(run.code, `${era}: ${run.stderr}`).toBe(0)
-      expect(JSON.parse(run.stdout)).toMatchObject({ result: { protocolVersion: '2025-11-25', serverInfo: { name: 'dsh' }, capabilities: { tools: {}, logging: {} } } })
+      expect(JSON.parse(run.stdout)).toMatchObject({
+        result: {
+          protocolVersion: '2025-11-25',
+          serverInfo: { name: 'dsh' },
+          capabilities: { tools: {}, logging: {} },
+        },
+      })
     }
     const modern = await inspect(['--protocol-era', 'modern', '--method', 'initialize'])
     expect(modern.code).not.toBe(0)
-    expect(modern.stdout + modern.stderr).toContain('did not offer pinned protocol version 2026-07-28 via server/discover')
+    expect(modern.stdout + modern.stderr).toContain(
+      'did not offer pinned protocol version 2026-07-28 via server/discover',
+    )
   })
 })

@@ -18,7 +18,9 @@ const INITIALIZED = { jsonrpc: '2.0', method: 'notifications/initialized' }
 let ws: ReturnType<typeof workspace>
 beforeAll(() => {
   // 2000 lines of 24 bytes: one read answer is about 50 KB of JSON.
-  ws = workspace({ 'big.txt': Array.from({ length: 2000 }, (_, i) => `line ${String(i).padStart(6, '0')} of filler`).join('\n') })
+  ws = workspace({
+    'big.txt': Array.from({ length: 2000 }, (_, i) => `line ${String(i).padStart(6, '0')} of filler`).join('\n'),
+  })
 })
 afterAll(() => ws?.cleanup())
 
@@ -49,9 +51,15 @@ describe('dsh mcp on stdio', () => {
     server.send(JSON.stringify(INITIALIZE))
     await server.replies(5)
     const [notJson, cutShort, notRpc, badMethod, init] = server.lines.map((line) => JSON.parse(line))
-    expect(notJson).toEqual({ jsonrpc: '2.0', error: { code: -32700, message: expect.stringMatching(/^Parse error: .*not valid JSON/) } })
+    expect(notJson).toEqual({
+      jsonrpc: '2.0',
+      error: { code: -32700, message: expect.stringMatching(/^Parse error: .*not valid JSON/) },
+    })
     expect(cutShort).toMatchObject({ jsonrpc: '2.0', error: { code: -32700 } })
-    expect(notRpc).toEqual({ jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 request, notification or response' } })
+    expect(notRpc).toEqual({
+      jsonrpc: '2.0',
+      error: { code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 request, notification or response' },
+    })
     expect(badMethod).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32600 } })
     expect(init).toMatchObject({ jsonrpc: '2.0', id: 'init', result: { serverInfo: { name: 'dsh' } } })
     server.child.stdin.end()
@@ -64,14 +72,34 @@ describe('dsh mcp on stdio', () => {
   test('a bash call and its cancellation in one write: the command never runs, nothing answers it, the next call is served', async () => {
     const server = raw()
     const marker = join(ws.dir, `cancelled-${process.pid}`)
-    const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'bash', arguments: { command: `touch ${marker}`, description: 'Create a marker' } } }
-    const cancel = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, reason: 'the user pressed Esc' } }
-    const next = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'bash', arguments: { command: 'echo served', description: 'Print a word' } } }
-    server.child.stdin.write([INITIALIZE, INITIALIZED, call, cancel, next].map((m) => `${JSON.stringify(m)}\n`).join(''))
+    const call = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'bash', arguments: { command: `touch ${marker}`, description: 'Create a marker' } },
+    }
+    const cancel = {
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: 1, reason: 'the user pressed Esc' },
+    }
+    const next = {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'bash', arguments: { command: 'echo served', description: 'Print a word' } },
+    }
+    server.child.stdin.write(
+      [INITIALIZE, INITIALIZED, call, cancel, next].map((m) => `${JSON.stringify(m)}\n`).join(''),
+    )
     await server.replies(2)
     const [init, answer] = server.lines.map((line) => JSON.parse(line))
     expect(init).toMatchObject({ id: 'init', result: {} })
-    expect(answer).toEqual({ jsonrpc: '2.0', id: 2, result: { content: [{ type: 'text', text: 'served' }], isError: false } })
+    expect(answer).toEqual({
+      jsonrpc: '2.0',
+      id: 2,
+      result: { content: [{ type: 'text', text: 'served' }], isError: false },
+    })
     server.child.stdin.end()
     expect((await server.exited).code).toBe(0)
     expect(server.lines).toHaveLength(2)
@@ -85,7 +113,10 @@ describe('dsh mcp on stdio', () => {
     server.send('')
     server.send(JSON.stringify(INITIALIZE))
     await server.replies(2)
-    expect(JSON.parse(server.lines[0]!)).toEqual({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: message longer than 16777216 bytes' } })
+    expect(JSON.parse(server.lines[0]!)).toEqual({
+      jsonrpc: '2.0',
+      error: { code: -32700, message: 'Parse error: message longer than 16777216 bytes' },
+    })
     expect(JSON.parse(server.lines[1]!)).toMatchObject({ id: 'init', result: {} })
     server.child.stdin.end()
     expect((await server.exited).code).toBe(0)
@@ -95,15 +126,23 @@ describe('dsh mcp on stdio', () => {
     const transport = new ChildTransport(['mcp', '--cwd', ws.dir])
     const client = new Client({ name: 'dsh-test', version: '1.0.0' })
     await client.connect(transport)
-    const call = async (name: string, args: Record<string, unknown>) => await client.callTool({ name, arguments: args }) as CallToolResult
+    const call = async (name: string, args: Record<string, unknown>) =>
+      (await client.callTool({ name, arguments: args })) as CallToolResult
     await client.listTools()
     await call('glob', { pattern: '*.txt' })
     await call('grep', { pattern: 'line 000001' })
     await call('read', { path: 'big.txt', limit: 3 })
     await call('read', { path: 'missing.txt' })
     // Output of commands goes into results, never to the server's stdout.
-    await call('bash', { command: 'echo to-stdout; echo to-stderr >&2; printf "no newline"', description: 'Write to both streams' })
-    const started = await call('bash', { command: 'echo bg; sleep 0.2', description: 'Background echo', run_in_background: true })
+    await call('bash', {
+      command: 'echo to-stdout; echo to-stderr >&2; printf "no newline"',
+      description: 'Write to both streams',
+    })
+    const started = await call('bash', {
+      command: 'echo bg; sleep 0.2',
+      description: 'Background echo',
+      run_in_background: true,
+    })
     const id = /bash-\d+/.exec((started.content[0] as { text: string }).text)![0]
     await call('bash_output', { task_id: id })
     await call('bash_kill', { task_id: id })
@@ -119,17 +158,21 @@ describe('dsh mcp on stdio', () => {
     for (const line of lines) expect(JSONRPCMessageSchema.safeParse(JSON.parse(line)).success, line).toBe(true)
   })
 
-  test('backpressure: a client that sends requests but never reads stdout leaves the server\'s memory bounded, and nothing is lost once it reads', async () => {
+  test("backpressure: a client that sends requests but never reads stdout leaves the server's memory bounded, and nothing is lost once it reads", async () => {
     const { child, exited } = startDsh(['mcp', '--cwd', ws.dir])
     child.stdout.removeAllListeners('data')
     let received = ''
-    const onData = (chunk: string) => { received += chunk }
+    const onData = (chunk: string) => {
+      received += chunk
+    }
     child.stdout.on('data', onData)
     child.stdin.write(`${JSON.stringify(INITIALIZE)}\n`)
     await until(() => received.includes('"id":"init"'), 'the initialize answer')
     child.stdin.write(`${JSON.stringify(INITIALIZED)}\n`)
     // A warm-up call, read, so that the baseline includes a loaded read tool.
-    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 'warm', method: 'tools/call', params: { name: 'read', arguments: { path: 'big.txt' } } })}\n`)
+    child.stdin.write(
+      `${JSON.stringify({ jsonrpc: '2.0', id: 'warm', method: 'tools/call', params: { name: 'read', arguments: { path: 'big.txt' } } })}\n`,
+    )
     await until(() => received.includes('"id":"warm"'), 'the warm-up answer')
     const baseline = rssBytes(child.pid!)
 
@@ -149,7 +192,7 @@ describe('dsh mcp on stdio', () => {
     let steady = 0
     // Sampled every 100 ms (at most 60 s) until the server's memory has not moved by 1 MiB for ten samples.
     for (let sample = 0; steady < 10; sample++) {
-      if (sample === 600) throw new Error('the server\'s memory never settled')
+      if (sample === 600) throw new Error("the server's memory never settled")
       await new Promise((resolve) => setTimeout(resolve, 100))
       const rss = rssBytes(child.pid!)
       peak = Math.max(peak, rss)
@@ -158,7 +201,9 @@ describe('dsh mcp on stdio', () => {
     }
     const growth = peak - baseline
     const unsent = child.stdin.writableLength
-    process.stdout.write(`[backpressure] server rss ${mib(baseline)} MiB -> peak ${mib(peak)} MiB (+${mib(growth)}) with ${calls} unread answers of ~50 KB requested; ${mib(unsent)} MiB of requests still unsent\n`)
+    process.stdout.write(
+      `[backpressure] server rss ${mib(baseline)} MiB -> peak ${mib(peak)} MiB (+${mib(growth)}) with ${calls} unread answers of ~50 KB requested; ${mib(unsent)} MiB of requests still unsent\n`,
+    )
     // Without backpressure the server took every request and held ~50 MB of answers (several times that in RSS).
     expect(unsent).toBeGreaterThan(2 * 1024 * 1024)
     expect(growth).toBeLessThan(64 * 1024 * 1024)

@@ -41,15 +41,21 @@ afterAll(async () => {
 
 /** A client of a fresh `dsh mcp` over the SDK's stdio transport, closed after the test. */
 async function server(args: string[] = ['--cwd', ws.dir], options: { roots?: string[] } = {}): Promise<Client> {
-  const client = new Client({ name: 'dsh-test', version: '1.0.0' }, { capabilities: options.roots ? { roots: {} } : {} })
-  if (options.roots) client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: options.roots!.map((uri) => ({ uri })) }))
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp', ...args], stderr: 'pipe' }))
+  const client = new Client(
+    { name: 'dsh-test', version: '1.0.0' },
+    { capabilities: options.roots ? { roots: {} } : {} },
+  )
+  if (options.roots)
+    client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: options.roots!.map((uri) => ({ uri })) }))
+  await client.connect(
+    new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp', ...args], stderr: 'pipe' }),
+  )
   clients.push(client)
   return client
 }
 
 async function call(client: Client, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
-  return await client.callTool({ name, arguments: args }) as CallToolResult
+  return (await client.callTool({ name, arguments: args })) as CallToolResult
 }
 
 function textOf(result: CallToolResult): string {
@@ -71,17 +77,29 @@ describe('dsh mcp', () => {
   test('tools/list gives every tool with its title, JSON Schema as inputSchema, and annotations: what dsh tools --json shows', async () => {
     const client = await server()
     const { tools } = await client.listTools()
-    const local = host.ctx.tools.schemas().map((s) => ({ name: s.name, title: s.title, description: s.description, inputSchema: s.parameters, annotations: s.annotations }))
+    const local = host.ctx.tools
+      .schemas()
+      .map((s) => ({
+        name: s.name,
+        title: s.title,
+        description: s.description,
+        inputSchema: s.parameters,
+        annotations: s.annotations,
+      }))
     expect(tools).toEqual(JSON.parse(JSON.stringify(local)))
     const listed = await dsh(['tools', '--json'])
     expect(tools).toEqual(JSON.parse(listed.stdout))
   })
 
-  test('the initialize result\'s instructions are the preamble naming this server\'s tools, then the assembled system prompt (dsh prompt)', async () => {
+  test("the initialize result's instructions are the preamble naming this server's tools, then the assembled system prompt (dsh prompt)", async () => {
     const client = await server()
     const names = host.ctx.tools.list().map((tool) => tool.name)
-    expect(client.getInstructions()).toBe(`${instructionsPreamble('dsh', names)}\n\n${host.ctx.systemPrompt.assemble()}`)
-    expect(client.getInstructions()).toMatch(/^These instructions are about the tools of the MCP server dsh: bash, bash_input, bash_kill, bash_output, edit, glob, grep, read, write\. /)
+    expect(client.getInstructions()).toBe(
+      `${instructionsPreamble('dsh', names)}\n\n${host.ctx.systemPrompt.assemble()}`,
+    )
+    expect(client.getInstructions()).toMatch(
+      /^These instructions are about the tools of the MCP server dsh: bash, bash_input, bash_kill, bash_output, edit, glob, grep, read, write\. /,
+    )
     expect(client.getInstructions()!.endsWith(`\n\n${(await dsh(['prompt'])).stdout.trimEnd()}`)).toBe(true)
     expect(client.getServerVersion()?.name).toBe('dsh')
   })
@@ -118,22 +136,29 @@ describe('dsh mcp', () => {
   test('50 concurrent tools/call requests on one connection are all answered correctly', async () => {
     const client = await server()
     const calls = Array.from({ length: 50 }, (_, i): [string, Record<string, unknown>] =>
-      i % 5 === 0 ? ['glob', { pattern: '**/*.ts' }]
-        : i % 5 === 1 ? ['grep', { pattern: `line ${i}$` }]
-          : ['read', { path: 'notes.txt', offset: i + 1, limit: 3 }])
+      i % 5 === 0
+        ? ['glob', { pattern: '**/*.ts' }]
+        : i % 5 === 1
+          ? ['grep', { pattern: `line ${i}$` }]
+          : ['read', { path: 'notes.txt', offset: i + 1, limit: 3 }],
+    )
     const results = await Promise.all(calls.map(([tool, args]) => call(client, tool, args)))
     const wanted = await Promise.all(calls.map(([tool, args]) => expected(tool, args)))
     expect(results).toEqual(wanted)
     expect(new Set(results.map(textOf)).size).toBeGreaterThan(40)
   })
 
-  test('without --cwd the session directory is the client\'s first root', async () => {
+  test("without --cwd the session directory is the client's first root", async () => {
     const client = await server([], { roots: [pathToFileURL(join(ws.dir, 'src')).href, pathToFileURL(ws.dir).href] })
     // Paths relative to src, the first root (in either order: glob lists newest first, and both were just written).
-    expect(textOf(await call(client, 'glob', { pattern: '*.ts' })).split('\n').sort()).toEqual(['a.ts', 'b.ts'])
+    expect(
+      textOf(await call(client, 'glob', { pattern: '*.ts' }))
+        .split('\n')
+        .sort(),
+    ).toEqual(['a.ts', 'b.ts'])
   })
 
-  test('--cwd wins over the client\'s roots', async () => {
+  test("--cwd wins over the client's roots", async () => {
     const client = await server(['--cwd', ws.dir], { roots: [pathToFileURL(join(ws.dir, 'src')).href] })
     expect(textOf(await call(client, 'glob', { pattern: '*.json' }))).toBe('package.json')
   })
@@ -167,7 +192,11 @@ describe('dsh mcp with bash', () => {
     const client = await server()
     const sleep = uniqueSleep()
     const controller = new AbortController()
-    const pending = client.callTool({ name: 'bash', arguments: { command: sleep.command, description: 'wait' } }, CallToolResultSchema, { signal: controller.signal })
+    const pending = client.callTool(
+      { name: 'bash', arguments: { command: sleep.command, description: 'wait' } },
+      CallToolResultSchema,
+      { signal: controller.signal },
+    )
     await until(() => processesWith(sleep.marker).length > 0, 'the sleep to start')
     controller.abort('stop')
     await expect(pending).rejects.toThrow()
@@ -181,7 +210,11 @@ describe('dsh mcp with bash', () => {
     const client = new Client({ name: 'dsh-test', version: '1.0.0' })
     await client.connect(transport)
     const sleep = uniqueSleep()
-    const started = await call(client, 'bash', { command: sleep.command, description: 'background', run_in_background: true })
+    const started = await call(client, 'bash', {
+      command: sleep.command,
+      description: 'background',
+      run_in_background: true,
+    })
     expect(textOf(started)).toMatch(/^started background task bash-1/)
     await until(() => processesWith(sleep.marker).length > 0, 'the background sleep to start')
     await transport.close()
@@ -193,24 +226,43 @@ describe('dsh mcp with bash', () => {
     const client = await server()
     const notices: unknown[] = []
     let announced!: () => void
-    const done = new Promise<void>((resolve) => { announced = resolve })
+    const done = new Promise<void>((resolve) => {
+      announced = resolve
+    })
     client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
       notices.push(notification.params)
       announced()
     })
     const flag = join(ws.dir, `go-${uniqueSleep().marker}`)
-    expect(textOf(await call(client, 'bash', { command: `while [ ! -e '${flag}' ]; do sleep 0.02; done; echo done`, description: 'wait for flag', run_in_background: true })))
-      .toMatch(/^started background task bash-1/)
+    expect(
+      textOf(
+        await call(client, 'bash', {
+          command: `while [ ! -e '${flag}' ]; do sleep 0.02; done; echo done`,
+          description: 'wait for flag',
+          run_in_background: true,
+        }),
+      ),
+    ).toMatch(/^started background task bash-1/)
     writeFileSync(flag, '')
     await done
-    expect(notices).toEqual([{ level: 'info', logger: 'dsh', data: 'background task bash-1 finished [status: completed, exit code: 0]. Read its output with bash_output.' }])
-    expect(textOf(await call(client, 'bash_output', { task_id: 'bash-1' }))).toBe('done\n[status: completed, exit code: 0]')
+    expect(notices).toEqual([
+      {
+        level: 'info',
+        logger: 'dsh',
+        data: 'background task bash-1 finished [status: completed, exit code: 0]. Read its output with bash_output.',
+      },
+    ])
+    expect(textOf(await call(client, 'bash_output', { task_id: 'bash-1' }))).toBe(
+      'done\n[status: completed, exit code: 0]',
+    )
   })
 
-  test('two connections are two sessions: one cannot read the other\'s background task', async () => {
+  test("two connections are two sessions: one cannot read the other's background task", async () => {
     const [a, b] = await Promise.all([server(), server()])
     const sleep = uniqueSleep()
-    expect(textOf(await call(a, 'bash', { command: sleep.command, description: 'a task', run_in_background: true }))).toMatch(/^started background task bash-1/)
+    expect(
+      textOf(await call(a, 'bash', { command: sleep.command, description: 'a task', run_in_background: true })),
+    ).toMatch(/^started background task bash-1/)
     const foreign = await call(b, 'bash_output', { task_id: 'bash-1' })
     expect(foreign.isError).toBe(true)
     expect(foreign._meta?.['dsh/error']).toMatchObject({ code: 'BASH_UNKNOWN_TASK' })
@@ -221,13 +273,27 @@ describe('dsh mcp with bash', () => {
     const client = await server()
     const flag = join(ws.dir, `go-${uniqueSleep().marker}`)
     const progress: { progress: number; message?: string | undefined }[] = []
-    const result = await client.callTool(
-      { name: 'bash', arguments: { command: `while [ ! -e '${flag}' ]; do sleep 0.02; done; echo released`, description: 'wait for flag' } },
+    const result = (await client.callTool(
+      {
+        name: 'bash',
+        arguments: {
+          command: `while [ ! -e '${flag}' ]; do sleep 0.02; done; echo released`,
+          description: 'wait for flag',
+        },
+      },
       CallToolResultSchema,
-      { onprogress: (p) => { progress.push(p); writeFileSync(flag, '') } },
-    ) as CallToolResult
+      {
+        onprogress: (p) => {
+          progress.push(p)
+          writeFileSync(flag, '')
+        },
+      },
+    )) as CallToolResult
     expect(textOf(result)).toBe('released')
-    expect(progress[0]).toMatchObject({ progress: 1, message: expect.stringMatching(/^bash still running after \d+s$/) })
+    expect(progress[0]).toMatchObject({
+      progress: 1,
+      message: expect.stringMatching(/^bash still running after \d+s$/),
+    })
     expect(existsSync(flag)).toBe(true)
   })
 })

@@ -8,7 +8,7 @@ import { CONFIG_KEYS } from '../src/index.ts'
 const README = readFileSync(join(dirname(fileURLToPath(import.meta.url)), '../README.md'), 'utf8')
 
 const MODULES: Record<string, () => Promise<unknown>> = {
-  'tools': () => import('@deepseek-ai/dsh-tools'),
+  tools: () => import('@deepseek-ai/dsh-tools'),
   'timeout-policy': () => import('@deepseek-ai/dsh-timeout-policy'),
   'subprocess-local': () => import('@deepseek-ai/dsh-subprocess-local'),
   'tasks-local': () => import('@deepseek-ai/dsh-tasks-local'),
@@ -17,7 +17,7 @@ const MODULES: Record<string, () => Promise<unknown>> = {
   'tool-bash': () => import('@deepseek-ai/dsh-tool-bash'),
   'spill-local': () => import('@deepseek-ai/dsh-spill-local'),
   'spill-policy': () => import('@deepseek-ai/dsh-spill-policy'),
-  'workspace': () => import('@deepseek-ai/dsh-workspace'),
+  workspace: () => import('@deepseek-ai/dsh-workspace'),
   'tool-fs': () => import('@deepseek-ai/dsh-tool-fs'),
   'tool-fs-search': () => import('@deepseek-ai/dsh-tool-fs-search'),
 }
@@ -39,7 +39,7 @@ describe('README', () => {
     const rows = documented()
     expect([...rows.keys()]).toEqual([...CONFIG_KEYS])
     for (const section of CONFIG_KEYS) {
-      const module = await MODULES[section]!() as { Config?: Schema; default?: { Config?: Schema } }
+      const module = (await MODULES[section]!()) as { Config?: Schema; default?: { Config?: Schema } }
       const schema = module.Config ?? module.default?.Config
       expect(rows.get(section), section).toEqual(Object.keys(schema?.dict ?? {}))
     }

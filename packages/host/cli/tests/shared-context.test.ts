@@ -25,19 +25,20 @@ async function open(cwd: string): Promise<{ client: Client; connection: McpConne
 }
 
 async function call(client: Client, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
-  return await client.callTool({ name, arguments: args }) as CallToolResult
+  return (await client.callTool({ name, arguments: args })) as CallToolResult
 }
 
 const text = (result: CallToolResult) => (result.content[0]?.type === 'text' ? result.content[0].text : '')
 
 describe('connections sharing one context', () => {
-  test('one session cannot read or kill another session\'s background task', async () => {
+  test("one session cannot read or kill another session's background task", async () => {
     host = await createDefaultContext()
     ws = workspace({ 'a.txt': 'a\n' })
     const [a, b] = [await open(ws.dir), await open(ws.dir)]
     const sleep = uniqueSleep()
-    expect(text(await call(a.client, 'bash', { command: sleep.command, description: 'a task', run_in_background: true })))
-      .toMatch(/^started background task bash-1/)
+    expect(
+      text(await call(a.client, 'bash', { command: sleep.command, description: 'a task', run_in_background: true })),
+    ).toMatch(/^started background task bash-1/)
     for (const tool of ['bash_output', 'bash_kill']) {
       const foreign = await call(b.client, tool, { task_id: 'bash-1' })
       expect(foreign).toMatchObject({
@@ -51,14 +52,17 @@ describe('connections sharing one context', () => {
     await b.client.close()
   })
 
-  test('a connection that closes kills its own session\'s background tasks, and only those', async () => {
+  test("a connection that closes kills its own session's background tasks, and only those", async () => {
     host = await createDefaultContext()
     ws = workspace({ 'a.txt': 'a\n' })
     const [a, b] = [await open(ws.dir), await open(ws.dir)]
     const [sleepA, sleepB] = [uniqueSleep(), uniqueSleep()]
     await call(a.client, 'bash', { command: sleepA.command, description: 'a task', run_in_background: true })
     await call(b.client, 'bash', { command: sleepB.command, description: 'b task', run_in_background: true })
-    await until(() => processesWith(sleepA.marker).length > 0 && processesWith(sleepB.marker).length > 0, 'both sleeps to start')
+    await until(
+      () => processesWith(sleepA.marker).length > 0 && processesWith(sleepB.marker).length > 0,
+      'both sleeps to start',
+    )
     await a.client.close()
     await a.connection.closed
     expect(processesWith(sleepA.marker)).toEqual([])

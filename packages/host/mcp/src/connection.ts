@@ -58,13 +58,20 @@ export async function connect(ctx: Context, transport: Transport, options: McpOp
   const serverInfo = options.serverInfo ?? { name: 'dsh', version: '0.0.0' }
   const prompt = ctx.get('systemPrompt')?.assemble()
   const instructions = prompt
-    ? `${instructionsPreamble(serverInfo.name, ctx.tools.list().map((tool) => tool.name))}\n\n${prompt}`
+    ? `${instructionsPreamble(
+        serverInfo.name,
+        ctx.tools.list().map((tool) => tool.name),
+      )}\n\n${prompt}`
     : undefined
   let session: Promise<ToolSession | RefusedRoot> | undefined
-  const settle = (): Promise<ToolSession | RefusedRoot> => (session ??= (async () => {
-    const root: string | RefusedRoot = options.cwd ?? (await rootDirectory(server, options.rootsTimeoutMs ?? 1000, log, options.roots)) ?? process.cwd()
-    return typeof root === 'string' ? { id: sessionId, cwd: root } : root
-  })())
+  const settle = (): Promise<ToolSession | RefusedRoot> =>
+    (session ??= (async () => {
+      const root: string | RefusedRoot =
+        options.cwd ??
+        (await rootDirectory(server, options.rootsTimeoutMs ?? 1000, log, options.roots)) ??
+        process.cwd()
+      return typeof root === 'string' ? { id: sessionId, cwd: root } : root
+    })())
   const resolveSession = async (): Promise<ToolSession> => {
     const settled = await settle()
     if ('refused' in settled) throw new Error(settled.refused)
@@ -77,10 +84,15 @@ export async function connect(ctx: Context, transport: Transport, options: McpOp
     callTool: async ({ name, arguments: args }, extra) => {
       const current = await settle()
       if ('refused' in current) {
-        return { content: [{ type: 'text', text: `Error: ${current.refused}` }], isError: true, _meta: { [ERROR_META_KEY]: { name: 'McpError', code: 'WORKSPACE_ROOT_REFUSED' } } }
+        return {
+          content: [{ type: 'text', text: `Error: ${current.refused}` }],
+          isError: true,
+          _meta: { [ERROR_META_KEY]: { name: 'McpError', code: 'WORKSPACE_ROOT_REFUSED' } },
+        }
       }
       const stopProgress = reportProgress(extra._meta?.progressToken, name, progressIntervalMs, (params) =>
-        extra.sendNotification({ method: 'notifications/progress', params }))
+        extra.sendNotification({ method: 'notifications/progress', params }),
+      )
       try {
         const result = await ctx.tools.execute(name, args ?? {}, { signal: extra.signal, session: current })
         return toCallToolResult(result)
@@ -102,12 +114,15 @@ export async function connect(ctx: Context, transport: Transport, options: McpOp
   // Session notices (a background task finished) travel on the generic channel of ctx.tools: no seam's package here.
   const offNotice = ctx.on('tools/session-notice', (notice) => {
     if (notice.sessionId !== sessionId) return
-    server.sendLoggingMessage({ level: 'info', logger: 'dsh', data: notice.text })
+    server
+      .sendLoggingMessage({ level: 'info', logger: 'dsh', data: notice.text })
       .catch((error: Error) => log(`could not send a session notice: ${error.message}`))
   })
 
   let finish!: () => void
-  const closed = new Promise<void>((resolve) => { finish = resolve })
+  const closed = new Promise<void>((resolve) => {
+    finish = resolve
+  })
   let unbind: (() => unknown) | undefined
   let ended = false
   server.onclose = () => {
@@ -117,10 +132,12 @@ export async function connect(ctx: Context, transport: Transport, options: McpOp
     void unbind?.()
     // Providers stop what the session owns (its background tasks) on `tools/session-end`.
     // ctx.tools may already be gone when the context's disposal closed the connection: nothing to end then.
-    Promise.resolve().then(() => ctx.get('tools')?.endSession(sessionId)).then(finish, (error: Error) => {
-      log(`could not end the session: ${error.message}`)
-      finish()
-    })
+    Promise.resolve()
+      .then(() => ctx.get('tools')?.endSession(sessionId))
+      .then(finish, (error: Error) => {
+        log(`could not end the session: ${error.message}`)
+        finish()
+      })
   }
   const close = async () => {
     await server.close()
@@ -135,12 +152,19 @@ export async function connect(ctx: Context, transport: Transport, options: McpOp
 type ProgressParams = { progressToken: ProgressToken; progress: number; message: string }
 
 /** While a call runs, tells a client that asked for progress (a progressToken) that it still runs. */
-function reportProgress(token: ProgressToken | undefined, tool: string, everyMs: number, send: (params: ProgressParams) => Promise<void>): () => void {
+function reportProgress(
+  token: ProgressToken | undefined,
+  tool: string,
+  everyMs: number,
+  send: (params: ProgressParams) => Promise<void>,
+): () => void {
   if (token === undefined) return () => {}
   const started = Date.now()
   let progress = 0
   const timer = setInterval(() => {
-    send({ progressToken: token, progress: ++progress, message: progressMessage(tool, Date.now() - started) }).catch(() => {})
+    send({ progressToken: token, progress: ++progress, message: progressMessage(tool, Date.now() - started) }).catch(
+      () => {},
+    )
   }, everyMs)
   timer.unref()
   return () => clearInterval(timer)

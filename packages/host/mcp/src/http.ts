@@ -78,10 +78,22 @@ function digest(text: string): Buffer {
 }
 
 /** A refusal as a JSON-RPC error without an id: -32600 for a bad request, -32000 for the HTTP-level ones, unless `code`. */
-function send(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}, code?: number): void {
+function send(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+  code?: number,
+): void {
   if (res.headersSent) return
   res.writeHead(status, { 'Content-Type': 'application/json', ...headers })
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: code ?? (status === 400 ? ErrorCode.InvalidRequest : -32000), message }, id: null }))
+  res.end(
+    JSON.stringify({
+      jsonrpc: '2.0',
+      error: { code: code ?? (status === 400 ? ErrorCode.InvalidRequest : -32000), message },
+      id: null,
+    }),
+  )
 }
 
 /** Why a request must be refused before anything runs for it, or undefined. */
@@ -91,7 +103,8 @@ export function refusal(
   tokenDigest: Buffer,
 ): { status: 401 | 403; message: string } | undefined {
   const host = headers.host?.toLowerCase()
-  if (!host || !allowed.has(host)) return { status: 403, message: `Forbidden: Host ${JSON.stringify(headers.host ?? '')} is not this server` }
+  if (!host || !allowed.has(host))
+    return { status: 403, message: `Forbidden: Host ${JSON.stringify(headers.host ?? '')} is not this server` }
   const origin = headers.origin
   if (origin !== undefined && origin !== 'null') {
     let originHost: string | undefined
@@ -102,7 +115,8 @@ export function refusal(
       originHost = undefined
     }
     // Browsers omit the default port in Origin: compare with the port filled in too.
-    const withPort = originHost && !/:\d+$/.test(originHost) ? `${originHost}:${origin.startsWith('https:') ? 443 : 80}` : originHost
+    const withPort =
+      originHost && !/:\d+$/.test(originHost) ? `${originHost}:${origin.startsWith('https:') ? 443 : 80}` : originHost
     if (!originHost || !(allowed.has(originHost) || (withPort !== undefined && allowed.has(withPort)))) {
       return { status: 403, message: `Forbidden: Origin ${JSON.stringify(origin)} is not this server` }
     }
@@ -116,7 +130,9 @@ export function refusal(
   return undefined
 }
 
-async function readBody(req: IncomingMessage): Promise<{ body: unknown } | { status: number; message: string; code?: number }> {
+async function readBody(
+  req: IncomingMessage,
+): Promise<{ body: unknown } | { status: number; message: string; code?: number }> {
   const chunks: Buffer[] = []
   let size = 0
   for await (const chunk of req) {
@@ -141,7 +157,9 @@ let servers = 0
  */
 export async function serveHttp(ctx: Context, options: HttpOptions): Promise<McpHttpServer> {
   if (typeof options.token !== 'string' || options.token.trim() === '') {
-    throw new HttpConfigError('dsh mcp --http needs a token (--token-file FILE or --token-env NAME): it refuses to serve without one')
+    throw new HttpConfigError(
+      'dsh mcp --http needs a token (--token-file FILE or --token-env NAME): it refuses to serve without one',
+    )
   }
   // A bearer token travels as one header word (RFC 6750): one with whitespace inside could never be presented.
   if (/\s/.test(options.token.trim())) throw new HttpConfigError('the --http token must not contain whitespace')
@@ -163,7 +181,8 @@ export async function serveHttp(ctx: Context, options: HttpOptions): Promise<Mcp
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?', 1)[0]
     const refused = refusal(req.headers, allowed, tokenDigest)
-    if (refused) return send(res, refused.status, refused.message, refused.status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {})
+    if (refused)
+      return send(res, refused.status, refused.message, refused.status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {})
     if (path !== MCP_HTTP_PATH) return send(res, 404, `Not Found: the MCP endpoint is ${MCP_HTTP_PATH}`)
     if (stopping) return send(res, 503, 'Service Unavailable: the server is shutting down')
     const sessionHeader = req.headers['mcp-session-id']
@@ -188,10 +207,18 @@ export async function serveHttp(ctx: Context, options: HttpOptions): Promise<Mcp
         sessions.set(id, { transport, connection })
       },
     })
-    const connection = connect(ctx, transport, { ...connectOptions, sessionId: `mcp-http-${process.pid}-${server}-${++sessionCount}` })
-    void connection.then((open) => open.closed).then(() => {
-      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)
-    }, (error: Error) => log(`a session could not start: ${error.message}`))
+    const connection = connect(ctx, transport, {
+      ...connectOptions,
+      sessionId: `mcp-http-${process.pid}-${server}-${++sessionCount}`,
+    })
+    void connection
+      .then((open) => open.closed)
+      .then(
+        () => {
+          if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)
+        },
+        (error: Error) => log(`a session could not start: ${error.message}`),
+      )
     const open = await connection
     // A cancelled call is never answered: its POST's event stream would stay open until the session ends.
     open.server.onunanswered = (id) => transport.closeSSEStream(id)
@@ -217,17 +244,20 @@ export async function serveHttp(ctx: Context, options: HttpOptions): Promise<Mcp
 
   let closing: Promise<void> | undefined
   let finish!: () => void
-  const closed = new Promise<void>((resolve) => { finish = resolve })
-  const close = () => (closing ??= (async () => {
-    stopping = true
-    const stopped = new Promise<void>((resolve) => http.close(() => resolve()))
-    const open = await Promise.all([...sessions.values()].map((entry) => entry.connection.catch(() => undefined)))
-    sessions.clear()
-    await Promise.all(open.map((connection) => connection?.close()))
-    http.closeAllConnections()
-    await stopped
-    finish()
-  })())
+  const closed = new Promise<void>((resolve) => {
+    finish = resolve
+  })
+  const close = () =>
+    (closing ??= (async () => {
+      stopping = true
+      const stopped = new Promise<void>((resolve) => http.close(() => resolve()))
+      const open = await Promise.all([...sessions.values()].map((entry) => entry.connection.catch(() => undefined)))
+      sessions.clear()
+      await Promise.all(open.map((connection) => connection?.close()))
+      http.closeAllConnections()
+      await stopped
+      finish()
+    })())
   // Disposing the context stops the server too.
   ctx.effect(() => () => close(), 'mcp http server')
   return {

@@ -55,22 +55,38 @@ function isCarrier(value: unknown): boolean {
  */
 export function messageKind(value: unknown): MessageKind | undefined {
   if (!isObject(value) || value.jsonrpc !== '2.0') return undefined
-  const kind: MessageKind | undefined = 'method' in value
-    ? ('id' in value ? 'request' : 'notification')
-    : 'result' in value ? 'result' : 'error' in value ? 'error' : undefined
+  const kind: MessageKind | undefined =
+    'method' in value
+      ? 'id' in value
+        ? 'request'
+        : 'notification'
+      : 'result' in value
+        ? 'result'
+        : 'error' in value
+          ? 'error'
+          : undefined
   if (kind === undefined) return undefined
   for (const key of Object.keys(value)) if (!KEYS[kind].has(key)) return undefined
   switch (kind) {
     case 'request':
-      return isId(value.id) && typeof value.method === 'string' && (value.params === undefined || isCarrier(value.params)) ? kind : undefined
+      return isId(value.id) &&
+        typeof value.method === 'string' &&
+        (value.params === undefined || isCarrier(value.params))
+        ? kind
+        : undefined
     case 'notification':
-      return typeof value.method === 'string' && (value.params === undefined || isCarrier(value.params)) ? kind : undefined
+      return typeof value.method === 'string' && (value.params === undefined || isCarrier(value.params))
+        ? kind
+        : undefined
     case 'result':
       return isId(value.id) && isCarrier(value.result) ? kind : undefined
     case 'error': {
       const error = value.error
-      const ok = (value.id === undefined || isId(value.id)) && isObject(error)
-        && Number.isSafeInteger(error.code) && typeof error.message === 'string'
+      const ok =
+        (value.id === undefined || isId(value.id)) &&
+        isObject(error) &&
+        Number.isSafeInteger(error.code) &&
+        typeof error.message === 'string'
       return ok ? kind : undefined
     }
   }
@@ -94,6 +110,10 @@ export function initializeProblem(params: unknown): string | undefined {
 
 /** An `initialize` request (what opens a Streamable HTTP session); like the SDK's check, the envelope is not looked at. */
 export function isInitializeRequest(value: unknown): boolean {
-  return isObject(value) && value.method === 'initialize' && initializeProblem(value.params) === undefined
-    && isCarrier(value.params)
+  return (
+    isObject(value) &&
+    value.method === 'initialize' &&
+    initializeProblem(value.params) === undefined &&
+    isCarrier(value.params)
+  )
 }

@@ -20,10 +20,25 @@ import { ErrorCode, initializeProblem, isId, isObject, messageKind, type JsonObj
 
 /** The newest protocol revision served, and every one accepted (the SDK 1.32.2's `LATEST_PROTOCOL_VERSION` and `SUPPORTED_PROTOCOL_VERSIONS`). */
 export const LATEST_PROTOCOL_VERSION = '2025-11-25'
-export const SUPPORTED_PROTOCOL_VERSIONS: readonly string[] = [LATEST_PROTOCOL_VERSION, '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07']
+export const SUPPORTED_PROTOCOL_VERSIONS: readonly string[] = [
+  LATEST_PROTOCOL_VERSION,
+  '2025-06-18',
+  '2025-03-26',
+  '2024-11-05',
+  '2024-10-07',
+]
 
 /** Logging levels, least severe first. */
-const LOGGING_LEVELS: readonly LoggingLevel[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']
+const LOGGING_LEVELS: readonly LoggingLevel[] = [
+  'debug',
+  'info',
+  'notice',
+  'warning',
+  'error',
+  'critical',
+  'alert',
+  'emergency',
+]
 
 /** How long a request to the client waits for its answer unless told otherwise (the SDK's default). */
 const DEFAULT_REQUEST_TIMEOUT_MS = 60_000
@@ -31,14 +46,21 @@ const DEFAULT_REQUEST_TIMEOUT_MS = 60_000
 /** A JSON-RPC error, sent or received: `MCP error <code>: <message>`, as the SDK's `McpError` reads. */
 export class McpProtocolError extends Error {
   override name = 'McpError'
-  constructor(readonly code: number, message: string, readonly data?: unknown) {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
     super(`MCP error ${code}: ${message}`)
   }
 }
 
 /** A handler's error, sent to the client with exactly this code and message (the SDK sends a thrown `McpError` so). */
 class RequestError extends Error {
-  constructor(readonly code: number, message: string) {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
     super(message)
   }
 }
@@ -110,12 +132,15 @@ export class McpEngine {
       ['initialize', (params) => this.initialize(params)],
       ['ping', () => ({})],
       ['logging/setLevel', (params) => this.setLevel(params)],
-      ['tools/list', (params) => {
-        if (isObject(params) && params.cursor !== undefined && typeof params.cursor !== 'string') {
-          throw invalid('tools/list', 'params.cursor must be a string')
-        }
-        return { tools: this.options.listTools() }
-      }],
+      [
+        'tools/list',
+        (params) => {
+          if (isObject(params) && params.cursor !== undefined && typeof params.cursor !== 'string') {
+            throw invalid('tools/list', 'params.cursor must be a string')
+          }
+          return { tools: this.options.listTools() }
+        },
+      ],
       ['tools/call', (params, extra) => this.options.callTool(callParams(params), extra)],
     ])
   }
@@ -159,19 +184,33 @@ export class McpEngine {
   async listRoots(options: { timeout?: number } = {}): Promise<{ roots: Root[] }> {
     const result = await this.request('roots/list', undefined, options.timeout ?? DEFAULT_REQUEST_TIMEOUT_MS)
     const roots = result.roots
-    const valid = Array.isArray(roots) && roots.every((root) => isObject(root) && typeof root.uri === 'string'
-      && root.uri.startsWith('file://') && (root.name === undefined || typeof root.name === 'string'))
+    const valid =
+      Array.isArray(roots) &&
+      roots.every(
+        (root) =>
+          isObject(root) &&
+          typeof root.uri === 'string' &&
+          root.uri.startsWith('file://') &&
+          (root.name === undefined || typeof root.name === 'string'),
+      )
     if (!valid) throw new Error('roots/list answer is malformed: expected roots, each with a file:// uri')
     return result as { roots: Root[] }
   }
 
   /** A `notifications/message`, unless the client asked for a higher level with `logging/setLevel`. */
   async sendLoggingMessage(params: { level: LoggingLevel; logger?: string; data: unknown }): Promise<void> {
-    if (this.loggingLevel !== undefined && LOGGING_LEVELS.indexOf(params.level) < LOGGING_LEVELS.indexOf(this.loggingLevel)) return
+    if (
+      this.loggingLevel !== undefined &&
+      LOGGING_LEVELS.indexOf(params.level) < LOGGING_LEVELS.indexOf(this.loggingLevel)
+    )
+      return
     await this.notification({ method: 'notifications/message', params }, {})
   }
 
-  private async notification(notification: { method: string; params?: JsonObject }, options: TransportSendOptions): Promise<void> {
+  private async notification(
+    notification: { method: string; params?: JsonObject },
+    options: TransportSendOptions,
+  ): Promise<void> {
     if (!this.transport) throw new Error('Not connected')
     await this.transport.send({ ...notification, jsonrpc: '2.0' } as JSONRPCMessage, options)
   }
@@ -185,31 +224,41 @@ export class McpEngine {
       const id = this.nextId++
       const cancel = (error: McpProtocolError) => {
         this.pending.delete(id)
-        transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: String(error) } })
+        transport
+          .send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: String(error) } })
           .catch((failure: unknown) => this.fail(`Failed to send cancellation: ${failure}`))
         reject(error)
       }
-      const timer = setTimeout(() => cancel(new McpProtocolError(ErrorCode.RequestTimeout, 'Request timed out', { timeout: timeoutMs })), timeoutMs)
+      const timer = setTimeout(
+        () => cancel(new McpProtocolError(ErrorCode.RequestTimeout, 'Request timed out', { timeout: timeoutMs })),
+        timeoutMs,
+      )
       this.pending.set(id, {
         timer,
         settle: (outcome) => ('result' in outcome ? resolve(outcome.result) : reject(outcome.error)),
       })
-      transport.send({ jsonrpc: '2.0', id, method, ...(params ? { params } : {}) } as JSONRPCMessage).catch((error: Error) => {
-        clearTimeout(timer)
-        this.pending.delete(id)
-        reject(error)
-      })
+      transport
+        .send({ jsonrpc: '2.0', id, method, ...(params ? { params } : {}) } as JSONRPCMessage)
+        .catch((error: Error) => {
+          clearTimeout(timer)
+          this.pending.delete(id)
+          reject(error)
+        })
     })
   }
 
   private receive(message: JSONRPCMessage, extra: MessageExtraInfo | undefined): void {
     const value = message as unknown as JsonObject
     switch (messageKind(message)) {
-      case 'request': return this.dispatch(value, extra)
-      case 'notification': return this.notified(value)
+      case 'request':
+        return this.dispatch(value, extra)
+      case 'notification':
+        return this.notified(value)
       case 'result':
-      case 'error': return this.answered(value)
-      default: return this.fail(`Unknown message type: ${JSON.stringify(message)}`)
+      case 'error':
+        return this.answered(value)
+      default:
+        return this.fail(`Unknown message type: ${JSON.stringify(message)}`)
     }
   }
 
@@ -218,7 +267,8 @@ export class McpEngine {
     const transport = this.transport
     const handler = this.handlers.get(request.method as string)
     if (!handler) {
-      transport?.send({ jsonrpc: '2.0', id, error: { code: ErrorCode.MethodNotFound, message: 'Method not found' } })
+      transport
+        ?.send({ jsonrpc: '2.0', id, error: { code: ErrorCode.MethodNotFound, message: 'Method not found' } })
         .catch((error: unknown) => this.fail(`Failed to send an error response: ${error}`))
       return
     }
@@ -262,7 +312,8 @@ export class McpEngine {
     switch (notification.method) {
       case 'notifications/cancelled': {
         const requestId = params?.requestId
-        if (requestId !== undefined && !isId(requestId)) return this.fail('Uncaught error in notification handler: malformed notifications/cancelled')
+        if (requestId !== undefined && !isId(requestId))
+          return this.fail('Uncaught error in notification handler: malformed notifications/cancelled')
         if (requestId !== undefined) this.running.get(requestId)?.abort(params?.reason)
         return
       }
@@ -277,7 +328,7 @@ export class McpEngine {
         // This server asks for no progress: every token is unknown.
         return this.fail(`Received a progress notification for an unknown token: ${JSON.stringify(notification)}`)
       default:
-        // Notifications nobody subscribed to are ignored.
+      // Notifications nobody subscribed to are ignored.
     }
   }
 
@@ -317,12 +368,18 @@ export class McpEngine {
   private initialize(params: unknown): JsonObject {
     const problem = initializeProblem(params)
     if (problem !== undefined) throw invalid('initialize', problem)
-    const { protocolVersion, capabilities, clientInfo } = params as { protocolVersion: string; capabilities: ClientCapabilities; clientInfo: Implementation }
+    const { protocolVersion, capabilities, clientInfo } = params as {
+      protocolVersion: string
+      capabilities: ClientCapabilities
+      clientInfo: Implementation
+    }
     this.clientCapabilities = capabilities
     this.clientVersion = clientInfo
     return {
       // The client's revision when it is one we speak, else our newest: the client then decides whether to go on.
-      protocolVersion: SUPPORTED_PROTOCOL_VERSIONS.includes(protocolVersion) ? protocolVersion : LATEST_PROTOCOL_VERSION,
+      protocolVersion: SUPPORTED_PROTOCOL_VERSIONS.includes(protocolVersion)
+        ? protocolVersion
+        : LATEST_PROTOCOL_VERSION,
       capabilities: { tools: {}, logging: {} },
       serverInfo: this.options.serverInfo,
       ...(this.options.instructions ? { instructions: this.options.instructions } : {}),
@@ -347,7 +404,8 @@ function invalid(method: string, problem: string): RequestError {
 function callParams(params: unknown): CallToolParams {
   if (!isObject(params)) throw invalid('tools/call', 'params must be an object')
   if (typeof params.name !== 'string') throw invalid('tools/call', 'params.name must be a string')
-  if (params.arguments !== undefined && !isObject(params.arguments)) throw invalid('tools/call', 'params.arguments must be an object')
+  if (params.arguments !== undefined && !isObject(params.arguments))
+    throw invalid('tools/call', 'params.arguments must be an object')
   const task = params.task
   if (task !== undefined && !(isObject(task) && (task.ttl === undefined || typeof task.ttl === 'number'))) {
     throw invalid('tools/call', 'params.task must be an object with a numeric ttl')
@@ -357,9 +415,13 @@ function callParams(params: unknown): CallToolParams {
 
 /** A thrown value as a JSON-RPC error object: its integer `code` (else -32603), message and `data`, as the SDK sends them. */
 function errorObject(error: unknown): { code: number; message: string; data?: unknown } {
-  const fields = (typeof error === 'object' && error !== null ? error : {}) as { code?: unknown; message?: unknown; data?: unknown }
+  const fields = (typeof error === 'object' && error !== null ? error : {}) as {
+    code?: unknown
+    message?: unknown
+    data?: unknown
+  }
   return {
-    code: Number.isSafeInteger(fields.code) ? fields.code as number : ErrorCode.InternalError,
+    code: Number.isSafeInteger(fields.code) ? (fields.code as number) : ErrorCode.InternalError,
     message: typeof fields.message === 'string' ? fields.message : 'Internal error',
     ...(fields.data === undefined ? {} : { data: fields.data }),
   }

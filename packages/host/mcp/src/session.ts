@@ -14,19 +14,27 @@ export interface RefusedRoot {
  * roots, DESIGN §17), the first root that lies inside one of them, by real path; when the client names roots but
  * none inside, the session is refused (RefusedRoot), never given a wider root.
  */
-export async function rootDirectory(server: McpEngine, timeoutMs: number, log: (line: string) => void, allowed?: readonly string[]): Promise<string | RefusedRoot | undefined> {
+export async function rootDirectory(
+  server: McpEngine,
+  timeoutMs: number,
+  log: (line: string) => void,
+  allowed?: readonly string[],
+): Promise<string | RefusedRoot | undefined> {
   if (!server.getClientCapabilities()?.roots) return undefined
   let uris: string[]
   try {
     const { roots } = await server.listRoots({ timeout: timeoutMs })
     uris = roots.map((root) => root.uri).filter((uri) => uri.startsWith('file://'))
   } catch (error) {
-    log(`roots/list got no usable answer within ${timeoutMs}ms (${(error as Error).message}); using the process directory`)
+    log(
+      `roots/list got no usable answer within ${timeoutMs}ms (${(error as Error).message}); using the process directory`,
+    )
     return undefined
   }
   if (allowed === undefined) uris = uris.slice(0, 1)
   if (uris.length === 0) return undefined
-  const inside = allowed === undefined ? undefined : await Promise.all(allowed.map((root) => realpath(root).catch(() => root)))
+  const inside =
+    allowed === undefined ? undefined : await Promise.all(allowed.map((root) => realpath(root).catch(() => root)))
   for (const uri of uris) {
     let path: string
     try {

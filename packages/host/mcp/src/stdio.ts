@@ -88,9 +88,13 @@ export class LineTransport implements Transport {
     private readonly stdout: Writable,
     private readonly options: LineTransportOptions,
   ) {
-    this.lines = new LineSplitter(options.maxMessageBytes, (line) => {
-      if (!this.closed) this.parse(line.toString('utf8').replace(/\r$/, ''), line.length)
-    }, () => this.tooLong())
+    this.lines = new LineSplitter(
+      options.maxMessageBytes,
+      (line) => {
+        if (!this.closed) this.parse(line.toString('utf8').replace(/\r$/, ''), line.length)
+      },
+      () => this.tooLong(),
+    )
   }
 
   async start(): Promise<void> {
@@ -139,7 +143,11 @@ export class LineTransport implements Transport {
 
   private tooLong(): void {
     this.options.log(`a message on stdin is longer than ${this.options.maxMessageBytes} bytes; dropped`)
-    this.reject(undefined, ErrorCode.ParseError, `Parse error: message longer than ${this.options.maxMessageBytes} bytes`)
+    this.reject(
+      undefined,
+      ErrorCode.ParseError,
+      `Parse error: message longer than ${this.options.maxMessageBytes} bytes`,
+    )
   }
 
   private parse(line: string, bytes: number): void {
@@ -154,7 +162,11 @@ export class LineTransport implements Transport {
     if (!isMessage(value)) {
       const id = idOf(value)
       this.options.log('stdin line is JSON but not a JSON-RPC message')
-      return this.reject(id, ErrorCode.InvalidRequest, 'Invalid Request: not a JSON-RPC 2.0 request, notification or response')
+      return this.reject(
+        id,
+        ErrorCode.InvalidRequest,
+        'Invalid Request: not a JSON-RPC 2.0 request, notification or response',
+      )
     }
     const message = value
     if ('method' in message && 'id' in message) {
@@ -189,7 +201,12 @@ export class LineTransport implements Transport {
 
   /** Dispatches waiting requests while there is room, and reads stdin only then. */
   private flow(): void {
-    while (!this.closed && !this.congested && this.inFlight.size < this.options.maxInFlight && this.waiting.length > 0) {
+    while (
+      !this.closed &&
+      !this.congested &&
+      this.inFlight.size < this.options.maxInFlight &&
+      this.waiting.length > 0
+    ) {
       const { request, bytes } = this.waiting.shift()!
       this.waitingBytes -= bytes
       this.inFlight.add(request.id)

@@ -30,20 +30,31 @@ async function fixture(t: TestContext): Promise<Probe> {
   await t.active(await t.ctx.plugin(SystemPromptService))
   const { ctx } = t
   let sawAbort!: (reason: unknown) => void
-  const aborted = new Promise<unknown>((resolve) => { sawAbort = resolve })
+  const aborted = new Promise<unknown>((resolve) => {
+    sawAbort = resolve
+  })
   const gates: (() => void)[] = []
-  const open = () => { for (const release of gates.splice(0)) release() }
+  const open = () => {
+    for (const release of gates.splice(0)) release()
+  }
   ctx.tools.register<{ text: string }>({
     name: 'echo',
     description: 'Returns its text.',
-    parameters: { type: 'object', properties: { text: { type: 'string', description: 'what to return' } }, required: ['text'], additionalProperties: false },
+    parameters: {
+      type: 'object',
+      properties: { text: { type: 'string', description: 'what to return' } },
+      required: ['text'],
+      additionalProperties: false,
+    },
     execute: (args) => args.text,
   })
   ctx.tools.register({
     name: 'fail',
     description: 'Always fails.',
     parameters: { type: 'object', properties: {}, additionalProperties: false },
-    execute: () => { throw new HarnessError('it failed on purpose', { code: 'TEST_FAILURE' }) },
+    execute: () => {
+      throw new HarnessError('it failed on purpose', { code: 'TEST_FAILURE' })
+    },
   })
   ctx.tools.register({
     name: 'where',
@@ -55,14 +66,15 @@ async function fixture(t: TestContext): Promise<Probe> {
     name: 'wait_for_abort',
     description: 'Runs until its call is cancelled.',
     parameters: { type: 'object', properties: {}, additionalProperties: false },
-    execute: (_args, exec) => new Promise<string>((resolve) => {
-      const stop = () => {
-        sawAbort(exec.signal.reason)
-        resolve('stopped')
-      }
-      if (exec.signal.aborted) stop()
-      else exec.signal.addEventListener('abort', stop, { once: true })
-    }),
+    execute: (_args, exec) =>
+      new Promise<string>((resolve) => {
+        const stop = () => {
+          sawAbort(exec.signal.reason)
+          resolve('stopped')
+        }
+        if (exec.signal.aborted) stop()
+        else exec.signal.addEventListener('abort', stop, { once: true })
+      }),
   })
   ctx.tools.register({
     name: 'gate',
@@ -101,7 +113,7 @@ async function pair(t: TestContext, options: McpOptions = {}, roots?: string[]):
 }
 
 async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> {
-  return await client.callTool({ name, arguments: args }) as CallToolResult
+  return (await client.callTool({ name, arguments: args })) as CallToolResult
 }
 
 function textOf(result: CallToolResult): string {
@@ -129,20 +141,25 @@ describe('mcp connection', () => {
     await fixture(t)
     const { client } = await pair(t)
     const { tools } = await client.listTools()
-    expect(tools).toEqual(t.ctx.tools.schemas().map((s) => ({ name: s.name, description: s.description, inputSchema: s.parameters })))
+    expect(tools).toEqual(
+      t.ctx.tools.schemas().map((s) => ({ name: s.name, description: s.description, inputSchema: s.parameters })),
+    )
     await client.close()
   })
 
-  test('the initialize result\'s instructions tie the tool names to this server, then carry the assembled system prompt', async () => {
+  test("the initialize result's instructions tie the tool names to this server, then carry the assembled system prompt", async () => {
     t = await createTestContext()
     await fixture(t)
     const { client } = await pair(t, { serverInfo: { name: 'dsh', version: '1.0.0' } })
     expect(client.getInstructions()).toBe(
-      'These instructions are about the tools of the MCP server dsh: echo, fail, gate, wait_for_abort, where. Your client may'
-      + ' list them under longer names (such as mcp__dsh__echo); wherever a tool is named below, this server\'s tool of that'
-      + ' name is meant, not a similar tool of the client.'
-      + '\n\nFirst section.\n\nSecond section.')
-    expect(client.getInstructions()).toBe(`${instructionsPreamble('dsh', ['echo', 'fail', 'gate', 'wait_for_abort', 'where'])}\n\n${t.ctx.systemPrompt.assemble()}`)
+      'These instructions are about the tools of the MCP server dsh: echo, fail, gate, wait_for_abort, where. Your client may' +
+        " list them under longer names (such as mcp__dsh__echo); wherever a tool is named below, this server's tool of that" +
+        ' name is meant, not a similar tool of the client.' +
+        '\n\nFirst section.\n\nSecond section.',
+    )
+    expect(client.getInstructions()).toBe(
+      `${instructionsPreamble('dsh', ['echo', 'fail', 'gate', 'wait_for_abort', 'where'])}\n\n${t.ctx.systemPrompt.assemble()}`,
+    )
     await client.close()
   })
 
@@ -183,13 +200,15 @@ describe('mcp connection', () => {
     await client.close()
   })
 
-  test('a client cancellation aborts the call\'s signal', async () => {
+  test("a client cancellation aborts the call's signal", async () => {
     t = await createTestContext()
     const probe = await fixture(t)
     const { client } = await pair(t)
     const controller = new AbortController()
     const dispatched = waitForCall(t, 'wait_for_abort')
-    const pending = client.callTool({ name: 'wait_for_abort', arguments: {} }, CallToolResultSchema, { signal: controller.signal })
+    const pending = client.callTool({ name: 'wait_for_abort', arguments: {} }, CallToolResultSchema, {
+      signal: controller.signal,
+    })
     await dispatched
     controller.abort('user pressed stop')
     await expect(pending).rejects.toThrow()
@@ -210,7 +229,7 @@ describe('mcp connection', () => {
         if (seen.length === 2) probe.open()
       },
     })
-    expect(textOf(await reported as CallToolResult)).toBe('through')
+    expect(textOf((await reported) as CallToolResult)).toBe('through')
     expect(textOf(await quiet)).toBe('through')
     expect(seen.slice(0, 2).map((p) => p.progress)).toEqual([1, 2])
     expect(seen[0]?.message).toMatch(/^gate still running after \d+s$/)
@@ -228,27 +247,42 @@ describe('mcp connection', () => {
     const b = await pair(t)
     const messages: { to: string; params: LoggingMessageNotification['params'] }[] = []
     let announced!: () => void
-    const done = new Promise<void>((resolve) => { announced = resolve })
-    for (const [to, { client }] of [['a', a], ['b', b]] as const) {
+    const done = new Promise<void>((resolve) => {
+      announced = resolve
+    })
+    for (const [to, { client }] of [
+      ['a', a],
+      ['b', b],
+    ] as const) {
       client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
         messages.push({ to, params: notification.params })
         announced()
       })
     }
     // A provider (the bash task table) notifies through the generic session channel; done directly here.
-    t.ctx.tools.notify({ sessionId: b.connection.sessionId, text: 'background task bash-1 finished [status: completed, exit code: 0]. Read its output with bash_output.', key: 'bash-1' })
+    t.ctx.tools.notify({
+      sessionId: b.connection.sessionId,
+      text: 'background task bash-1 finished [status: completed, exit code: 0]. Read its output with bash_output.',
+      key: 'bash-1',
+    })
     await done
     // A round trip on each connection: any stray notice would have arrived before the answer.
     await Promise.all([call(a.client, 'echo', { text: 'x' }), call(b.client, 'echo', { text: 'x' })])
-    expect(messages).toEqual([{
-      to: 'b',
-      params: { level: 'info', logger: 'dsh', data: 'background task bash-1 finished [status: completed, exit code: 0]. Read its output with bash_output.' },
-    }])
+    expect(messages).toEqual([
+      {
+        to: 'b',
+        params: {
+          level: 'info',
+          logger: 'dsh',
+          data: 'background task bash-1 finished [status: completed, exit code: 0]. Read its output with bash_output.',
+        },
+      },
+    ])
     await a.client.close()
     await b.client.close()
   })
 
-  test('tools/list carries a tool\'s title and annotations, which clients gate approval on', async () => {
+  test("tools/list carries a tool's title and annotations, which clients gate approval on", async () => {
     t = await createTestContext()
     await fixture(t)
     t.ctx.tools.register({
@@ -268,18 +302,27 @@ describe('mcp connection', () => {
       inputSchema: { type: 'object', properties: {}, additionalProperties: false },
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     })
-    expect(tools.find((tool) => tool.name === 'echo')).toEqual({ name: 'echo', description: 'Returns its text.', inputSchema: expect.any(Object) })
+    expect(tools.find((tool) => tool.name === 'echo')).toEqual({
+      name: 'echo',
+      description: 'Returns its text.',
+      inputSchema: expect.any(Object),
+    })
     await client.close()
   })
 
-  test('a session notice (ctx.tools.notify) is appended once, after a blank line, to that session\'s next result only', async () => {
+  test("a session notice (ctx.tools.notify) is appended once, after a blank line, to that session's next result only", async () => {
     t = await createTestContext()
     await fixture(t)
     // A tiny tool that raises a notice for the session that calls it, as a background task's end would.
     t.ctx.tools.register<{ text: string }>({
       name: 'notify_me',
       description: 'Queues a notice for the calling session.',
-      parameters: { type: 'object', properties: { text: { type: 'string', description: 'the notice' } }, required: ['text'], additionalProperties: false },
+      parameters: {
+        type: 'object',
+        properties: { text: { type: 'string', description: 'the notice' } },
+        required: ['text'],
+        additionalProperties: false,
+      },
       execute: (args, exec) => {
         t.ctx.tools.notify({ sessionId: exec.session!.id, text: args.text })
         return 'queued'
@@ -288,8 +331,9 @@ describe('mcp connection', () => {
     const a = await pair(t)
     const b = await pair(t)
     // Raised during a call: the result in flight is the session's next one.
-    expect(textOf(await call(a.client, 'notify_me', { text: 'background task bash-7 finished' })))
-      .toBe('queued\n\nbackground task bash-7 finished')
+    expect(textOf(await call(a.client, 'notify_me', { text: 'background task bash-7 finished' }))).toBe(
+      'queued\n\nbackground task bash-7 finished',
+    )
     expect(textOf(await call(a.client, 'echo', { text: 'a' }))).toBe('a')
     // Raised outside any call (a task ending on its own): the other session's calls never carry it.
     t.ctx.tools.notify({ sessionId: a.connection.sessionId, text: 'background task bash-8 finished' })
@@ -315,7 +359,9 @@ describe('mcp connection', () => {
     client.setRequestHandler(ListRootsRequestSchema, () => new Promise<never>(() => {}))
     await client.connect(clientSide)
     expect(JSON.parse(textOf(await call(client, 'where')))).toEqual({ id: connection.sessionId, cwd: process.cwd() })
-    expect(lines.join('\n')).toMatch(/^roots\/list got no usable answer within 1000ms \(.*timed out.*\); using the process directory$/m)
+    expect(lines.join('\n')).toMatch(
+      /^roots\/list got no usable answer within 1000ms \(.*timed out.*\); using the process directory$/m,
+    )
     await client.close()
   })
 
@@ -342,7 +388,7 @@ describe('mcp connection', () => {
     await client.close()
   })
 
-  test('without --cwd, the session directory is the client\'s first root', async () => {
+  test("without --cwd, the session directory is the client's first root", async () => {
     t = await createTestContext()
     await fixture(t)
     const [first, second] = [await tempDir(), await tempDir()]
@@ -365,13 +411,16 @@ describe('mcp connection', () => {
     await broken.client.close()
   })
 
-  test('with `roots` (an HTTP server\'s own), a client root inside them is taken, the first one inside if several', async () => {
+  test("with `roots` (an HTTP server's own), a client root inside them is taken, the first one inside if several", async () => {
     t = await createTestContext()
     await fixture(t)
     const server = await tempDir()
     const inside = join(server, 'sub')
     await mkdir(inside)
-    const { client } = await pair(t, { roots: [server], rootsAtFirstCall: true }, [pathToFileURL(await tempDir()).href, pathToFileURL(inside).href])
+    const { client } = await pair(t, { roots: [server], rootsAtFirstCall: true }, [
+      pathToFileURL(await tempDir()).href,
+      pathToFileURL(inside).href,
+    ])
     expect(JSON.parse(textOf(await call(client, 'where'))).cwd).toBe(inside)
     await client.close()
   })
@@ -383,11 +432,16 @@ describe('mcp connection', () => {
     const outside = await tempDir()
     await symlink(outside, join(server, 'out'))
     const lines: string[] = []
-    const { client } = await pair(t, { roots: [server], log: (line) => lines.push(line) }, ['file:///', pathToFileURL(join(server, 'out')).href])
+    const { client } = await pair(t, { roots: [server], log: (line) => lines.push(line) }, [
+      'file:///',
+      pathToFileURL(join(server, 'out')).href,
+    ])
     const refused = await call(client, 'where')
     expect(refused.isError).toBe(true)
     expect(refused._meta).toEqual({ [ERROR_META_KEY]: { name: 'McpError', code: 'WORKSPACE_ROOT_REFUSED' } })
-    expect(textOf(refused)).toBe(`Error: this server only works inside the roots it was started with (${server}), and the client's roots (file:///, ${pathToFileURL(join(server, 'out')).href}) are not inside them: every call of this session is refused. Give the client a root inside them, or start the server with --cwd <that directory>`)
+    expect(textOf(refused)).toBe(
+      `Error: this server only works inside the roots it was started with (${server}), and the client's roots (file:///, ${pathToFileURL(join(server, 'out')).href}) are not inside them: every call of this session is refused. Give the client a root inside them, or start the server with --cwd <that directory>`,
+    )
     expect((await call(client, 'echo', { text: 'x' })).isError).toBe(true)
     expect(lines.join('\n')).toContain('refused a session: this server only works inside the roots')
     await client.close()
@@ -413,13 +467,17 @@ describe('mcp connection', () => {
     const b = await pair(t)
     const ended: string[] = []
     let release!: () => void
-    const held = new Promise<void>((resolve) => { release = resolve })
+    const held = new Promise<void>((resolve) => {
+      release = resolve
+    })
     t.ctx.on('tools/session-end', async (sessionId) => {
       ended.push(sessionId)
       await held
     })
     let closed = false
-    void a.connection.closed.then(() => { closed = true })
+    void a.connection.closed.then(() => {
+      closed = true
+    })
     await a.client.close()
     await until(() => ended.length === 1, 'the session-end listener ran')
     expect(ended).toEqual([a.connection.sessionId])
@@ -437,7 +495,9 @@ describe('mcp connection', () => {
     await fixture(t)
     const { client, connection } = await pair(t)
     let clientSawClose = false
-    client.onclose = () => { clientSawClose = true }
+    client.onclose = () => {
+      clientSawClose = true
+    }
     await t.dispose()
     await connection.closed
     expect(clientSawClose).toBe(true)

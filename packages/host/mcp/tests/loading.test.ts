@@ -55,8 +55,12 @@ function run(mode: 'stdio' | 'http', input: string): Promise<Run> {
     })
     let stdout = ''
     let stderr = ''
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk
+    })
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk
+    })
     child.on('error', fail)
     child.on('close', (code) => {
       const loaded = stderr.split('\n').filter((line) => line.includes('file:///'))
@@ -64,7 +68,14 @@ function run(mode: 'stdio' | 'http', input: string): Promise<Run> {
       done({
         code,
         answers: lines.map((line) => JSON.parse(line) as Run['answers'][number]),
-        sdkFiles: [...new Set(stderr.split('\n').filter((line) => SDK_OR_ZOD.test(line)).map((line) => line.trim()))],
+        sdkFiles: [
+          ...new Set(
+            stderr
+              .split('\n')
+              .filter((line) => SDK_OR_ZOD.test(line))
+              .map((line) => line.trim()),
+          ),
+        ],
         modules: loaded.length,
       })
     })
@@ -74,7 +85,9 @@ function run(mode: 'stdio' | 'http', input: string): Promise<Run> {
       // End stdin once every request is answered (the server then closes and exits).
       const expected = input.split('\n').filter((line) => line.includes('"id"')).length
       child.stdout.on('data', () => {
-        const answered = stdout.split('\n').filter((line) => line.startsWith('{') && (JSON.parse(line) as { id?: unknown }).id !== undefined)
+        const answered = stdout
+          .split('\n')
+          .filter((line) => line.startsWith('{') && (JSON.parse(line) as { id?: unknown }).id !== undefined)
         if (answered.length >= expected) child.stdin.end()
       })
     }
@@ -83,26 +96,38 @@ function run(mode: 'stdio' | 'http', input: string): Promise<Run> {
 
 const line = (message: unknown) => `${JSON.stringify(message)}\n`
 
-
 describe('what the built package loads', () => {
   test('serveStdio answers initialize, tools/list and tools/call without loading any of the MCP SDK or zod', async () => {
-    const result = await run('stdio', [
-      line({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
-      line({ jsonrpc: '2.0', method: 'notifications/initialized' }),
-      line({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
-      line({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'echo', arguments: { text: 'hi' } } }),
-      'not json\n',
-    ].join(''))
+    const result = await run(
+      'stdio',
+      [
+        line({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+        }),
+        line({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+        line({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+        line({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'echo', arguments: { text: 'hi' } } }),
+        'not json\n',
+      ].join(''),
+    )
     expect(result.code).toBe(0)
     expect(result.answers.find((m) => m.id === 1)?.result?.protocolVersion).toBe('2025-11-25')
-    expect((result.answers.find((m) => m.id === 2)?.result?.tools as { name: string }[]).map((tool) => tool.name)).toEqual(['echo'])
-    expect(result.answers.find((m) => m.id === 3)?.result).toEqual({ content: [{ type: 'text', text: 'hi' }], isError: false })
+    expect(
+      (result.answers.find((m) => m.id === 2)?.result?.tools as { name: string }[]).map((tool) => tool.name),
+    ).toEqual(['echo'])
+    expect(result.answers.find((m) => m.id === 3)?.result).toEqual({
+      content: [{ type: 'text', text: 'hi' }],
+      isError: false,
+    })
     expect(result.answers.some((m) => (m.error as { code?: number } | undefined)?.code === -32700)).toBe(true)
     expect(result.modules).toBeGreaterThan(20)
     expect(result.sdkFiles).toEqual([])
   })
 
-  test('serveHttp does load the SDK\'s transport (and zod), only then', async () => {
+  test("serveHttp does load the SDK's transport (and zod), only then", async () => {
     const result = await run('http', '')
     expect(result.code).toBe(0)
     expect(result.sdkFiles.some((file) => /server[\\/]streamableHttp\.js/.test(file))).toBe(true)

@@ -7,9 +7,16 @@ import { LineTransport, serveStdio, type StdioOptions } from '../src/index.ts'
 /** serveStdio over in-memory streams: the framing and flow control of LineTransport, message by message. */
 
 let t: TestContext
-afterEach(async () => { await t?.dispose() })
+afterEach(async () => {
+  await t?.dispose()
+})
 
-const INITIALIZE = { jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }
+const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 'init',
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+}
 
 async function serve(options: Partial<StdioOptions> & { stdoutHighWaterMark?: number } = {}) {
   t = await createTestContext()
@@ -18,32 +25,59 @@ async function serve(options: Partial<StdioOptions> & { stdoutHighWaterMark?: nu
   t.ctx.tools.register<{ text: string }>({
     name: 'echo',
     description: 'Returns its text.',
-    parameters: { type: 'object', properties: { text: { type: 'string', description: 'what to return' } }, required: ['text'], additionalProperties: false },
+    parameters: {
+      type: 'object',
+      properties: { text: { type: 'string', description: 'what to return' } },
+      required: ['text'],
+      additionalProperties: false,
+    },
     execute: (args) => args.text,
   })
   t.ctx.tools.register<{ text: string }>({
     name: 'gate',
     description: 'Runs until the test opens the gates or the call is cancelled.',
-    parameters: { type: 'object', properties: { text: { type: 'string', description: 'a name' } }, required: ['text'], additionalProperties: false },
-    execute: (args, exec) => new Promise<string>((resolve) => {
-      running.set(args.text, exec.signal)
-      exec.signal.addEventListener('abort', () => resolve('cancelled'), { once: true })
-      gates.push(() => resolve(args.text))
-    }),
+    parameters: {
+      type: 'object',
+      properties: { text: { type: 'string', description: 'a name' } },
+      required: ['text'],
+      additionalProperties: false,
+    },
+    execute: (args, exec) =>
+      new Promise<string>((resolve) => {
+        running.set(args.text, exec.signal)
+        exec.signal.addEventListener('abort', () => resolve('cancelled'), { once: true })
+        gates.push(() => resolve(args.text))
+      }),
   })
   const stdin = new PassThrough()
   const stdout = new PassThrough({ highWaterMark: options.stdoutHighWaterMark ?? 16 * 1024 })
   const connection = await serveStdio(t.ctx, { stdin, stdout, cwd: process.cwd(), ...options })
   const send = (message: unknown) => stdin.write(`${JSON.stringify(message)}\n`)
-  const call = (id: number, name: string, text: string) => send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: { text } } })
-  return { connection, stdin, stdout, send, call, running, open: () => { for (const gate of gates.splice(0)) gate() } }
+  const call = (id: number, name: string, text: string) =>
+    send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: { text } } })
+  return {
+    connection,
+    stdin,
+    stdout,
+    send,
+    call,
+    running,
+    open: () => {
+      for (const gate of gates.splice(0)) gate()
+    },
+  }
 }
 
 /** Reads every complete line written so far. */
 function linesOf(stdout: PassThrough): { id?: unknown; result?: { content: { text: string }[] } }[] {
   const chunks: Buffer[] = []
-  for (let chunk = stdout.read() as Buffer | null; chunk !== null; chunk = stdout.read() as Buffer | null) chunks.push(chunk)
-  return Buffer.concat(chunks).toString('utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line))
+  for (let chunk = stdout.read() as Buffer | null; chunk !== null; chunk = stdout.read() as Buffer | null)
+    chunks.push(chunk)
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line))
 }
 
 describe('serveStdio', () => {
@@ -51,7 +85,12 @@ describe('serveStdio', () => {
     const stdin = new PassThrough()
     // Nobody reads this stdout at first; one answer fills it past its high-water mark of 1 byte.
     const stdout = new PassThrough({ highWaterMark: 1 })
-    const transport = new LineTransport(stdin, stdout, { maxMessageBytes: 1024 * 1024, maxInFlight: 32, maxQueuedBytes: 1024 * 1024, log: () => {} })
+    const transport = new LineTransport(stdin, stdout, {
+      maxMessageBytes: 1024 * 1024,
+      maxInFlight: 32,
+      maxQueuedBytes: 1024 * 1024,
+      log: () => {},
+    })
     const delivered: unknown[] = []
     transport.onmessage = (message) => void delivered.push('id' in message ? message.id : message)
     await transport.start()
@@ -93,7 +132,10 @@ describe('serveStdio', () => {
       answers.push(...linesOf(server.stdout))
       return answers.filter((m) => typeof m.id === 'number').length === 9
     }, 'nine answers (no answer for the cancelled call)')
-    const texts = answers.filter((m) => typeof m.id === 'number').map((m) => m.result!.content[0]!.text).sort()
+    const texts = answers
+      .filter((m) => typeof m.id === 'number')
+      .map((m) => m.result!.content[0]!.text)
+      .sort()
     expect(texts).toEqual(['g1', 'g10', 'g3', 'g4', 'g5', 'g6', 'g7', 'g8', 'g9'])
   })
 
@@ -116,7 +158,16 @@ describe('serveStdio', () => {
     }, 'three answers')
     await new Promise((resolve) => setImmediate(resolve))
     answers.push(...linesOf(server.stdout))
-    expect(answers.filter((m) => typeof m.id === 'number').map((m) => [m.id, m.result!.content[0]!.text]).sort()).toEqual([[1, 'g1'], [2, 'g2'], [4, 'g4']])
+    expect(
+      answers
+        .filter((m) => typeof m.id === 'number')
+        .map((m) => [m.id, m.result!.content[0]!.text])
+        .sort(),
+    ).toEqual([
+      [1, 'g1'],
+      [2, 'g2'],
+      [4, 'g4'],
+    ])
     expect(server.running.has('g3')).toBe(false)
   })
 
@@ -124,7 +175,11 @@ describe('serveStdio', () => {
     const server = await serve()
     server.send(INITIALIZE)
     const call = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'gate', arguments: { text: 'g7' } } }
-    const cancel = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7, reason: 'changed my mind' } }
+    const cancel = {
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: 7, reason: 'changed my mind' },
+    }
     server.stdin.write(`${JSON.stringify(call)}\n${JSON.stringify(cancel)}\n`)
     server.call(8, 'echo', 'after')
     const answers: { id?: unknown; result?: { content: { text: string }[] } }[] = []
@@ -138,66 +193,100 @@ describe('serveStdio', () => {
 
   test('any split of stdin into chunks, any mix of calls and cancellations: each call is answered at most once, with its own text, and every call never cancelled is answered (property)', async () => {
     const step = fc.oneof(
-      { weight: 3, arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 30 }).map((text) => ({ kind: 'call' as const, text })) },
+      {
+        weight: 3,
+        arbitrary: fc
+          .string({ unit: 'grapheme', minLength: 1, maxLength: 30 })
+          .map((text) => ({ kind: 'call' as const, text })),
+      },
       { weight: 1, arbitrary: fc.nat(30).map((back) => ({ kind: 'cancel' as const, back })) },
     )
-    await fc.assert(fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 30 }), fc.array(fc.nat(), { maxLength: 24 }), fc.integer({ min: 1, max: 4 }), async (steps, cuts, maxInFlight) => {
-      const server = await serve({ maxInFlight })
-      try {
-        const lines = [JSON.stringify(INITIALIZE)]
-        const calls = new Map<number, string>()
-        const cancelled = new Set<number>()
-        /** Where each call's line and each cancellation's line end (the byte offset of its newline). */
-        const callEnd = new Map<number, number>()
-        const cancels: { id: number; end: number }[] = []
-        let offset = Buffer.byteLength(lines[0]!)
-        const add = (line: string) => {
-          lines.push(line)
-          offset += 1 + Buffer.byteLength(line)
-          return offset
-        }
-        for (const next of steps) {
-          if (next.kind === 'call') {
-            const id = calls.size + 1
-            calls.set(id, next.text)
-            callEnd.set(id, add(JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text: next.text } } })))
-          } else if (calls.size > 0) {
-            const id = calls.size - (next.back % calls.size)
-            cancelled.add(id)
-            cancels.push({ id, end: add(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'drawn' } })) })
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(step, { minLength: 1, maxLength: 30 }),
+        fc.array(fc.nat(), { maxLength: 24 }),
+        fc.integer({ min: 1, max: 4 }),
+        async (steps, cuts, maxInFlight) => {
+          const server = await serve({ maxInFlight })
+          try {
+            const lines = [JSON.stringify(INITIALIZE)]
+            const calls = new Map<number, string>()
+            const cancelled = new Set<number>()
+            /** Where each call's line and each cancellation's line end (the byte offset of its newline). */
+            const callEnd = new Map<number, number>()
+            const cancels: { id: number; end: number }[] = []
+            let offset = Buffer.byteLength(lines[0]!)
+            const add = (line: string) => {
+              lines.push(line)
+              offset += 1 + Buffer.byteLength(line)
+              return offset
+            }
+            for (const next of steps) {
+              if (next.kind === 'call') {
+                const id = calls.size + 1
+                calls.set(id, next.text)
+                callEnd.set(
+                  id,
+                  add(
+                    JSON.stringify({
+                      jsonrpc: '2.0',
+                      id,
+                      method: 'tools/call',
+                      params: { name: 'echo', arguments: { text: next.text } },
+                    }),
+                  ),
+                )
+              } else if (calls.size > 0) {
+                const id = calls.size - (next.back % calls.size)
+                cancelled.add(id)
+                cancels.push({
+                  id,
+                  end: add(
+                    JSON.stringify({
+                      jsonrpc: '2.0',
+                      method: 'notifications/cancelled',
+                      params: { requestId: id, reason: 'drawn' },
+                    }),
+                  ),
+                })
+              }
+            }
+            // Cut anywhere, inside a line or a multi-byte character too, and let the server run between chunks.
+            const bytes = Buffer.from(`${lines.join('\n')}\n`)
+            const points = [...new Set(cuts.map((cut) => cut % (bytes.length + 1))), bytes.length].sort((a, b) => a - b)
+            const chunkOf = (at: number) => points.findIndex((point) => point > at)
+            // A call whose line and whose cancellation end in the same chunk is read with it: it must never run.
+            const neverRun = new Set(
+              cancels.filter(({ id, end }) => chunkOf(callEnd.get(id)!) === chunkOf(end)).map(({ id }) => id),
+            )
+            let from = 0
+            for (const at of points) {
+              server.stdin.write(bytes.subarray(from, at))
+              from = at
+              await new Promise((resolve) => setImmediate(resolve))
+            }
+            const answers: { id?: unknown; result?: { content: { text: string }[] } }[] = []
+            const due = [...calls.keys()].filter((id) => !cancelled.has(id))
+            await until(() => {
+              answers.push(...linesOf(server.stdout))
+              return answers.some((m) => m.id === 'init') && due.every((id) => answers.some((m) => m.id === id))
+            }, 'an answer to every call never cancelled')
+            for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve))
+            answers.push(...linesOf(server.stdout))
+            const ids = answers.map((m) => m.id)
+            expect(new Set(ids).size).toBe(ids.length)
+            for (const answer of answers.filter((m) => m.id !== 'init')) {
+              expect(calls.has(answer.id as number)).toBe(true)
+              expect(neverRun.has(answer.id as number)).toBe(false)
+              expect(answer.result?.content[0]?.text).toBe(calls.get(answer.id as number))
+            }
+          } finally {
+            await t.dispose()
           }
-        }
-        // Cut anywhere, inside a line or a multi-byte character too, and let the server run between chunks.
-        const bytes = Buffer.from(`${lines.join('\n')}\n`)
-        const points = [...new Set(cuts.map((cut) => cut % (bytes.length + 1))), bytes.length].sort((a, b) => a - b)
-        const chunkOf = (at: number) => points.findIndex((point) => point > at)
-        // A call whose line and whose cancellation end in the same chunk is read with it: it must never run.
-        const neverRun = new Set(cancels.filter(({ id, end }) => chunkOf(callEnd.get(id)!) === chunkOf(end)).map(({ id }) => id))
-        let from = 0
-        for (const at of points) {
-          server.stdin.write(bytes.subarray(from, at))
-          from = at
-          await new Promise((resolve) => setImmediate(resolve))
-        }
-        const answers: { id?: unknown; result?: { content: { text: string }[] } }[] = []
-        const due = [...calls.keys()].filter((id) => !cancelled.has(id))
-        await until(() => {
-          answers.push(...linesOf(server.stdout))
-          return answers.some((m) => m.id === 'init') && due.every((id) => answers.some((m) => m.id === id))
-        }, 'an answer to every call never cancelled')
-        for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve))
-        answers.push(...linesOf(server.stdout))
-        const ids = answers.map((m) => m.id)
-        expect(new Set(ids).size).toBe(ids.length)
-        for (const answer of answers.filter((m) => m.id !== 'init')) {
-          expect(calls.has(answer.id as number)).toBe(true)
-          expect(neverRun.has(answer.id as number)).toBe(false)
-          expect(answer.result?.content[0]?.text).toBe(calls.get(answer.id as number))
-        }
-      } finally {
-        await t.dispose()
-      }
-    }), { numRuns: 60 })
+        },
+      ),
+      { numRuns: 60 },
+    )
   })
 
   test('end of stdin closes the connection', async () => {

@@ -47,13 +47,28 @@ export interface Config {
 }
 
 export const Config: Schema<Partial<Config>, Config> = Schema.object({
-  command: Schema.array(String).description('argv of a command whose stdin/stdout speak MCP, e.g. ["ssh", "-T", "host", "dsh", "mcp", "--cwd", "/repo"]. No shell is involved.'),
+  command: Schema.array(String).description(
+    'argv of a command whose stdin/stdout speak MCP, e.g. ["ssh", "-T", "host", "dsh", "mcp", "--cwd", "/repo"]. No shell is involved.',
+  ),
   cwd: Schema.string().description('Directory the command is started in; default: the process working directory.'),
   url: Schema.string().description('Streamable HTTP endpoint of a `dsh mcp --http`, e.g. http://127.0.0.1:8765/mcp.'),
   token: Schema.string().description('Bearer token for `url` (required with it).'),
-  connectTimeoutMs: Schema.natural().min(1).default(30_000).description('Bound on starting the command or reaching the URL and completing the MCP handshake.'),
-  idleTimeoutMs: Schema.natural().min(1).default(60_000).description('A call that gets neither its result nor a progress report for this long is given up: the connection is dropped (REMOTE_UNAVAILABLE).'),
-  graceMs: Schema.natural().min(1).default(3000).description('After closing the remote\'s stdin, how long it may take to exit before its process group is terminated.'),
+  connectTimeoutMs: Schema.natural()
+    .min(1)
+    .default(30_000)
+    .description('Bound on starting the command or reaching the URL and completing the MCP handshake.'),
+  idleTimeoutMs: Schema.natural()
+    .min(1)
+    .default(60_000)
+    .description(
+      'A call that gets neither its result nor a progress report for this long is given up: the connection is dropped (REMOTE_UNAVAILABLE).',
+    ),
+  graceMs: Schema.natural()
+    .min(1)
+    .default(3000)
+    .description(
+      "After closing the remote's stdin, how long it may take to exit before its process group is terminated.",
+    ),
 })
 
 function configError(message: string): RemoteError {
@@ -63,7 +78,8 @@ function configError(message: string): RemoteError {
 function endpointOf(config: Config): Endpoint {
   // Schemastery defaults an absent array to [], so an empty command counts as none.
   const command = config.command?.length ? config.command : undefined
-  if ((command === undefined) === (config.url === undefined)) throw configError('set exactly one of "command" and "url"')
+  if ((command === undefined) === (config.url === undefined))
+    throw configError('set exactly one of "command" and "url"')
   if (command !== undefined) {
     if (command[0] === '') throw configError('"command" names no program')
     // The user's own command (ssh, kubectl, docker) needs the user's environment — agent sockets, kube
@@ -76,7 +92,8 @@ function endpointOf(config: Config): Endpoint {
   } catch {
     throw configError(`"url" is not a URL: ${config.url}`)
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw configError(`"url" must be http: or https:, got ${url.protocol}`)
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw configError(`"url" must be http: or https:, got ${url.protocol}`)
   if (!config.token) throw configError('"url" needs a "token" (a dsh mcp --http always requires one)')
   return { kind: 'url', url, token: config.token }
 }
@@ -109,7 +126,8 @@ export async function apply(ctx: Context, config: Config): Promise<void> {
     },
   })
 
-  const open = (route: { sessionId: string | undefined }) => RemoteLink.open(endpoint, ctx.get('subprocess'), linkOptions(route))
+  const open = (route: { sessionId: string | undefined }) =>
+    RemoteLink.open(endpoint, ctx.get('subprocess'), linkOptions(route))
 
   // The start connection: the catalog, then kept for the first session that calls.
   const startRoute: { sessionId: string | undefined } = { sessionId: undefined }
@@ -119,10 +137,20 @@ export async function apply(ctx: Context, config: Config): Promise<void> {
   try {
     tools = await spare.tools()
     const given = spare.client.getInstructions()
-    instructions = given === undefined ? undefined : remotePrompt(given, spare.client.getServerVersion()?.name, tools.map((tool) => tool.name))
+    instructions =
+      given === undefined
+        ? undefined
+        : remotePrompt(
+            given,
+            spare.client.getServerVersion()?.name,
+            tools.map((tool) => tool.name),
+          )
   } catch (error) {
     await spare.close()
-    throw new RemoteError(unavailableText.handshakeFailed(label, `listing the tools failed: ${(error as Error).message}`), { code: RemoteErrorCode.REMOTE_UNAVAILABLE, cause: error })
+    throw new RemoteError(
+      unavailableText.handshakeFailed(label, `listing the tools failed: ${(error as Error).message}`),
+      { code: RemoteErrorCode.REMOTE_UNAVAILABLE, cause: error },
+    )
   }
 
   const linkFor = async (sessionId: string | undefined): Promise<RemoteLink> => {
@@ -186,14 +214,22 @@ export async function apply(ctx: Context, config: Config): Promise<void> {
     await link?.close()
   })
 
-  ctx.effect(() => async () => {
-    disposing = true
-    const all = [...links.values()]
-    links.clear()
-    const closing = all.map((pending) => pending.then((link) => link.close(), () => {}))
-    if (spare) closing.push(spare.close())
-    await Promise.all(closing)
-  }, 'tools-remote connections')
+  ctx.effect(
+    () => async () => {
+      disposing = true
+      const all = [...links.values()]
+      links.clear()
+      const closing = all.map((pending) =>
+        pending.then(
+          (link) => link.close(),
+          () => {},
+        ),
+      )
+      if (spare) closing.push(spare.close())
+      await Promise.all(closing)
+    },
+    'tools-remote connections',
+  )
 }
 
 export default { name, inject, Config, apply }

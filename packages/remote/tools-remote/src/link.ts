@@ -1,7 +1,13 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import { ErrorCode, LoggingMessageNotificationSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
+import {
+  ErrorCode,
+  LoggingMessageNotificationSchema,
+  McpError,
+  type CallToolResult,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js'
 import * as z from 'zod'
 import type { SubprocessService } from '@deepseek-ai/dsh-subprocess'
 import { CoreErrorCode, HarnessError } from '@deepseek-ai/dsh-tools'
@@ -34,7 +40,12 @@ const ToolsPage = z.looseObject({ tools: z.array(z.any()), nextCursor: z.string(
 const EXIT_REPORT_MS = 5000
 
 function unavailable(message: string, cause?: unknown): RemoteError {
-  return new RemoteError(message, cause === undefined ? { code: RemoteErrorCode.REMOTE_UNAVAILABLE } : { code: RemoteErrorCode.REMOTE_UNAVAILABLE, cause })
+  return new RemoteError(
+    message,
+    cause === undefined
+      ? { code: RemoteErrorCode.REMOTE_UNAVAILABLE }
+      : { code: RemoteErrorCode.REMOTE_UNAVAILABLE, cause },
+  )
 }
 
 /** One MCP connection to the remote dsh. Dead once `closed`; the plugin then opens a new one on the next call. */
@@ -46,10 +57,17 @@ export class RemoteLink {
   private exited: Promise<ExitFacts> | undefined
   private closing: Promise<void> | undefined
 
-  private constructor(readonly client: Client, private readonly options: LinkOptions) {}
+  private constructor(
+    readonly client: Client,
+    private readonly options: LinkOptions,
+  ) {}
 
   /** Connects and completes the MCP handshake, or throws REMOTE_UNAVAILABLE saying why (nothing is left running). */
-  static async open(endpoint: Endpoint, subprocess: SubprocessService | undefined, options: LinkOptions): Promise<RemoteLink> {
+  static async open(
+    endpoint: Endpoint,
+    subprocess: SubprocessService | undefined,
+    options: LinkOptions,
+  ): Promise<RemoteLink> {
     const client = new Client(options.clientInfo, { capabilities: {} })
     const link = new RemoteLink(client, options)
     client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
@@ -64,7 +82,8 @@ export class RemoteLink {
     client.onerror = (error) => options.log(`remote ${options.label}: ${error.message}`)
     let transport: Transport
     if (endpoint.kind === 'command') {
-      if (!subprocess) throw unavailable(unavailableText.spawnFailed(options.label, 'no ctx.subprocess provider is loaded'))
+      if (!subprocess)
+        throw unavailable(unavailableText.spawnFailed(options.label, 'no ctx.subprocess provider is loaded'))
       let handle
       try {
         handle = await subprocess.spawn({
@@ -94,9 +113,13 @@ export class RemoteLink {
       const exit = await link.exitFacts()
       await link.close()
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
-        throw unavailable(unavailableText.handshakeTimeout(options.label, options.connectTimeoutMs, exit, link.process?.noise), error)
+        throw unavailable(
+          unavailableText.handshakeTimeout(options.label, options.connectTimeoutMs, exit, link.process?.noise),
+          error,
+        )
       }
-      if (endpoint.kind === 'url') throw unavailable(unavailableText.http(options.label, describeHttpFailure(error)), error)
+      if (endpoint.kind === 'url')
+        throw unavailable(unavailableText.http(options.label, describeHttpFailure(error)), error)
       // Once the command has ended, its exit and stderr say why; a write error (EPIPE) on the way says nothing.
       const reason = exit ? 'the command ended before the MCP handshake completed' : describe(error)
       throw unavailable(unavailableText.handshakeFailed(options.label, reason, exit, link.process?.noise), error)
@@ -109,7 +132,11 @@ export class RemoteLink {
     const tools: Tool[] = []
     let cursor: string | undefined
     do {
-      const page = await this.client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, ToolsPage, { timeout: this.options.connectTimeoutMs })
+      const page = await this.client.request(
+        { method: 'tools/list', params: cursor === undefined ? {} : { cursor } },
+        ToolsPage,
+        { timeout: this.options.connectTimeoutMs },
+      )
       tools.push(...(page.tools as Tool[]))
       cursor = page.nextCursor
     } while (cursor !== undefined)
@@ -121,17 +148,22 @@ export class RemoteLink {
    * a cancellation), REMOTE_UNAVAILABLE when the connection was lost or stalled (this link is then closed), or
    * REMOTE_PROTOCOL_ERROR when the remote answered with a JSON-RPC error.
    */
-  async call(name: string, args: Record<string, unknown>, signal: AbortSignal, onProgress: (progress: { progress: number; message?: string }) => void): Promise<CallToolResult> {
+  async call(
+    name: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    onProgress: (progress: { progress: number; message?: string }) => void,
+  ): Promise<CallToolResult> {
     if (this.closed) throw unavailable(unavailableText.lostDuringCall(this.options.label, await this.exitFacts()))
     try {
       // Asking for progress makes a dsh report a running call every few seconds: that is the liveness signal
       // which resets the idle timeout, so a long bash may run as long as it needs while a dead link is noticed.
-      return await this.client.callTool({ name, arguments: args }, undefined, {
+      return (await this.client.callTool({ name, arguments: args }, undefined, {
         signal,
         timeout: this.options.idleTimeoutMs,
         resetTimeoutOnProgress: true,
         onprogress: ({ progress, message }) => onProgress(message === undefined ? { progress } : { progress, message }),
-      }) as CallToolResult
+      })) as CallToolResult
     } catch (error) {
       if (signal.aborted) throw new HarnessError('tool call aborted', { code: CoreErrorCode.ABORTED, cause: error })
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
@@ -139,7 +171,10 @@ export class RemoteLink {
         throw unavailable(unavailableText.stalled(this.options.label, this.options.idleTimeoutMs), error)
       }
       if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) {
-        throw new RemoteError(protocolErrorText(this.options.label, error.message), { code: RemoteErrorCode.REMOTE_PROTOCOL_ERROR, cause: error })
+        throw new RemoteError(protocolErrorText(this.options.label, error.message), {
+          code: RemoteErrorCode.REMOTE_PROTOCOL_ERROR,
+          cause: error,
+        })
       }
       if (this.http && !(error instanceof McpError)) {
         void this.close()
@@ -173,7 +208,9 @@ export class RemoteLink {
     let timer: NodeJS.Timeout | undefined
     const facts = await Promise.race([
       this.exited,
-      new Promise<undefined>((resolve) => { timer = setTimeout(() => resolve(undefined), EXIT_REPORT_MS) }),
+      new Promise<undefined>((resolve) => {
+        timer = setTimeout(() => resolve(undefined), EXIT_REPORT_MS)
+      }),
     ])
     clearTimeout(timer)
     return facts
@@ -181,7 +218,8 @@ export class RemoteLink {
 }
 
 function describe(error: unknown): string {
-  if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) return 'the connection closed during the handshake'
+  if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed)
+    return 'the connection closed during the handshake'
   return error instanceof Error ? error.message : String(error)
 }
 

@@ -9,12 +9,18 @@ import { RemoteToolError } from './errors.ts'
  * (an image from a server that is not a dsh) is named, not dropped silently.
  */
 export function resultText(result: CallToolResult): string {
-  const parts = (result.content ?? []).map((item) => (item.type === 'text' ? item.text : `[${item.type} content not shown]`))
+  const parts = (result.content ?? []).map((item) =>
+    item.type === 'text' ? item.text : `[${item.type} content not shown]`,
+  )
   const text = parts.join('\n')
   if (!result.isError) return text
   const meta = result._meta?.[ERROR_META_KEY] as { name?: unknown; code?: unknown } | undefined
   const message = text.startsWith('Error: ') ? text.slice('Error: '.length) : text
-  return rethrow(message, typeof meta?.name === 'string' ? meta.name : 'RemoteToolError', typeof meta?.code === 'string' ? meta.code : CoreErrorCode.TOOL_FAILED)
+  return rethrow(
+    message,
+    typeof meta?.name === 'string' ? meta.name : 'RemoteToolError',
+    typeof meta?.code === 'string' ? meta.code : CoreErrorCode.TOOL_FAILED,
+  )
 }
 
 function rethrow(message: string, name: string, code: string): never {

@@ -22,7 +22,10 @@ function quoteWord(word: string): string {
 
 /** The last lines of the remote command's stderr (ssh's own errors end up there), on one line, bounded. */
 export function stderrSummary(stderr: string, maxChars = 400): string {
-  const lines = stderr.split('\n').map((line) => line.trim()).filter(Boolean)
+  const lines = stderr
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean)
   let text = lines.slice(-3).join(' / ')
   if (text.length > maxChars) text = `…${text.slice(text.length - maxChars + 1)}`
   return text
@@ -36,7 +39,11 @@ export interface ExitFacts {
 
 function exitClause(exit: ExitFacts | undefined): string {
   if (!exit) return ''
-  const how = exit.signal ? `was killed by ${exit.signal}` : exit.exitCode === null ? 'ended' : `exited with code ${exit.exitCode}`
+  const how = exit.signal
+    ? `was killed by ${exit.signal}`
+    : exit.exitCode === null
+      ? 'ended'
+      : `exited with code ${exit.exitCode}`
   const said = stderrSummary(exit.stderr)
   return ` (the command ${how}${said ? `: ${said}` : ''})`
 }
@@ -57,7 +64,8 @@ function noiseClause(noise: NoiseFacts | undefined): string {
 
 export const unavailableText = {
   /** The command could not be started at all. */
-  spawnFailed: (label: string, reason: string) => `remote unavailable: the remote command ${label} could not start: ${reason}. ${RETRY}`,
+  spawnFailed: (label: string, reason: string) =>
+    `remote unavailable: the remote command ${label} could not start: ${reason}. ${RETRY}`,
   /** The command ran but ended (or the server refused) before the MCP handshake completed. */
   handshakeFailed: (label: string, reason: string, exit?: ExitFacts, noise?: NoiseFacts) =>
     `remote unavailable: no MCP connection to ${label}: ${reason}${exitClause(exit)}${noiseClause(noise)}. ${RETRY}`,
@@ -79,12 +87,14 @@ export const unavailableText = {
 export function httpReason(status: number | undefined, message: string): string {
   if (status === 401) return 'the server refused the token (HTTP 401): check --token-file / --token-env on both sides'
   if (status === 403) return 'the server refused the request (HTTP 403): its Origin/Host check rejected it'
-  if (status === 404) return 'the server does not know this MCP session (HTTP 404): it restarted, or the URL is not its /mcp endpoint'
+  if (status === 404)
+    return 'the server does not know this MCP session (HTTP 404): it restarted, or the URL is not its /mcp endpoint'
   if (status !== undefined) return `HTTP ${status}: ${message}`
   return message
 }
 
-export const protocolErrorText = (label: string, message: string) => `the remote ${label} answered with a protocol error: ${message}`
+export const protocolErrorText = (label: string, message: string) =>
+  `the remote ${label} answered with a protocol error: ${message}`
 
 /** The remote's instructions become one prompt section with this id. */
 export const PROMPT_SECTION_ID = 'remote:instructions'

@@ -20,10 +20,17 @@ export class ProcessTransport implements Transport {
   exit: ExitStatus | undefined
   /** The lines on stdout that were not JSON-RPC messages: how many, and the first (clipped), for error texts. */
   readonly noise: NoiseFacts = { lines: 0, first: undefined }
-  private readonly lines = new LineSplitter(MAX_LINE_BYTES, (line) => this.line(line), (head) => this.tooLong(head))
+  private readonly lines = new LineSplitter(
+    MAX_LINE_BYTES,
+    (line) => this.line(line),
+    (head) => this.tooLong(head),
+  )
   private closed = false
 
-  constructor(private readonly handle: SubprocessHandle, private readonly graceMs: number) {}
+  constructor(
+    private readonly handle: SubprocessHandle,
+    private readonly graceMs: number,
+  ) {}
 
   async start(): Promise<void> {
     const { stdout, stdin } = this.handle
@@ -63,19 +70,25 @@ export class ProcessTransport implements Transport {
 
   private tooLong(head: Buffer): void {
     this.noise.first ??= clipLine(head)
-    this.report(`the remote wrote a line longer than ${MAX_LINE_BYTES} bytes, which no MCP message of a dsh is: dropped`)
+    this.report(
+      `the remote wrote a line longer than ${MAX_LINE_BYTES} bytes, which no MCP message of a dsh is: dropped`,
+    )
   }
 
   /** Logs the first few skipped lines, then says once that the rest are only counted. */
   private report(text: string): void {
     this.noise.lines++
     if (this.noise.lines <= LOGGED_NOISE_LINES) this.onerror?.(new Error(text))
-    else if (this.noise.lines === LOGGED_NOISE_LINES + 1) this.onerror?.(new Error('the remote keeps writing lines that are not JSON-RPC: the rest are counted, not logged'))
+    else if (this.noise.lines === LOGGED_NOISE_LINES + 1)
+      this.onerror?.(
+        new Error('the remote keeps writing lines that are not JSON-RPC: the rest are counted, not logged'),
+      )
   }
 
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.handle.stdin
-    if (this.closed || !stdin || stdin.destroyed || stdin.writableEnded) return Promise.reject(new Error('the connection is closed'))
+    if (this.closed || !stdin || stdin.destroyed || stdin.writableEnded)
+      return Promise.reject(new Error('the connection is closed'))
     return new Promise((resolve, reject) => {
       // Resolve once written (or buffered under the high-water mark); a write error rejects.
       const ok = stdin.write(serializeMessage(message), (error) => (error ? reject(error) : undefined))
@@ -93,7 +106,9 @@ export class ProcessTransport implements Transport {
     let timer: NodeJS.Timeout | undefined
     const exited = await Promise.race([
       this.handle.done.then(() => true),
-      new Promise<false>((resolve) => { timer = setTimeout(() => resolve(false), this.graceMs) }),
+      new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), this.graceMs)
+      }),
     ])
     clearTimeout(timer)
     if (!exited) this.handle.terminate()

@@ -77,36 +77,56 @@ export async function startSshd(): Promise<Sshd> {
   let child: ChildProcess | undefined
   for (let attempt = 0; attempt < 5 && !child; attempt++) {
     port = await freePort()
-    writeFileSync(join(dir, 'sshd_config'), [
-      `ListenAddress 127.0.0.1`,
-      `Port ${port}`,
-      `HostKey ${join(dir, 'host_key')}`,
-      `PidFile ${join(dir, 'sshd.pid')}`,
-      `AuthorizedKeysFile ${join(dir, 'authorized_keys')}`,
-      'PermitRootLogin prohibit-password',
-      'PubkeyAuthentication yes',
-      'PasswordAuthentication no',
-      'KbdInteractiveAuthentication no',
-      'UsePAM no',
-      'StrictModes no',
-      'AllowTcpForwarding no',
-      'X11Forwarding no',
-      'PrintMotd no',
-      'LogLevel ERROR',
-      '',
-    ].join('\n'))
-    const started = spawn('/usr/sbin/sshd', ['-D', '-e', '-f', join(dir, 'sshd_config')], { stdio: ['ignore', 'ignore', 'pipe'] })
+    writeFileSync(
+      join(dir, 'sshd_config'),
+      [
+        `ListenAddress 127.0.0.1`,
+        `Port ${port}`,
+        `HostKey ${join(dir, 'host_key')}`,
+        `PidFile ${join(dir, 'sshd.pid')}`,
+        `AuthorizedKeysFile ${join(dir, 'authorized_keys')}`,
+        'PermitRootLogin prohibit-password',
+        'PubkeyAuthentication yes',
+        'PasswordAuthentication no',
+        'KbdInteractiveAuthentication no',
+        'UsePAM no',
+        'StrictModes no',
+        'AllowTcpForwarding no',
+        'X11Forwarding no',
+        'PrintMotd no',
+        'LogLevel ERROR',
+        '',
+      ].join('\n'),
+    )
+    const started = spawn('/usr/sbin/sshd', ['-D', '-e', '-f', join(dir, 'sshd_config')], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    })
     let stderr = ''
-    started.stderr!.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
+    started.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk
+    })
     const ready = await probe(port, started)
     if (ready) child = started
     else if (!/Address already in use/.test(stderr)) throw new Error(`sshd did not start: ${stderr}`)
   }
   if (!child) throw new Error('sshd found no free port')
   const ssh = [
-    'ssh', '-T', '-p', String(port), '-i', join(dir, 'client_key'),
-    '-o', 'StrictHostKeyChecking=no', '-o', `UserKnownHostsFile=${join(dir, 'known_hosts')}`,
-    '-o', 'BatchMode=yes', '-o', 'LogLevel=ERROR', '-o', 'IdentitiesOnly=yes',
+    'ssh',
+    '-T',
+    '-p',
+    String(port),
+    '-i',
+    join(dir, 'client_key'),
+    '-o',
+    'StrictHostKeyChecking=no',
+    '-o',
+    `UserKnownHostsFile=${join(dir, 'known_hosts')}`,
+    '-o',
+    'BatchMode=yes',
+    '-o',
+    'LogLevel=ERROR',
+    '-o',
+    'IdentitiesOnly=yes',
     'root@127.0.0.1',
   ]
   const running = child
@@ -130,7 +150,10 @@ async function probe(port: number, child: ChildProcess): Promise<boolean> {
     if (child.exitCode !== null) return false
     const open = await new Promise<boolean>((resolve) => {
       const socket = connect(port, '127.0.0.1')
-      socket.once('connect', () => { socket.destroy(); resolve(true) })
+      socket.once('connect', () => {
+        socket.destroy()
+        resolve(true)
+      })
       socket.once('error', () => resolve(false))
     })
     if (open) return true
@@ -150,12 +173,22 @@ export interface HttpDsh {
 export async function startHttpDsh(cwd: string, options: { port?: number; token?: string } = {}): Promise<HttpDsh> {
   const token = options.token ?? randomBytes(32).toString('hex')
   // The installed dsh, as on a remote host (its shim runs under the node on the PATH).
-  const child = spawn(installedDsh().bin, ['mcp', '--http', '--port', String(options.port ?? 0), '--token-env', 'DSH_TEST_HTTP_TOKEN', '--cwd', cwd], {
-    env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`, DSH_TEST_HTTP_TOKEN: token },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  })
+  const child = spawn(
+    installedDsh().bin,
+    ['mcp', '--http', '--port', String(options.port ?? 0), '--token-env', 'DSH_TEST_HTTP_TOKEN', '--cwd', cwd],
+    {
+      env: {
+        ...process.env,
+        PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`,
+        DSH_TEST_HTTP_TOKEN: token,
+      },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  )
   let stderr = ''
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })))
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  )
   const url = await new Promise<string>((resolve, reject) => {
     child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
       stderr += chunk

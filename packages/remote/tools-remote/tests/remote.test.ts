@@ -9,9 +9,23 @@ import ToolsService from '@deepseek-ai/dsh-tools'
 import SystemPromptService from '@deepseek-ai/dsh-system-prompt'
 import LocalSubprocess from '@deepseek-ai/dsh-subprocess-local'
 import RemotePlugin from '../src/index.ts'
-import { dshMcpArgv, freePort, processesWith, startHttpDsh, SUITE, uniqueSleep, until, workspace, type HttpDsh } from './fixtures.ts'
+import {
+  dshMcpArgv,
+  freePort,
+  processesWith,
+  startHttpDsh,
+  SUITE,
+  uniqueSleep,
+  until,
+  workspace,
+  type HttpDsh,
+} from './fixtures.ts'
 
-const facts = (result: ToolResult) => ({ text: result.content[0].text, isError: result.isError, code: result.error?.code ?? null })
+const facts = (result: ToolResult) => ({
+  text: result.content[0].text,
+  isError: result.isError,
+  code: result.error?.code ?? null,
+})
 
 let ws: ReturnType<typeof workspace>
 let local: DefaultContext
@@ -48,14 +62,25 @@ describe.each(Object.keys(transports) as (keyof typeof transports)[])('tools-rem
 
   test('mounts the remote tools with their schemas, titles and annotations, and its instructions as the prompt', () => {
     // As JSON: the local schemas are TypeBox objects, whose symbol keys never travel.
-    expect(JSON.parse(JSON.stringify(host.ctx.tools.schemas()))).toEqual(JSON.parse(JSON.stringify(local.ctx.tools.schemas())))
+    expect(JSON.parse(JSON.stringify(host.ctx.tools.schemas()))).toEqual(
+      JSON.parse(JSON.stringify(local.ctx.tools.schemas())),
+    )
     // Not equal by both lacking them: every shipped tool has a title and annotations, and they cross the link.
-    const mounted = Object.fromEntries(host.ctx.tools.schemas().map(({ name, title, annotations }) => [name, { title, annotations }]))
+    const mounted = Object.fromEntries(
+      host.ctx.tools.schemas().map(({ name, title, annotations }) => [name, { title, annotations }]),
+    )
     expect(mounted).toMatchObject({
-      read: { title: 'Read a file', annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } },
-      bash: { title: 'Run a shell command', annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true } },
+      read: {
+        title: 'Read a file',
+        annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      },
+      bash: {
+        title: 'Run a shell command',
+        annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+      },
     })
-    for (const tool of Object.values(mounted)) expect(tool).toEqual({ title: expect.any(String), annotations: expect.any(Object) })
+    for (const tool of Object.values(mounted))
+      expect(tool).toEqual({ title: expect.any(String), annotations: expect.any(Object) })
     expect(host.ctx.systemPrompt.assemble()).toBe(local.ctx.systemPrompt.assemble())
   })
 
@@ -71,14 +96,18 @@ describe.each(Object.keys(transports) as (keyof typeof transports)[])('tools-rem
   test('a cancelled call is ABORTED here and its command stops over there', async () => {
     const sleep = uniqueSleep()
     const controller = new AbortController()
-    const call = host.ctx.tools.execute('bash', { command: sleep.command, description: 'Sleep' }, { signal: controller.signal, session: { id: `cancel-${kind}`, cwd: ws.dir } })
+    const call = host.ctx.tools.execute(
+      'bash',
+      { command: sleep.command, description: 'Sleep' },
+      { signal: controller.signal, session: { id: `cancel-${kind}`, cwd: ws.dir } },
+    )
     await until(() => processesWith(sleep.marker).length > 0, 'the remote sleep runs')
     controller.abort(new Error('the user pressed escape'))
     expect(facts(await call)).toMatchObject({ isError: true, code: 'ABORTED', text: 'Error: tool call aborted' })
     await until(() => processesWith(sleep.marker).length === 0, 'the remote sleep is gone')
   })
 
-  test('a background task\'s completion notice arrives as a session notice, and is never queued a second time here', async () => {
+  test("a background task's completion notice arrives as a session notice, and is never queued a second time here", async () => {
     const session = { id: `notice-${kind}`, cwd: ws.dir }
     const notices: SessionNotice[] = []
     const off = host.ctx.on('tools/session-notice', (notice) => void notices.push(notice))
@@ -87,7 +116,11 @@ describe.each(Object.keys(transports) as (keyof typeof transports)[])('tools-rem
       // call that started it has returned.
       const flag = join(tmpdir(), `dsh-remote-go-${uniqueSleep().marker}`)
       const command = `while [ ! -e '${flag}' ]; do sleep 0.02; done; echo finished`
-      const started = await host.ctx.tools.execute('bash', { command, description: 'Quick', run_in_background: true }, { session })
+      const started = await host.ctx.tools.execute(
+        'bash',
+        { command, description: 'Quick', run_in_background: true },
+        { session },
+      )
       const id = /^started background task (bash-\d+)/.exec(started.content[0].text)?.[1]
       expect(id).toBeDefined()
       writeFileSync(flag, '')
@@ -97,7 +130,11 @@ describe.each(Object.keys(transports) as (keyof typeof transports)[])('tools-rem
       // The remote appends its own undelivered notice to the session's next result; this side adds nothing, so
       // the notice is there exactly once, after a blank line, and never again after.
       const next = await host.ctx.tools.execute('read', { path: 'a.txt' }, { session })
-      const plain = await local.ctx.tools.execute('read', { path: 'a.txt' }, { session: { id: `plain-${kind}`, cwd: ws.dir } })
+      const plain = await local.ctx.tools.execute(
+        'read',
+        { path: 'a.txt' },
+        { session: { id: `plain-${kind}`, cwd: ws.dir } },
+      )
       expect(next.content[0].text).toBe(`${plain.content[0].text}\n\n${text}`)
       const after = await host.ctx.tools.execute('read', { path: 'a.txt' }, { session })
       expect(after.content[0].text).toBe(plain.content[0].text)
@@ -121,29 +158,45 @@ describe('tools-remote over a command', () => {
       await host.ctx.tools.execute('read', { path: 'a.txt' }, { session: { id: 'two', cwd: ws.dir } })
       expect(remotes().length).toBe(before + 2)
       // Background ids are per remote session: each session's first task is bash-1, and the other's is unknown.
-      const one = await host.ctx.tools.execute('bash', { command: 'true', description: 'T', run_in_background: true }, { session: { id: 'one', cwd: ws.dir } })
-      const two = await host.ctx.tools.execute('bash', { command: 'true', description: 'T', run_in_background: true }, { session: { id: 'two', cwd: ws.dir } })
+      const one = await host.ctx.tools.execute(
+        'bash',
+        { command: 'true', description: 'T', run_in_background: true },
+        { session: { id: 'one', cwd: ws.dir } },
+      )
+      const two = await host.ctx.tools.execute(
+        'bash',
+        { command: 'true', description: 'T', run_in_background: true },
+        { session: { id: 'two', cwd: ws.dir } },
+      )
       expect(one.content[0].text).toMatch(/^started background task bash-1\b/)
       expect(two.content[0].text).toMatch(/^started background task bash-1\b/)
       const sleep = uniqueSleep()
-      await host.ctx.tools.execute('bash', { command: sleep.command, description: 'Long', run_in_background: true }, { session: { id: 'one', cwd: ws.dir } })
+      await host.ctx.tools.execute(
+        'bash',
+        { command: sleep.command, description: 'Long', run_in_background: true },
+        { session: { id: 'one', cwd: ws.dir } },
+      )
       await until(() => processesWith(sleep.marker).length > 0, 'the background sleep runs')
       await host.ctx.tools.endSession('one')
-      await until(() => remotes().length === before + 1, 'session one\'s remote is gone')
-      await until(() => processesWith(sleep.marker).length === 0, 'session one\'s background task is gone')
+      await until(() => remotes().length === before + 1, "session one's remote is gone")
+      await until(() => processesWith(sleep.marker).length === 0, "session one's background task is gone")
     } finally {
       await host.dispose()
     }
     await until(() => remotes().length === before, 'every remote is gone after disposal')
   })
 
-  test('a call that runs for a while reports the remote\'s progress as tools-remote/progress', async () => {
+  test("a call that runs for a while reports the remote's progress as tools-remote/progress", async () => {
     const host = await createDefaultContext({ remote: { command: dshMcpArgv(ws.dir) } })
     const reports: { callId: string; tool: string; progress: number; message?: string }[] = []
     const off = host.ctx.on('tools-remote/progress', (event) => void reports.push(event))
     try {
       // The remote dsh reports a running call every 3 s: a 3.5 s command gets one report.
-      const result = await host.ctx.tools.execute('bash', { command: 'sleep 3.5; echo done', description: 'Slow' }, { session: { id: 'slow', cwd: ws.dir }, callId: 'call-slow' })
+      const result = await host.ctx.tools.execute(
+        'bash',
+        { command: 'sleep 3.5; echo done', description: 'Slow' },
+        { session: { id: 'slow', cwd: ws.dir }, callId: 'call-slow' },
+      )
       expect(result.content[0].text).toBe('done')
       expect(reports.length).toBeGreaterThanOrEqual(1)
       expect(reports[0]).toMatchObject({ callId: 'call-slow', tool: 'bash', progress: 1 })
@@ -165,7 +218,9 @@ describe('tools-remote over a command', () => {
       for (const pid of remotes()) process.kill(pid, 'SIGKILL')
       const lost = await call
       expect(facts(lost)).toMatchObject({ isError: true, code: 'REMOTE_UNAVAILABLE' })
-      expect(lost.content[0].text).toMatch(/^Error: remote unavailable: the connection to .+ was lost during the call \(the command was killed by SIGKILL\); whether the call took effect there is unknown, and background tasks it had started there were stopped\. The next call tries to connect again\.$/)
+      expect(lost.content[0].text).toMatch(
+        /^Error: remote unavailable: the connection to .+ was lost during the call \(the command was killed by SIGKILL\); whether the call took effect there is unknown, and background tasks it had started there were stopped\. The next call tries to connect again\.$/,
+      )
       const again = await host.ctx.tools.execute('read', { path: 'a.txt' }, { session })
       expect(facts(again)).toEqual(facts(await local.ctx.tools.execute('read', { path: 'a.txt' }, { session })))
       // A SIGKILLed server cannot stop what it started (docs/reliability.md): reap its orphaned sleep here.
@@ -176,12 +231,19 @@ describe('tools-remote over a command', () => {
     }
   })
 
-  test('a remote that cannot be reached at all fails the plugin\'s start with REMOTE_UNAVAILABLE, saying why', async () => {
-    const error = await createDefaultContext({ remote: { command: ['sh', '-c', 'echo "ssh: connect to host nowhere port 22: Connection refused" >&2; exit 255'] }, log: () => {} })
-      .then(() => undefined, (reason: { cause?: { code?: string; message?: string } }) => reason)
+  test("a remote that cannot be reached at all fails the plugin's start with REMOTE_UNAVAILABLE, saying why", async () => {
+    const error = await createDefaultContext({
+      remote: {
+        command: ['sh', '-c', 'echo "ssh: connect to host nowhere port 22: Connection refused" >&2; exit 255'],
+      },
+      log: () => {},
+    }).then(
+      () => undefined,
+      (reason: { cause?: { code?: string; message?: string } }) => reason,
+    )
     expect(error?.cause?.code).toBe('REMOTE_UNAVAILABLE')
     expect(error?.cause?.message).toBe(
-      "remote unavailable: no MCP connection to sh -c 'echo \"ssh: connect to host nowhere port 22: Connection refused\" >&2; exit 255': the command ended before the MCP handshake completed (the command exited with code 255: ssh: connect to host nowhere port 22: Connection refused). The next call tries to connect again.",
+      'remote unavailable: no MCP connection to sh -c \'echo "ssh: connect to host nowhere port 22: Connection refused" >&2; exit 255\': the command ended before the MCP handshake completed (the command exited with code 255: ssh: connect to host nowhere port 22: Connection refused). The next call tries to connect again.',
     )
   })
 })
@@ -197,7 +259,11 @@ describe('tools-remote over HTTP', () => {
       await server.stop()
       const down = await host.ctx.tools.execute('read', { path: 'a.txt' }, { session })
       expect(facts(down)).toMatchObject({ isError: true, code: 'REMOTE_UNAVAILABLE' })
-      expect(down.content[0].text).toMatch(new RegExp(`^Error: remote unavailable: ${server.url.replaceAll('.', '\\.')}: fetch failed \\(ECONNREFUSED\\)\\. The next call tries to connect again\\.$`))
+      expect(down.content[0].text).toMatch(
+        new RegExp(
+          `^Error: remote unavailable: ${server.url.replaceAll('.', '\\.')}: fetch failed \\(ECONNREFUSED\\)\\. The next call tries to connect again\\.$`,
+        ),
+      )
       server = await startHttpDsh(ws.dir, { port, token: server.token })
       const back = await host.ctx.tools.execute('read', { path: 'a.txt' }, { session })
       expect(facts(back)).toEqual(facts(await local.ctx.tools.execute('read', { path: 'a.txt' }, { session })))
@@ -234,13 +300,18 @@ describe('tools-remote against a fake remote that hangs (a forced fault)', () =>
 })
 
 describe('tools-remote against commands that are no dsh', () => {
-  async function start(command: string[]): Promise<{ failure: { code?: string; message: string } | undefined; ctx: Context }> {
+  async function start(
+    command: string[],
+  ): Promise<{ failure: { code?: string; message: string } | undefined; ctx: Context }> {
     const ctx = new Context()
     await ctx.plugin(ToolsService)
     await ctx.plugin(SystemPromptService)
     await ctx.plugin(LocalSubprocess)
     const fiber = ctx.plugin(RemotePlugin, { command, connectTimeoutMs: 1500 })
-    const failure = await fiber.await().then(() => undefined, (error: { code?: string; message: string }) => error)
+    const failure = await fiber.await().then(
+      () => undefined,
+      (error: { code?: string; message: string }) => error,
+    )
     return { failure, ctx }
   }
 
@@ -249,7 +320,11 @@ describe('tools-remote against commands that are no dsh', () => {
     const { failure, ctx } = await start(['yes', marker])
     try {
       expect(failure?.code).toBe('REMOTE_UNAVAILABLE')
-      expect(failure?.message).toMatch(new RegExp(`^remote unavailable: yes ${marker} did not complete the MCP handshake within 1500ms \\(the command was killed by SIGTERM\\); its stdout held \\d+ lines that are not JSON-RPC, the first: "${marker}" \\(is the command a dsh mcp, and does the remote shell print to stdout\\?\\)\\. The next call tries to connect again\\.$`))
+      expect(failure?.message).toMatch(
+        new RegExp(
+          `^remote unavailable: yes ${marker} did not complete the MCP handshake within 1500ms \\(the command was killed by SIGTERM\\); its stdout held \\d+ lines that are not JSON-RPC, the first: "${marker}" \\(is the command a dsh mcp, and does the remote shell print to stdout\\?\\)\\. The next call tries to connect again\\.$`,
+        ),
+      )
       await until(() => processesWith(marker).length === 0, 'yes was stopped')
     } finally {
       await ctx.fiber.dispose()
@@ -259,7 +334,11 @@ describe('tools-remote against commands that are no dsh', () => {
   test('one that writes a line longer than any message does not crash the host: the line is dropped and the next message read', async () => {
     const hanging = new URL('./fixtures/hanging-server.mjs', import.meta.url).pathname
     // 17 MiB of one line, then a real (if hanging) MCP server on the same stdout.
-    const { failure, ctx } = await start(['sh', '-c', `head -c 17825792 /dev/zero | tr '\\0' a; echo; exec "${process.execPath}" "${hanging}"`])
+    const { failure, ctx } = await start([
+      'sh',
+      '-c',
+      `head -c 17825792 /dev/zero | tr '\\0' a; echo; exec "${process.execPath}" "${hanging}"`,
+    ])
     try {
       expect(failure).toBeUndefined()
       expect(ctx.tools.schemas().map((tool) => tool.name)).toEqual(['hang'])
@@ -271,15 +350,25 @@ describe('tools-remote against commands that are no dsh', () => {
 
 describe('tools-remote config', () => {
   test('names exactly one remote: neither or both is REMOTE_CONFIG_INVALID before anything starts', async () => {
-    for (const config of [{}, { command: ['x'], url: 'http://127.0.0.1:1/mcp', token: 't' }, { url: 'http://127.0.0.1:1/mcp' }, { url: 'ftp://x/mcp', token: 't' }]) {
+    for (const config of [
+      {},
+      { command: ['x'], url: 'http://127.0.0.1:1/mcp', token: 't' },
+      { url: 'http://127.0.0.1:1/mcp' },
+      { url: 'ftp://x/mcp', token: 't' },
+    ]) {
       const ctx = new Context()
       const errors: string[] = []
-      ctx.logger.exporter({ export: (message) => void (message.type === 'error' && errors.push(String(message.args[0]))) })
+      ctx.logger.exporter({
+        export: (message) => void (message.type === 'error' && errors.push(String(message.args[0]))),
+      })
       await ctx.plugin(ToolsService)
       await ctx.plugin(SystemPromptService)
       await ctx.plugin(LocalSubprocess)
       const fiber = ctx.plugin(RemotePlugin, config)
-      const failure = await fiber.await().then(() => undefined, (error: { code?: string; message: string }) => error)
+      const failure = await fiber.await().then(
+        () => undefined,
+        (error: { code?: string; message: string }) => error,
+      )
       expect(failure?.code).toBe('REMOTE_CONFIG_INVALID')
       await ctx.fiber.dispose()
     }

@@ -5,7 +5,11 @@ import type { ToolResult } from '@deepseek-ai/dsh-tools'
 import { dshMcpArgv, processesWith, startSshd, SUITE, uniqueSleep, until, workspace, type Sshd } from './fixtures.ts'
 
 // Real OpenSSH on loopback: sshd started by the test with throwaway keys, the ssh client carrying `dsh mcp`.
-const facts = (result: ToolResult) => ({ text: result.content[0].text, isError: result.isError, code: result.error?.code ?? null })
+const facts = (result: ToolResult) => ({
+  text: result.content[0].text,
+  isError: result.isError,
+  code: result.error?.code ?? null,
+})
 
 let ws: ReturnType<typeof workspace>
 let sshd: Sshd
@@ -44,7 +48,9 @@ describe('tools-remote over ssh -T host dsh mcp', () => {
   })
 
   test('mounts the same tools and instructions as the local composition', () => {
-    expect(JSON.parse(JSON.stringify(host.ctx.tools.schemas()))).toEqual(JSON.parse(JSON.stringify(local.ctx.tools.schemas())))
+    expect(JSON.parse(JSON.stringify(host.ctx.tools.schemas()))).toEqual(
+      JSON.parse(JSON.stringify(local.ctx.tools.schemas())),
+    )
     expect(host.ctx.systemPrompt.assemble()).toBe(local.ctx.systemPrompt.assemble())
   })
 
@@ -58,16 +64,36 @@ describe('tools-remote over ssh -T host dsh mcp', () => {
 
   test('write and edit work over ssh with no special case: a read in the remote session lets its edit through; the bytes land on the remote side', async () => {
     const session = { id: 'ssh-change', cwd: ws.dir }
-    expect(facts(await host.ctx.tools.execute('edit', { path: 'a.txt', old_string: 'beta', new_string: 'BETA' }, { session }))).toMatchObject({ code: 'FS_NOT_READ' })
+    expect(
+      facts(
+        await host.ctx.tools.execute('edit', { path: 'a.txt', old_string: 'beta', new_string: 'BETA' }, { session }),
+      ),
+    ).toMatchObject({ code: 'FS_NOT_READ' })
     await host.ctx.tools.execute('read', { path: 'a.txt' }, { session })
-    expect(facts(await host.ctx.tools.execute('edit', { path: 'a.txt', old_string: 'beta', new_string: 'BETA' }, { session })))
-      .toEqual({ text: `Updated ${ws.dir}/a.txt: replaced 1 occurrence\n\n1: alpha\n2: BETA`, isError: false, code: null })
-    expect(facts(await host.ctx.tools.execute('write', { path: 'made/new.txt', content: 'one\r\ntwo\r\n' }, { session })))
-      .toEqual({ text: `Created ${ws.dir}/made/new.txt (2 lines)`, isError: false, code: null })
+    expect(
+      facts(
+        await host.ctx.tools.execute('edit', { path: 'a.txt', old_string: 'beta', new_string: 'BETA' }, { session }),
+      ),
+    ).toEqual({
+      text: `Updated ${ws.dir}/a.txt: replaced 1 occurrence\n\n1: alpha\n2: BETA`,
+      isError: false,
+      code: null,
+    })
+    expect(
+      facts(await host.ctx.tools.execute('write', { path: 'made/new.txt', content: 'one\r\ntwo\r\n' }, { session })),
+    ).toEqual({ text: `Created ${ws.dir}/made/new.txt (2 lines)`, isError: false, code: null })
     expect(readFileSync(`${ws.dir}/a.txt`, 'utf8')).toBe('alpha\nBETA\n')
     expect(readFileSync(`${ws.dir}/made/new.txt`, 'utf8')).toBe('one\r\ntwo\r\n')
     // Another session (another connection, another remote dsh) has seen nothing.
-    expect(facts(await host.ctx.tools.execute('edit', { path: 'a.txt', old_string: 'BETA', new_string: 'b' }, { session: { id: 'ssh-other', cwd: ws.dir } }))).toMatchObject({ code: 'FS_NOT_READ' })
+    expect(
+      facts(
+        await host.ctx.tools.execute(
+          'edit',
+          { path: 'a.txt', old_string: 'BETA', new_string: 'b' },
+          { session: { id: 'ssh-other', cwd: ws.dir } },
+        ),
+      ),
+    ).toMatchObject({ code: 'FS_NOT_READ' })
   })
 
   test('killing the ssh client mid-command leaves nothing running on the remote side', async () => {
@@ -79,11 +105,18 @@ describe('tools-remote over ssh -T host dsh mcp', () => {
     const mine = sshClients().filter((pid) => !others.has(pid))
     expect(mine).toHaveLength(1)
     const background = uniqueSleep()
-    const started = await host.ctx.tools.execute('bash', { command: background.command, description: 'Daemon', run_in_background: true }, { session })
+    const started = await host.ctx.tools.execute(
+      'bash',
+      { command: background.command, description: 'Daemon', run_in_background: true },
+      { session },
+    )
     expect(started.isError).toBe(false)
     const sleep = uniqueSleep()
     const call = host.ctx.tools.execute('bash', { command: sleep.command, description: 'Long' }, { session })
-    await until(() => processesWith(sleep.marker).length > 0 && processesWith(background.marker).length > 0, 'both remote sleeps run')
+    await until(
+      () => processesWith(sleep.marker).length > 0 && processesWith(background.marker).length > 0,
+      'both remote sleeps run',
+    )
     const servers = remotes().length
     // Kill only the ssh client of this session's connection (the others serve other sessions).
     process.kill(mine[0]!, 'SIGKILL')
@@ -106,29 +139,48 @@ describe('tools-remote over ssh -T host dsh mcp', () => {
       expect(result.isError, result.content[0].text).toBe(false)
       return result.content[0].text
     }
-    const interactive = (command: string) => text('bash', { command, description: 'interactive', run_in_background: true, interactive: true })
+    const interactive = (command: string) =>
+      text('bash', { command, description: 'interactive', run_in_background: true, interactive: true })
     const repl = /task (bash-\d+)/.exec(await interactive('/usr/bin/python3 -i -q'))![1]!
     await text('bash_output', { task_id: repl, wait_for: '>>> $' })
-    expect(await text('bash_input', { task_id: repl, text: 'print(6*7)\n', wait_for: '^42$' })).toMatch(/^print\(6\*7\)\n42\n(>>> \n)?\[wait_for matched\]/)
-    const prompt = /task (bash-\d+)/.exec(await interactive('read -p "Continue? [y/N] " a; printf "\\033[1manswer: %s\\033[0m\\n" "$a"; sleep 100'))![1]!
+    expect(await text('bash_input', { task_id: repl, text: 'print(6*7)\n', wait_for: '^42$' })).toMatch(
+      /^print\(6\*7\)\n42\n(>>> \n)?\[wait_for matched\]/,
+    )
+    const prompt = /task (bash-\d+)/.exec(
+      await interactive('read -p "Continue? [y/N] " a; printf "\\033[1manswer: %s\\033[0m\\n" "$a"; sleep 100'),
+    )![1]!
     await text('bash_output', { task_id: prompt, wait_for: '\\[y/N\\] $' })
-    expect(await text('bash_input', { task_id: prompt, text: 'y\n', wait_for: 'answer' })).toBe('y\nanswer: y\n[wait_for matched]\n[status: running]')
+    expect(await text('bash_input', { task_id: prompt, text: 'y\n', wait_for: 'answer' })).toBe(
+      'y\nanswer: y\n[wait_for matched]\n[status: running]',
+    )
     const sleeper = /task (bash-\d+)/.exec(await interactive('echo ready; sleep 100; echo after'))![1]!
     await text('bash_output', { task_id: sleeper, wait_for: 'ready' })
     await text('bash_input', { task_id: sleeper, text: '\u0003' })
-    expect(await text('bash_output', { task_id: sleeper, timeout_ms: 20_000 })).toMatch(/\[status: (completed, exit code: 130|killed by SIGINT)\]$/)
+    expect(await text('bash_output', { task_id: sleeper, timeout_ms: 20_000 })).toMatch(
+      /\[status: (completed, exit code: 130|killed by SIGINT)\]$/,
+    )
     const cat = /task (bash-\d+)/.exec(await interactive('cat'))![1]!
     await text('bash_input', { task_id: cat, text: 'hello\n', wait_for: 'hello\\n(.|\\n)*hello' })
     await text('bash_input', { task_id: cat, text: '\u0004' })
-    expect(await text('bash_output', { task_id: cat, timeout_ms: 20_000 })).toMatch(/\[status: completed, exit code: 0\]$/)
-    const plain = /task (bash-\d+)/.exec(await text('bash', { command: 'sleep 100', description: 'plain', run_in_background: true }))![1]!
-    expect((await host.ctx.tools.execute('bash_input', { task_id: plain, text: 'x' }, { session })).error?.code).toBe('BASH_TASK_NOT_INTERACTIVE')
+    expect(await text('bash_output', { task_id: cat, timeout_ms: 20_000 })).toMatch(
+      /\[status: completed, exit code: 0\]$/,
+    )
+    const plain = /task (bash-\d+)/.exec(
+      await text('bash', { command: 'sleep 100', description: 'plain', run_in_background: true }),
+    )![1]!
+    expect((await host.ctx.tools.execute('bash_input', { task_id: plain, text: 'x' }, { session })).error?.code).toBe(
+      'BASH_TASK_NOT_INTERACTIVE',
+    )
     await text('bash_kill', { task_id: plain })
     await text('bash_kill', { task_id: prompt })
   })
 
   test('over ssh, a command sees no ssh session variables (bash would source ~/.bashrc for each) and Python output unbuffered', async () => {
-    const result = await host.ctx.tools.execute('bash', { command: 'echo "[${SSH_CLIENT-unset}] [${SSH_CONNECTION-unset}] [$PYTHONUNBUFFERED]"', description: 'env' }, { session: { id: 'ssh-env', cwd: ws.dir } })
+    const result = await host.ctx.tools.execute(
+      'bash',
+      { command: 'echo "[${SSH_CLIENT-unset}] [${SSH_CONNECTION-unset}] [$PYTHONUNBUFFERED]"', description: 'env' },
+      { session: { id: 'ssh-env', cwd: ws.dir } },
+    )
     expect(result.content[0].text).toBe('[unset] [unset] [1]')
   })
 

@@ -18,17 +18,28 @@ afterEach(async () => {
 
 const PING = '{"jsonrpc":"2.0","id":7,"method":"ping"}'
 
-async function run(script: string): Promise<{ messages: JSONRPCMessage[]; errors: string[]; transport: ProcessTransport }> {
+async function run(
+  script: string,
+): Promise<{ messages: JSONRPCMessage[]; errors: string[]; transport: ProcessTransport }> {
   ctx = new Context()
   await ctx.plugin(LocalSubprocess)
   const subprocess = ctx.get('subprocess')!
-  const handle = await subprocess.spawn({ argv: ['sh', '-c', script], cwd: '/', stdin: 'pipe', stdout: 'pipe', stderr: 'pipe', graceMs: 1000 })
+  const handle = await subprocess.spawn({
+    argv: ['sh', '-c', script],
+    cwd: '/',
+    stdin: 'pipe',
+    stdout: 'pipe',
+    stderr: 'pipe',
+    graceMs: 1000,
+  })
   const transport = new ProcessTransport(handle, 1000)
   const messages: JSONRPCMessage[] = []
   const errors: string[] = []
   transport.onmessage = (message) => messages.push(message)
   transport.onerror = (error) => errors.push(error.message)
-  const closed = new Promise<void>((resolve) => { transport.onclose = resolve })
+  const closed = new Promise<void>((resolve) => {
+    transport.onclose = resolve
+  })
   await transport.start()
   await closed
   return { messages, errors, transport }
@@ -58,5 +69,7 @@ test('a line longer than any message (17 MiB) is dropped up to its newline witho
   expect(transport.noise.lines).toBe(1)
   expect(transport.noise.first).toMatch(/^a+…$/)
   expect(Buffer.byteLength(transport.noise.first!)).toBeLessThanOrEqual(60)
-  expect(errors).toEqual(['the remote wrote a line longer than 16777216 bytes, which no MCP message of a dsh is: dropped'])
+  expect(errors).toEqual([
+    'the remote wrote a line longer than 16777216 bytes, which no MCP message of a dsh is: dropped',
+  ])
 })

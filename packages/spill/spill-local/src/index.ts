@@ -3,8 +3,24 @@ import { tmpdir, userInfo } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { Context } from 'cordis'
 import Schema from 'schemastery'
-import { SpillError, SpillErrorCode, SpillStore, type SavedText, type SaveStreamRequest, type SaveTextRequest } from '@deepseek-ai/dsh-spill'
-import { CREATE_FILE_FLAGS, dueForPruning, openPrivateDir, PrivateDirError, prune, PRUNE_INTERVAL_MS, type Dir, type PruneCount } from '@deepseek-ai/dsh-private-dir'
+import {
+  SpillError,
+  SpillErrorCode,
+  SpillStore,
+  type SavedText,
+  type SaveStreamRequest,
+  type SaveTextRequest,
+} from '@deepseek-ai/dsh-spill'
+import {
+  CREATE_FILE_FLAGS,
+  dueForPruning,
+  openPrivateDir,
+  PrivateDirError,
+  prune,
+  PRUNE_INTERVAL_MS,
+  type Dir,
+  type PruneCount,
+} from '@deepseek-ai/dsh-private-dir'
 import { numbered, sessionDirName, spillFileName } from './names.ts'
 
 export { sessionDirName, spillFileName } from './names.ts'
@@ -17,8 +33,13 @@ export interface Config {
 }
 
 export const Config: Schema<Config> = Schema.object({
-  root: Schema.string().description('Directory holding one private directory per session (default: <os tmpdir>/dsh-spill-<uid>).'),
-  pruneAfterDays: Schema.number().min(0).default(7).description('At start-up, remove saved results older than this many days (0: never).'),
+  root: Schema.string().description(
+    'Directory holding one private directory per session (default: <os tmpdir>/dsh-spill-<uid>).',
+  ),
+  pruneAfterDays: Schema.number()
+    .min(0)
+    .default(7)
+    .description('At start-up, remove saved results older than this many days (0: never).'),
 })
 
 const DAY_MS = 86_400_000
@@ -34,9 +55,12 @@ export function defaultRoot(): string {
 }
 
 function failed(message: string, cause?: unknown): SpillError {
-  return new SpillError(message, cause === undefined
-    ? { code: SpillErrorCode.SPILL_WRITE_FAILED }
-    : { code: SpillErrorCode.SPILL_WRITE_FAILED, cause })
+  return new SpillError(
+    message,
+    cause === undefined
+      ? { code: SpillErrorCode.SPILL_WRITE_FAILED }
+      : { code: SpillErrorCode.SPILL_WRITE_FAILED, cause },
+  )
 }
 
 function reason(error: unknown): string {
@@ -63,7 +87,11 @@ export interface PruneSpillRootOptions {
  * anything of another user, never through a symlink. A missing or unusable root prunes nothing; a root pruned
  * within `unlessWithinMs` is left alone. Stamps the root before pruning.
  */
-export async function pruneSpillRoot(root: string, before: number, options: PruneSpillRootOptions = {}): Promise<PruneCount> {
+export async function pruneSpillRoot(
+  root: string,
+  before: number,
+  options: PruneSpillRootOptions = {},
+): Promise<PruneCount> {
   const none = { files: 0, directories: 0, bytes: 0 }
   let dir: Dir
   try {
@@ -100,7 +128,10 @@ export class LocalSpillStore extends SpillStore {
       // In the background: start-up does not wait for it; disposal stops it between two entries and awaits it.
       ctx.effect(() => {
         const controller = new AbortController()
-        const done = pruneSpillRoot(this.root, Date.now() - days * DAY_MS, { unlessWithinMs: PRUNE_INTERVAL_MS, signal: controller.signal })
+        const done = pruneSpillRoot(this.root, Date.now() - days * DAY_MS, {
+          unlessWithinMs: PRUNE_INTERVAL_MS,
+          signal: controller.signal,
+        })
         return async () => {
           controller.abort()
           await done
@@ -131,14 +162,17 @@ export class LocalSpillStore extends SpillStore {
       let bytes = 0
       for await (const part of request.content) {
         const data = typeof part === 'string' ? Buffer.from(part, 'utf8') : part
-        for (let at = 0; at < data.byteLength;) at += (await handle.write(data, at, data.byteLength - at)).bytesWritten
+        for (let at = 0; at < data.byteLength; ) at += (await handle.write(data, at, data.byteLength - at)).bytesWritten
         bytes += data.byteLength
       }
       return bytes
     })
   }
 
-  private async saveWith(request: Pick<SaveTextRequest, 'owner' | 'source' | 'suggestedName'>, write: Writer): Promise<SavedText> {
+  private async saveWith(
+    request: Pick<SaveTextRequest, 'owner' | 'source' | 'suggestedName'>,
+    write: Writer,
+  ): Promise<SavedText> {
     const fileName = spillFileName(request.source.callId, request.suggestedName)
     const sessionName = sessionDirName(request.owner.sessionId)
     // One retry when a directory vanished between two steps (a temp cleaner): the walk makes it again.
@@ -147,7 +181,9 @@ export class LocalSpillStore extends SpillStore {
         return await this.save(sessionName, fileName, write)
       } catch (error) {
         if (attempt === 0 && errno(error instanceof SpillError ? error.cause : error) === 'ENOENT') continue
-        throw error instanceof SpillError ? error : failed(`cannot write a spill file in ${join(this.root, sessionName)}: ${reason(error)}`, error)
+        throw error instanceof SpillError
+          ? error
+          : failed(`cannot write a spill file in ${join(this.root, sessionName)}: ${reason(error)}`, error)
       }
     }
   }
@@ -185,9 +221,10 @@ export class LocalSpillStore extends SpillStore {
     try {
       return root.subdir(sessionName)
     } catch (error) {
-      const what = error instanceof PrivateDirError && error.code === 'PRIVATE_DIR_FAILED'
-        ? `cannot create the session directory ${dir} in spill root ${this.root}`
-        : `cannot use the session directory ${dir}`
+      const what =
+        error instanceof PrivateDirError && error.code === 'PRIVATE_DIR_FAILED'
+          ? `cannot create the session directory ${dir} in spill root ${this.root}`
+          : `cannot use the session directory ${dir}`
       throw failed(`${what}: ${reason(error)}`, error)
     }
   }

@@ -1,12 +1,33 @@
 import { existsSync } from 'node:fs'
-import { chmod, chown, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises'
+import {
+  chmod,
+  chown,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  symlink,
+  utimes,
+  writeFile,
+} from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { basename, dirname, isAbsolute, join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import fc from 'fast-check'
 import { createTestContext, OTHER_UIDS, runAs, until, type TestContext } from '@deepseek-ai/dsh-testing'
 import { SpillError, type SaveTextRequest } from '@deepseek-ai/dsh-spill'
-import LocalSpillStore, { Config, PRUNE_INTERVAL_MS, PRUNE_STAMP, pruneSpillRoot, RETRIEVAL_HINT, sessionDirName, spillFileName } from '@deepseek-ai/dsh-spill-local'
+import LocalSpillStore, {
+  Config,
+  PRUNE_INTERVAL_MS,
+  PRUNE_STAMP,
+  pruneSpillRoot,
+  RETRIEVAL_HINT,
+  sessionDirName,
+  spillFileName,
+} from '@deepseek-ai/dsh-spill-local'
 
 let t: TestContext
 let dir: string
@@ -47,7 +68,9 @@ test('saveText keeps the content byte for byte at an absolute path in the sessio
   expect(saved.locator).toBe(join(root, 'session-1', 'call-1-output.txt'))
   expect(saved.bytes).toBe(Buffer.byteLength(content))
   expect(await readFile(saved.locator)).toEqual(Buffer.from(content, 'utf8'))
-  expect(saved.retrievalHint).toBe('Page through it with read (offset and limit) or search it with grep, passing that path.')
+  expect(saved.retrievalHint).toBe(
+    'Page through it with read (offset and limit) or search it with grep, passing that path.',
+  )
   expect(saved.retrievalHint).toBe(RETRIEVAL_HINT)
 })
 
@@ -61,7 +84,22 @@ test('the root and each session directory are 0700 and files 0600', async () => 
 
 test('hostile suggested names stay inside the session directory and never fail', async () => {
   const store = await load()
-  const names = ['../../etc/passwd', 'a/b', '..', '.', '', '/', '\\..\\x', 'a\u0000b', 'ctl\n\r\t\u001b[31m', 'x'.repeat(300), `${'y'.repeat(300)}.txt`, '🎉'.repeat(100), '.hidden', '-rf']
+  const names = [
+    '../../etc/passwd',
+    'a/b',
+    '..',
+    '.',
+    '',
+    '/',
+    '\\..\\x',
+    'a\u0000b',
+    'ctl\n\r\t\u001b[31m',
+    'x'.repeat(300),
+    `${'y'.repeat(300)}.txt`,
+    '🎉'.repeat(100),
+    '.hidden',
+    '-rf',
+  ]
   const sessionDir = join(root, 'session-1')
   const locators = new Set<string>()
   for (const suggestedName of names) {
@@ -85,7 +123,9 @@ test('two saves of one name never overwrite each other, also when concurrent', a
   const second = await store.saveText(request({ content: 'second' }))
   expect(basename(first.locator)).toBe('call-1-output.txt')
   expect(basename(second.locator)).toBe('call-1-output-2.txt')
-  const concurrent = await Promise.all(Array.from({ length: 20 }, (_, i) => store.saveText(request({ content: `c${i}` }))))
+  const concurrent = await Promise.all(
+    Array.from({ length: 20 }, (_, i) => store.saveText(request({ content: `c${i}` }))),
+  )
   expect(new Set(concurrent.map((s) => s.locator)).size).toBe(20)
   for (const [i, saved] of concurrent.entries()) expect(await readFile(saved.locator, 'utf8')).toBe(`c${i}`)
   expect(await readFile(first.locator, 'utf8')).toBe('first')
@@ -159,7 +199,9 @@ test('a root below a file rejects with SPILL_WRITE_FAILED naming the root', asyn
   const store = await load({ root: below })
   await expect(store.saveText(request())).rejects.toMatchObject({
     code: 'SPILL_WRITE_FAILED',
-    message: expect.stringMatching(new RegExp(`^spill root ${below} is unusable: a parent is not a directory \\(ENOTDIR`)),
+    message: expect.stringMatching(
+      new RegExp(`^spill root ${below} is unusable: a parent is not a directory \\(ENOTDIR`),
+    ),
   })
 })
 
@@ -169,7 +211,11 @@ test('a root where nothing can be created rejects with SPILL_WRITE_FAILED naming
   const store = await load({ root: proc })
   await expect(store.saveText(request())).rejects.toMatchObject({
     code: 'SPILL_WRITE_FAILED',
-    message: expect.stringMatching(new RegExp(`^spill root ${proc} is unusable: E[A-Z]+: |^cannot create the session directory ${proc}/session-1 in spill root ${proc}: cannot create it: E[A-Z]+: `)),
+    message: expect.stringMatching(
+      new RegExp(
+        `^spill root ${proc} is unusable: E[A-Z]+: |^cannot create the session directory ${proc}/session-1 in spill root ${proc}: cannot create it: E[A-Z]+: `,
+      ),
+    ),
   })
 })
 
@@ -219,24 +265,38 @@ test('the default root is a private per-user directory under the OS temp dir, an
 })
 
 test('sanitised names never escape, for arbitrary strings (property)', () => {
-  fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 400 }), fc.string({ unit: 'binary', maxLength: 400 }), (id, name) => {
-    for (const component of [sessionDirName(id), spillFileName(id, name), spillFileName('', name)]) {
-      expect(component).not.toBe('')
-      expect(component).not.toBe('.')
-      expect(component).not.toBe('..')
-      expect(component).not.toMatch(/[/\\\u0000-\u001f]/)
-      expect(Buffer.byteLength(component)).toBeLessThanOrEqual(200)
-      expect(join('/root', component).startsWith('/root/')).toBe(true)
-      expect(dirname(join('/root', component))).toBe('/root')
-    }
-  }), { seed: 5, numRuns: 2000 })
+  fc.assert(
+    fc.property(
+      fc.string({ unit: 'binary', maxLength: 400 }),
+      fc.string({ unit: 'binary', maxLength: 400 }),
+      (id, name) => {
+        for (const component of [sessionDirName(id), spillFileName(id, name), spillFileName('', name)]) {
+          expect(component).not.toBe('')
+          expect(component).not.toBe('.')
+          expect(component).not.toBe('..')
+          expect(component).not.toMatch(/[/\\\u0000-\u001f]/)
+          expect(Buffer.byteLength(component)).toBeLessThanOrEqual(200)
+          expect(join('/root', component).startsWith('/root/')).toBe(true)
+          expect(dirname(join('/root', component))).toBe('/root')
+        }
+      },
+    ),
+    { seed: 5, numRuns: 2000 },
+  )
 })
 
 test('different session ids never share a directory (property)', () => {
-  fc.assert(fc.property(fc.string({ unit: 'grapheme', maxLength: 40 }), fc.string({ unit: 'grapheme', maxLength: 40 }), (a, b) => {
-    fc.pre(a !== b)
-    expect(sessionDirName(a).toLowerCase()).not.toBe(sessionDirName(b).toLowerCase())
-  }), { seed: 5, numRuns: 2000 })
+  fc.assert(
+    fc.property(
+      fc.string({ unit: 'grapheme', maxLength: 40 }),
+      fc.string({ unit: 'grapheme', maxLength: 40 }),
+      (a, b) => {
+        fc.pre(a !== b)
+        expect(sessionDirName(a).toLowerCase()).not.toBe(sessionDirName(b).toLowerCase())
+      },
+    ),
+    { seed: 5, numRuns: 2000 },
+  )
   expect(sessionDirName('a_b')).not.toBe(sessionDirName('a/b'))
   expect(sessionDirName('A')).not.toBe(sessionDirName('a'))
 })
@@ -257,8 +317,11 @@ test('no descriptor is left open after saves, collisions and failures', async ()
   const fds = (await readdir('/proc/self/fd')).length
   for (let i = 0; i < 20; i++) {
     await Promise.all([
-      store.saveText(request()), store.saveText(request({ owner: { sessionId: `s${i}` } })),
-      expect(store.saveText(request({ owner: { sessionId: 'blocked' } }))).rejects.toMatchObject({ code: 'SPILL_WRITE_FAILED' }),
+      store.saveText(request()),
+      store.saveText(request({ owner: { sessionId: `s${i}` } })),
+      expect(store.saveText(request({ owner: { sessionId: 'blocked' } }))).rejects.toMatchObject({
+        code: 'SPILL_WRITE_FAILED',
+      }),
     ])
   }
   expect((await readdir('/proc/self/fd')).length).toBe(fds)
@@ -332,7 +395,10 @@ describe('a hostile temp dir', () => {
     await store.saveText(request())
     await rm(store.root, { recursive: true })
     plant(['ln', '-s', victimDir, store.root])
-    await expect(store.saveText(request())).rejects.toMatchObject({ code: 'SPILL_WRITE_FAILED', message: expect.stringContaining('it is a symbolic link') })
+    await expect(store.saveText(request())).rejects.toMatchObject({
+      code: 'SPILL_WRITE_FAILED',
+      message: expect.stringContaining('it is a symbolic link'),
+    })
     expect(await readdir(victimDir)).toEqual(['keep.txt'])
   })
 })
@@ -359,7 +425,7 @@ describe('pruning at start-up', () => {
     await pinned(join(at, 'live'), DAY)
   }
 
-  test('saved results older than pruneAfterDays (default 7) go at start-up; recent ones, other users\' and symlinked ones stay', async () => {
+  test("saved results older than pruneAfterDays (default 7) go at start-up; recent ones, other users' and symlinked ones stay", async () => {
     await aged(root)
     await writeFile(join(root, 'live', 'theirs.txt'), 'theirs')
     await chown(join(root, 'live', 'theirs.txt'), OTHER_UIDS.attacker, OTHER_UIDS.attacker)
@@ -409,7 +475,11 @@ describe('pruning at start-up', () => {
     expect((await lstat(join(root, PRUNE_STAMP))).mode & 0o777).toBe(0o600)
     await writeFile(join(root, 'live', 'old-again.txt'), 'old')
     await pinned(join(root, 'live', 'old-again.txt'), 9 * DAY)
-    expect(await pruneSpillRoot(root, Date.now() - 7 * DAY, { unlessWithinMs: PRUNE_INTERVAL_MS })).toEqual({ files: 0, directories: 0, bytes: 0 })
+    expect(await pruneSpillRoot(root, Date.now() - 7 * DAY, { unlessWithinMs: PRUNE_INTERVAL_MS })).toEqual({
+      files: 0,
+      directories: 0,
+      bytes: 0,
+    })
     expect(existsSync(join(root, 'live', 'old-again.txt'))).toBe(true)
     // An hour later (the stamp aged by hand), it is due again.
     await pinned(join(root, PRUNE_STAMP), PRUNE_INTERVAL_MS + 60_000)
@@ -439,6 +509,8 @@ test('saveStream whose parts fail midway rejects with SPILL_WRITE_FAILED and lea
     yield 'some rows\n'
     throw new Error('the temporary file went away')
   }
-  await expect(store.saveStream({ ...request(), content: parts() })).rejects.toMatchObject({ code: 'SPILL_WRITE_FAILED' })
+  await expect(store.saveStream({ ...request(), content: parts() })).rejects.toMatchObject({
+    code: 'SPILL_WRITE_FAILED',
+  })
   expect(await readdir(join(root, 'session-1'))).toEqual([])
 })

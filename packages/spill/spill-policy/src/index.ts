@@ -19,9 +19,21 @@ export interface Config {
 }
 
 export const Config: Schema<Partial<Config>, Config> = Schema.object({
-  maxInlineBytes: Schema.natural().min(1).description('Largest inline result in UTF-8 bytes, notice included; longer results are saved to the spill store and shown as head + notice + tail. Unset: off.'),
-  headRatio: Schema.number().min(0).max(1).default(0.5).description('Share of the inline room given to the head first (0…1); the tail gets the rest.'),
-  exclude: Schema.array(String).default(['read']).description('Tools whose results are never spilled (read: it pages itself, and reading a spill file must not spill again).'),
+  maxInlineBytes: Schema.natural()
+    .min(1)
+    .description(
+      'Largest inline result in UTF-8 bytes, notice included; longer results are saved to the spill store and shown as head + notice + tail. Unset: off.',
+    ),
+  headRatio: Schema.number()
+    .min(0)
+    .max(1)
+    .default(0.5)
+    .description('Share of the inline room given to the head first (0…1); the tail gets the rest.'),
+  exclude: Schema.array(String)
+    .default(['read'])
+    .description(
+      'Tools whose results are never spilled (read: it pages itself, and reading a spill file must not spill again).',
+    ),
 })
 
 /**
@@ -51,14 +63,26 @@ export function apply(ctx: Context, config: Config): void {
         content: text,
       })
     } catch (error) {
-      return logger.debug('%s result kept inline: saving failed: %s', call.definition.name, (error as Error)?.message ?? String(error))
+      return logger.debug(
+        '%s result kept inline: saving failed: %s',
+        call.definition.name,
+        (error as Error)?.message ?? String(error),
+      )
     }
-    call.result = { ...result, content: [{ type: 'text', text: renderInline(text, saved, { maxInlineBytes, headRatio: config.headRatio }) }] }
+    call.result = {
+      ...result,
+      content: [{ type: 'text', text: renderInline(text, saved, { maxInlineBytes, headRatio: config.headRatio }) }],
+    }
   })
 }
 
 function spillable(call: ToolCall, result: ToolResult, excluded: ReadonlySet<string>): boolean {
-  return !result.isError && !excluded.has(call.definition.name) && result.content.length === 1 && result.content[0].type === 'text'
+  return (
+    !result.isError &&
+    !excluded.has(call.definition.name) &&
+    result.content.length === 1 &&
+    result.content[0].type === 'text'
+  )
 }
 
 export default { name, inject, Config, apply }

@@ -28,9 +28,10 @@ export interface NoticeFacts {
 
 export function renderNotice(facts: NoticeFacts): string {
   const { firstCut, lastCut, totalLines, totalBytes, saved } = facts
-  const cut = firstCut === lastCut
-    ? `line ${firstCut} of ${totalLines} is cut`
-    : `lines ${firstCut}-${lastCut} of ${totalLines} are cut`
+  const cut =
+    firstCut === lastCut
+      ? `line ${firstCut} of ${totalLines} is cut`
+      : `lines ${firstCut}-${lastCut} of ${totalLines} are cut`
   return `[Output too long: ${cut} here. The complete output (${totalBytes} bytes) is saved at ${saved.locator}. ${saved.retrievalHint}]`
 }
 
@@ -45,7 +46,8 @@ export function renderInline(text: string, saved: SpilledAt, caps: InlineCaps): 
   // 2 more bytes for the newline after a cut head line and the one before the tail.
   const widest = renderNotice({ firstCut: totalLines, lastCut: totalLines + 1, totalLines, totalBytes: total, saved })
   const room = Math.min(caps.maxInlineBytes, total - 1) - Buffer.byteLength(widest) - 2
-  if (room <= 0) return renderNotice({ firstCut: 1, lastCut: Math.max(1, totalLines), totalLines, totalBytes: total, saved })
+  if (room <= 0)
+    return renderNotice({ firstCut: 1, lastCut: Math.max(1, totalLines), totalLines, totalBytes: total, saved })
 
   // Each part gets its share, then the other's leftover. A part is cut inside a line only when no whole line fits
   // and it has a share of its own, so leftovers never show as stray fragments.

@@ -26,7 +26,9 @@ afterEach(async () => {
 
 function echo(name = 'echo'): void {
   t.ctx.tools.register({
-    name, description: 'returns its text', parameters: { type: 'object', properties: { text: { type: 'string' } } },
+    name,
+    description: 'returns its text',
+    parameters: { type: 'object', properties: { text: { type: 'string' } } },
     execute: (args: Record<string, unknown>) => ({ text: String(args.text), value: { kept: true } }),
   })
 }
@@ -37,7 +39,8 @@ async function withPolicy(config: Partial<Config>, store: 'local' | 'none' = 'lo
 }
 
 const text = (result: ToolResult) => result.content[0].text
-const NOTICE = /\n\[Output too long: lines (\d+)-(\d+) of (\d+) are cut here\. The complete output \((\d+) bytes\) is saved at (\S+)\. Page through it with read \(offset and limit\) or search it with grep, passing that path\.\]\n/
+const NOTICE =
+  /\n\[Output too long: lines (\d+)-(\d+) of (\d+) are cut here\. The complete output \((\d+) bytes\) is saved at (\S+)\. Page through it with read \(offset and limit\) or search it with grep, passing that path\.\]\n/
 
 test('an oversized text result becomes head + notice + tail within the cap, and the file holds the original byte for byte', async () => {
   await withPolicy({ maxInlineBytes: 1000 })
@@ -76,10 +79,21 @@ test('a result that fits exactly is left alone', async () => {
 test('error results are left alone, also a timeout from the timeout policy that runs first', async () => {
   await t.active(t.ctx.plugin(TimeoutPolicy, { overrides: {} }))
   await withPolicy({ maxInlineBytes: 100 })
-  t.ctx.tools.register({ name: 'fails', description: 'd', parameters: { type: 'object' }, execute: () => { throw new HarnessError('x'.repeat(5000), { code: 'SOME_CODE' }) } })
   t.ctx.tools.register({
-    name: 'slow', description: 'd', parameters: { type: 'object' }, timeoutMs: 5,
-    execute: (_args, exec) => new Promise((resolve) => exec.signal.addEventListener('abort', () => resolve(big), { once: true })),
+    name: 'fails',
+    description: 'd',
+    parameters: { type: 'object' },
+    execute: () => {
+      throw new HarnessError('x'.repeat(5000), { code: 'SOME_CODE' })
+    },
+  })
+  t.ctx.tools.register({
+    name: 'slow',
+    description: 'd',
+    parameters: { type: 'object' },
+    timeoutMs: 5,
+    execute: (_args, exec) =>
+      new Promise((resolve) => exec.signal.addEventListener('abort', () => resolve(big), { once: true })),
   })
   const failed = await t.ctx.tools.execute('fails', {}, { session })
   expect(failed).toMatchObject({ isError: true, error: { code: 'SOME_CODE' } })
@@ -144,10 +158,16 @@ test('a failed save (forced by a failing store) keeps the original and never mak
 /** A second provider, in memory: the policy works with any store (the seam). */
 class MemoryStore extends SpillStore {
   readonly saved: SaveTextRequest[] = []
-  constructor(ctx: Context) { super(ctx) }
+  constructor(ctx: Context) {
+    super(ctx)
+  }
   async saveText(request: SaveTextRequest): Promise<SavedText> {
     this.saved.push(request)
-    return { locator: `mem://${this.saved.length}`, bytes: Buffer.byteLength(request.content), retrievalHint: 'Ask for it.' }
+    return {
+      locator: `mem://${this.saved.length}`,
+      bytes: Buffer.byteLength(request.content),
+      retrievalHint: 'Ask for it.',
+    }
   }
 }
 
@@ -156,9 +176,18 @@ test('any spill store provider serves the policy: the request names the session,
   await withPolicy({ maxInlineBytes: 400 }, 'none')
   echo()
   const result = await t.ctx.tools.execute('echo', { text: big }, { session, callId: 'c-9' })
-  expect(text(result)).toMatch(/\n\[Output too long: lines \d+-\d+ of 500 are cut here\. The complete output \(\d+ bytes\) is saved at mem:\/\/1\. Ask for it\.\]\n/)
+  expect(text(result)).toMatch(
+    /\n\[Output too long: lines \d+-\d+ of 500 are cut here\. The complete output \(\d+ bytes\) is saved at mem:\/\/1\. Ask for it\.\]\n/,
+  )
   const store = t.ctx.spillStore as MemoryStore
-  expect(store.saved).toEqual([{ owner: { sessionId: 'session-1' }, source: { toolName: 'echo', callId: 'c-9' }, suggestedName: 'echo-output.txt', content: big }])
+  expect(store.saved).toEqual([
+    {
+      owner: { sessionId: 'session-1' },
+      source: { toolName: 'echo', callId: 'c-9' },
+      suggestedName: 'echo-output.txt',
+      content: big,
+    },
+  ])
 })
 
 test('the policy is gone with its plugin', async () => {

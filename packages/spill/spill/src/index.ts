@@ -71,7 +71,8 @@ export abstract class SpillStore extends Service {
   async saveStream(request: SaveStreamRequest): Promise<SavedText> {
     const { content, ...rest } = request
     const parts: Buffer[] = []
-    for await (const part of content) parts.push(typeof part === 'string' ? Buffer.from(part, 'utf8') : Buffer.from(part))
+    for await (const part of content)
+      parts.push(typeof part === 'string' ? Buffer.from(part, 'utf8') : Buffer.from(part))
     return this.saveText({ ...rest, content: Buffer.concat(parts).toString('utf8') })
   }
 

@@ -30,11 +30,16 @@ export class Collector implements CollectedStream {
   private finish!: () => void
   private pending = 1
 
-  constructor(options: CollectOptions, private readonly makeSpillFile: SpillFileFactory) {
+  constructor(
+    options: CollectOptions,
+    private readonly makeSpillFile: SpillFileFactory,
+  ) {
     this.tail = new TailBuffer(options.maxBytes)
     this.head = new HeadBuffer(options.headBytes ?? 0)
     this.spillMax = options.spill?.maxBytes
-    this.finished = new Promise((resolve) => { this.finish = resolve })
+    this.finished = new Promise((resolve) => {
+      this.finish = resolve
+    })
   }
 
   get totalBytes(): number {

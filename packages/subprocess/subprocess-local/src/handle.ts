@@ -1,6 +1,13 @@
 import type { ChildProcess } from 'node:child_process'
 import type { Readable, Writable } from 'node:stream'
-import type { CollectOptions, ExitStatus, OutputDisposition, OutputHolder, SpawnRequest, SubprocessHandle } from '@deepseek-ai/dsh-subprocess'
+import type {
+  CollectOptions,
+  ExitStatus,
+  OutputDisposition,
+  OutputHolder,
+  SpawnRequest,
+  SubprocessHandle,
+} from '@deepseek-ai/dsh-subprocess'
 import { Collector } from './collect.ts'
 import type { SpillFile } from './output-dir.ts'
 import { GroupWatch, signalGroup } from './group.ts'
@@ -50,7 +57,11 @@ export class LocalHandle implements SubprocessHandle {
   private readonly ends = new Set<string>()
   private holders: readonly OutputHolder[] | undefined
 
-  constructor(child: ChildProcess, request: SpawnRequest, private readonly hooks: HandleHooks) {
+  constructor(
+    child: ChildProcess,
+    request: SpawnRequest,
+    private readonly hooks: HandleHooks,
+  ) {
     const pid = child.pid as number
     this.pid = pid
     this.graceMs = request.graceMs
@@ -82,17 +93,22 @@ export class LocalHandle implements SubprocessHandle {
       }
     }
 
-    this.groupGone = new Promise((resolve) => { this.markGone = resolve })
+    this.groupGone = new Promise((resolve) => {
+      this.markGone = resolve
+    })
     this.exited = new Promise((resolve) => {
       child.once('exit', (exitCode, signal) => {
         resolve({ exitCode, signal })
         this.poll(1)
       })
     })
-    this.done = finished.length === 0 ? this.exited : this.exited.then(async (status) => {
-      await Promise.all(finished)
-      return status
-    })
+    this.done =
+      finished.length === 0
+        ? this.exited
+        : this.exited.then(async (status) => {
+            await Promise.all(finished)
+            return status
+          })
     this.signal?.addEventListener('abort', this.terminate, { once: true })
   }
 

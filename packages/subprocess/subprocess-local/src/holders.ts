@@ -85,6 +85,9 @@ function commandLine(pid: string): string {
   } catch {
     return ''
   }
-  const line = text.split('\0').filter((part) => part !== '').join(' ')
+  const line = text
+    .split('\0')
+    .filter((part) => part !== '')
+    .join(' ')
   return line.length > MAX_COMMAND ? `${line.slice(0, MAX_COMMAND)}…` : line
 }

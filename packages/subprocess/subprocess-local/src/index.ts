@@ -20,8 +20,13 @@ export interface Config {
 }
 
 export const Config: Schema<Config> = Schema.object({
-  spillDir: Schema.string().description('Parent directory of the private (0700) spill directory; default: the OS temp dir.'),
-  pruneAfterDays: Schema.number().min(0).default(7).description('At start-up, remove full-output files older than this many days (0: never).'),
+  spillDir: Schema.string().description(
+    'Parent directory of the private (0700) spill directory; default: the OS temp dir.',
+  ),
+  pruneAfterDays: Schema.number()
+    .min(0)
+    .default(7)
+    .description('At start-up, remove full-output files older than this many days (0: never).'),
 })
 
 const DAY_MS = 86_400_000
@@ -60,7 +65,10 @@ export class LocalSubprocess extends SubprocessService {
       // In the background: start-up does not wait; disposal stops it between two entries and awaits it.
       ctx.effect(() => {
         const controller = new AbortController()
-        const done = pruneOutputDirs(config.spillDir, Date.now() - days * DAY_MS, { signal: controller.signal, unlessWithinMs: PRUNE_INTERVAL_MS })
+        const done = pruneOutputDirs(config.spillDir, Date.now() - days * DAY_MS, {
+          signal: controller.signal,
+          unlessWithinMs: PRUNE_INTERVAL_MS,
+        })
         return async () => {
           controller.abort()
           await done

@@ -2,7 +2,17 @@ import { openSync } from 'node:fs'
 import { rmdir } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { CREATE_FILE_FLAGS, dueForPruning, makePrivateTempDir, openPrivateDir, openSharedDir, prune, PRUNE_INTERVAL_MS, type Dir, type PruneCount } from '@deepseek-ai/dsh-private-dir'
+import {
+  CREATE_FILE_FLAGS,
+  dueForPruning,
+  makePrivateTempDir,
+  openPrivateDir,
+  openSharedDir,
+  prune,
+  PRUNE_INTERVAL_MS,
+  type Dir,
+  type PruneCount,
+} from '@deepseek-ai/dsh-private-dir'
 
 /** A spill file just created for one stream: its path (shown to the model) and the open descriptor to write. */
 export interface SpillFile {
@@ -66,7 +76,9 @@ export class OutputDir {
     if (this.path) {
       try {
         return openPrivateDir(this.path, { create: false })
-      } catch { /* removed by a cleaner, or replaced: never reuse the name */ }
+      } catch {
+        /* removed by a cleaner, or replaced: never reuse the name */
+      }
     }
     const dir = makePrivateTempDir(this.parent, PREFIX)
     this.path = dir.path
@@ -89,7 +101,11 @@ export { PRUNE_INTERVAL_MS }
  * this user pruned less long ago (its stamp, pruneStampName()) is left alone: the temp dir holds one directory per
  * process that ever spilled, and a `dsh call` per tool call would rescan them all (about 45 ms for 98 of them).
  */
-export async function pruneOutputDirs(parent: string | undefined, before: number, options: { signal?: AbortSignal; unlessWithinMs?: number } = {}): Promise<PruneCount> {
+export async function pruneOutputDirs(
+  parent: string | undefined,
+  before: number,
+  options: { signal?: AbortSignal; unlessWithinMs?: number } = {},
+): Promise<PruneCount> {
   const none = { files: 0, directories: 0, bytes: 0 }
   let shared: Dir
   try {
@@ -99,7 +115,11 @@ export async function pruneOutputDirs(parent: string | undefined, before: number
   }
   try {
     if (!(await dueForPruning(shared, pruneStampName(), options.unlessWithinMs ?? 0))) return none
-    return await prune(shared, { before, match: (name) => OURS.test(name), ...(options.signal ? { signal: options.signal } : {}) })
+    return await prune(shared, {
+      before,
+      match: (name) => OURS.test(name),
+      ...(options.signal ? { signal: options.signal } : {}),
+    })
   } catch {
     // Best effort, and never a rejection: nobody awaits the start-up pruning until disposal.
     return none

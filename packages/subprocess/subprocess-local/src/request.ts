@@ -1,9 +1,16 @@
 import { statSync } from 'node:fs'
 import { getSystemErrorMap } from 'node:util'
-import { SubprocessError, SubprocessErrorCode, type OutputDisposition, type SpawnRequest } from '@deepseek-ai/dsh-subprocess'
+import {
+  SubprocessError,
+  SubprocessErrorCode,
+  type OutputDisposition,
+  type SpawnRequest,
+} from '@deepseek-ai/dsh-subprocess'
 
 function invalid(message: string): SubprocessError {
-  return new SubprocessError(`invalid subprocess request: ${message}`, { code: SubprocessErrorCode.SUBPROCESS_INVALID_REQUEST })
+  return new SubprocessError(`invalid subprocess request: ${message}`, {
+    code: SubprocessErrorCode.SUBPROCESS_INVALID_REQUEST,
+  })
 }
 
 const isCount = (value: unknown) => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
@@ -33,16 +40,27 @@ export function checkRequest(request: SpawnRequest): void {
   if (typeof request.cwd !== 'string' || request.cwd === '') throw invalid('cwd is empty')
   if (request.cwd.includes('\0')) throw invalid('cwd contains a NUL byte')
   for (const [name, value] of Object.entries(request.env ?? {})) {
-    if (name === '' || name.includes('=') || name.includes('\0')) throw invalid(`env name ${JSON.stringify(name)} is not a valid variable name`)
-    if (value !== undefined && (typeof value !== 'string' || value.includes('\0'))) throw invalid(`env ${name} must be a string without NUL bytes`)
+    if (name === '' || name.includes('=') || name.includes('\0'))
+      throw invalid(`env name ${JSON.stringify(name)} is not a valid variable name`)
+    if (value !== undefined && (typeof value !== 'string' || value.includes('\0')))
+      throw invalid(`env ${name} must be a string without NUL bytes`)
   }
   const { stdin } = request
-  if (stdin !== 'ignore' && stdin !== 'pipe' && !(typeof stdin === 'object' && stdin !== null && (typeof stdin.data === 'string' || stdin.data instanceof Uint8Array))) {
+  if (
+    stdin !== 'ignore' &&
+    stdin !== 'pipe' &&
+    !(
+      typeof stdin === 'object' &&
+      stdin !== null &&
+      (typeof stdin.data === 'string' || stdin.data instanceof Uint8Array)
+    )
+  ) {
     throw invalid('stdin must be "ignore", "pipe" or { data: string | Uint8Array }')
   }
   checkOutput('stdout', request.stdout)
   checkOutput('stderr', request.stderr)
-  if (typeof request.graceMs !== 'number' || !Number.isFinite(request.graceMs) || request.graceMs < 0) throw invalid('graceMs must be a number of milliseconds >= 0')
+  if (typeof request.graceMs !== 'number' || !Number.isFinite(request.graceMs) || request.graceMs < 0)
+    throw invalid('graceMs must be a number of milliseconds >= 0')
 }
 
 /** `ENOENT (no such file or directory)` for a system error, else its message. */
@@ -62,10 +80,16 @@ export function spawnFailure(request: SpawnRequest, error: unknown): SubprocessE
   const options = { code: SubprocessErrorCode.SUBPROCESS_SPAWN_FAILED, cause: error }
   try {
     if (!statSync(request.cwd).isDirectory()) {
-      return new SubprocessError(`cannot start ${program}: working directory ${JSON.stringify(request.cwd)} is not a directory`, options)
+      return new SubprocessError(
+        `cannot start ${program}: working directory ${JSON.stringify(request.cwd)} is not a directory`,
+        options,
+      )
     }
   } catch (statError) {
-    return new SubprocessError(`cannot start ${program}: working directory ${JSON.stringify(request.cwd)} is unusable: ${cause(statError)}`, options)
+    return new SubprocessError(
+      `cannot start ${program}: working directory ${JSON.stringify(request.cwd)} is unusable: ${cause(statError)}`,
+      options,
+    )
   }
   return new SubprocessError(`cannot start ${program}: ${cause(error)}`, options)
 }

@@ -1,5 +1,11 @@
 import { spawn as spawnChild, type ChildProcess, type StdioOptions } from 'node:child_process'
-import { childEnv, SubprocessError, SubprocessErrorCode, type OutputDisposition, type SpawnRequest } from '@deepseek-ai/dsh-subprocess'
+import {
+  childEnv,
+  SubprocessError,
+  SubprocessErrorCode,
+  type OutputDisposition,
+  type SpawnRequest,
+} from '@deepseek-ai/dsh-subprocess'
 import { LocalHandle } from './handle.ts'
 import { OutputDir } from './output-dir.ts'
 import { checkRequest, spawnFailure } from './request.ts'
@@ -23,13 +29,23 @@ export class Spawner {
   async spawn(request: SpawnRequest): Promise<LocalHandle> {
     checkRequest(request)
     if (this.closed) {
-      throw new SubprocessError(`cannot start ${JSON.stringify(request.argv[0])}: the subprocess provider was disposed`, { code: SubprocessErrorCode.SUBPROCESS_SPAWN_FAILED })
+      throw new SubprocessError(
+        `cannot start ${JSON.stringify(request.argv[0])}: the subprocess provider was disposed`,
+        { code: SubprocessErrorCode.SUBPROCESS_SPAWN_FAILED },
+      )
     }
     if (request.signal?.aborted) {
-      throw new SubprocessError(`${JSON.stringify(request.argv[0])} was not started: the call was cancelled`, { code: SubprocessErrorCode.SUBPROCESS_ABORTED, cause: request.signal.reason })
+      throw new SubprocessError(`${JSON.stringify(request.argv[0])} was not started: the call was cancelled`, {
+        code: SubprocessErrorCode.SUBPROCESS_ABORTED,
+        cause: request.signal.reason,
+      })
     }
     const [file, ...args] = request.argv as [string, ...string[]]
-    const modes: StdioOptions = [request.stdin === 'ignore' ? 'ignore' : 'pipe', stdio(request.stdout), stdio(request.stderr)]
+    const modes: StdioOptions = [
+      request.stdin === 'ignore' ? 'ignore' : 'pipe',
+      stdio(request.stdout),
+      stdio(request.stderr),
+    ]
     let child: ChildProcess
     try {
       child = spawnChild(file, args, { cwd: request.cwd, env: childEnv(request.env), stdio: modes, detached: true })
@@ -62,5 +78,4 @@ export class Spawner {
     await Promise.all(handles.map((handle) => Promise.all([handle.waitForExit(), handle.done])))
     await this.output.close()
   }
-
 }

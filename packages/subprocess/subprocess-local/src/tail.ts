@@ -89,7 +89,9 @@ export class HeadBuffer {
     const take = Math.min(chunk.length, this.capacity - this.length)
     if (take <= 0) return
     if (this.bytes.length < this.length + take) {
-      const grown = Buffer.allocUnsafe(Math.min(this.capacity, Math.max(this.length + take, this.bytes.length * 2, 4096)))
+      const grown = Buffer.allocUnsafe(
+        Math.min(this.capacity, Math.max(this.length + take, this.bytes.length * 2, 4096)),
+      )
       this.bytes.copy(grown, 0, 0, this.length)
       this.bytes = grown
     }

@@ -4,8 +4,12 @@ import { afterAll, beforeAll, expect, test } from 'vitest'
 import { fixture, type Fixture } from './helpers.ts'
 
 let f: Fixture
-beforeAll(async () => { f = await fixture() })
-afterAll(async () => { await f.cleanup() })
+beforeAll(async () => {
+  f = await fixture()
+})
+afterAll(async () => {
+  await f.cleanup()
+})
 
 const seed = 20261130
 
@@ -50,18 +54,23 @@ test('any bytes through collect mode with spill: the file is the whole stream ex
 
 test('any bytes through collect mode with a head: head + tail reassemble the stream exactly when nothing was dropped', async () => {
   await fc.assert(
-    fc.asyncProperty(fc.string({ unit: 'binary', maxLength: 600 }), fc.nat(300), fc.nat(300), async (text, maxBytes, headBytes) => {
-      const data = Buffer.from(text)
-      const handle = await f.spawn({ argv: ['cat'], stdin: { data }, stdout: { maxBytes, headBytes } })
-      await handle.done
-      const out = handle.collected.stdout!
-      expect(out.totalLines).toBe(text === '' ? 0 : text.split('\n').length - (text.endsWith('\n') ? 1 : 0))
-      expect(out.truncated).toBe(data.length > maxBytes + headBytes)
-      const head = out.readHead()
-      expect(text.startsWith(head.text)).toBe(true)
-      expect(head.nextOffset).toBeGreaterThanOrEqual(Math.min(headBytes, data.length) - 3)
-      if (!out.truncated) expect(out.readFrom(0)).toEqual({ text, nextOffset: data.length, lossy: false })
-    }),
+    fc.asyncProperty(
+      fc.string({ unit: 'binary', maxLength: 600 }),
+      fc.nat(300),
+      fc.nat(300),
+      async (text, maxBytes, headBytes) => {
+        const data = Buffer.from(text)
+        const handle = await f.spawn({ argv: ['cat'], stdin: { data }, stdout: { maxBytes, headBytes } })
+        await handle.done
+        const out = handle.collected.stdout!
+        expect(out.totalLines).toBe(text === '' ? 0 : text.split('\n').length - (text.endsWith('\n') ? 1 : 0))
+        expect(out.truncated).toBe(data.length > maxBytes + headBytes)
+        const head = out.readHead()
+        expect(text.startsWith(head.text)).toBe(true)
+        expect(head.nextOffset).toBeGreaterThanOrEqual(Math.min(headBytes, data.length) - 3)
+        if (!out.truncated) expect(out.readFrom(0)).toEqual({ text, nextOffset: data.length, lossy: false })
+      },
+    ),
     { seed, numRuns: 60 },
   )
 })

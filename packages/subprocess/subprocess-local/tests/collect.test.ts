@@ -4,8 +4,12 @@ import { afterEach, beforeEach, expect, test } from 'vitest'
 import { fixture, until, type Fixture } from './helpers.ts'
 
 let f: Fixture
-beforeEach(async () => { f = await fixture() })
-afterEach(async () => { await f.cleanup() })
+beforeEach(async () => {
+  f = await fixture()
+})
+afterEach(async () => {
+  await f.cleanup()
+})
 
 /** A child that writes exactly `data` to stdout (through cat, so no shell quoting is involved). */
 async function collect(data: Buffer, maxBytes: number, spill?: { maxBytes: number }) {
@@ -19,7 +23,11 @@ test('collect keeps the exact byte tail of maxBytes', async () => {
   const out = await collect(data, 100)
   expect(out.totalBytes).toBe(data.length)
   expect(out.truncated).toBe(true)
-  expect(out.readFrom(0)).toEqual({ text: data.subarray(data.length - 100).toString(), nextOffset: data.length, lossy: true })
+  expect(out.readFrom(0)).toEqual({
+    text: data.subarray(data.length - 100).toString(),
+    nextOffset: data.length,
+    lossy: true,
+  })
 })
 
 test('output of exactly maxBytes is not truncated', async () => {
@@ -78,7 +86,10 @@ test('with spill, a stream that fits the tail makes no file', async () => {
 })
 
 test('a stream over the spill cap discards its file', async () => {
-  const handle = await f.spawn({ argv: ['head', '-c', '200000', '/dev/zero'], stdout: { maxBytes: 1000, spill: { maxBytes: 100000 } } })
+  const handle = await f.spawn({
+    argv: ['head', '-c', '200000', '/dev/zero'],
+    stdout: { maxBytes: 1000, spill: { maxBytes: 100000 } },
+  })
   await handle.done
   const out = handle.collected.stdout!
   expect(out.spillPath).toBeUndefined()
@@ -100,7 +111,11 @@ test('with headBytes, the head and the tail are both kept, and the line count co
   expect(out.totalLines).toBe(400_000)
   expect(out.truncated).toBe(true)
   expect(out.readHead()).toEqual({ text: data.subarray(0, 500).toString(), nextOffset: 500, lossy: false })
-  expect(out.readFrom(0)).toEqual({ text: data.subarray(data.length - 1000).toString(), nextOffset: data.length, lossy: true })
+  expect(out.readFrom(0)).toEqual({
+    text: data.subarray(data.length - 1000).toString(),
+    nextOffset: data.length,
+    lossy: true,
+  })
 })
 
 test('with headBytes, a stream that head and tail together hold is read whole from any offset', async () => {

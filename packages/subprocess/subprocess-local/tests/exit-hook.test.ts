@@ -13,7 +13,8 @@ function host(mode: 'exit' | 'throw'): Promise<{ code: number | null; pids: numb
     execFile(process.execPath, args, { timeout: 60000 }, (error, stdout) => {
       const code = error ? (typeof error.code === 'number' ? error.code : null) : 0
       const pids = stdout.trim().split(' ').map(Number)
-      if (pids.length !== 2 || pids.some((pid) => !Number.isInteger(pid) || pid <= 0)) reject(new Error(`unexpected host output ${JSON.stringify(stdout)}: ${error}`))
+      if (pids.length !== 2 || pids.some((pid) => !Number.isInteger(pid) || pid <= 0))
+        reject(new Error(`unexpected host output ${JSON.stringify(stdout)}: ${error}`))
       else resolve({ code, pids })
     })
   })

@@ -12,7 +12,10 @@ export interface Fixture {
   dir: string
   spawn(request: Partial<SpawnRequest> & Pick<SpawnRequest, 'argv'>): Promise<SubprocessHandle>
   /** Spawns with both streams collected (64 KiB tails), waits for `done`, returns the texts. */
-  run(argv: string[], request?: Partial<SpawnRequest>): Promise<{ exitCode: number | null; signal: string | null; stdout: string; stderr: string }>
+  run(
+    argv: string[],
+    request?: Partial<SpawnRequest>,
+  ): Promise<{ exitCode: number | null; signal: string | null; stdout: string; stderr: string }>
   cleanup(): Promise<void>
 }
 
@@ -22,7 +25,14 @@ export async function fixture(config: Config = {}): Promise<Fixture> {
   // Spill files outlive the provider by design: keep the test's own inside its temp dir.
   await t.active(t.ctx.plugin(LocalSubprocess, { spillDir: join(dir, 'spill'), ...config }))
   const spawn: Fixture['spawn'] = (request) =>
-    t.ctx.subprocess.spawn({ cwd: dir, stdin: 'ignore', stdout: { maxBytes: 65536 }, stderr: { maxBytes: 65536 }, graceMs: 2000, ...request })
+    t.ctx.subprocess.spawn({
+      cwd: dir,
+      stdin: 'ignore',
+      stdout: { maxBytes: 65536 },
+      stderr: { maxBytes: 65536 },
+      graceMs: 2000,
+      ...request,
+    })
   return {
     t,
     dir,
@@ -46,4 +56,3 @@ export async function fixture(config: Config = {}): Promise<Fixture> {
     },
   }
 }
-

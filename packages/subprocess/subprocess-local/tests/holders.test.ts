@@ -11,7 +11,7 @@ afterEach(async () => {
 })
 const sleeper = strays.sleeper
 
-test('exited settles at the leader\'s exit while a leftover still holds the output; alive() says the group still runs', async () => {
+test("exited settles at the leader's exit while a leftover still holds the output; alive() says the group still runs", async () => {
   f = await fixture()
   const sleep = sleeper()
   const handle = await f.spawn({ argv: ['bash', '-c', `${sleep.command} & echo started`] })

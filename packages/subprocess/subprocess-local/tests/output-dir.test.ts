@@ -1,4 +1,17 @@
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { afterEach, beforeEach, expect, test } from 'vitest'
@@ -36,7 +49,10 @@ afterEach(async () => {
 
 /** A command whose stdout passes the 16-byte tail, so that its complete output goes to a spill file. */
 async function spill(text: string): Promise<string> {
-  const handle = await f!.spawn({ argv: ['printf', '%s', text], stdout: { maxBytes: 16, spill: { maxBytes: 1 << 20 } } })
+  const handle = await f!.spawn({
+    argv: ['printf', '%s', text],
+    stdout: { maxBytes: 16, spill: { maxBytes: 1 << 20 } },
+  })
   await handle.done
   const path = handle.collected.stdout!.readFrom(0).spillPath
   expect(path, 'the output was kept').toBeDefined()
@@ -80,7 +96,10 @@ test('a spill parent where no private directory can be made loses only the full 
   const file = join(base, 'a-file')
   writeFileSync(file, '')
   f = await fixture({ spillDir: join(file, 'below') })
-  const handle = await f.spawn({ argv: ['printf', '%s', 'x'.repeat(100)], stdout: { maxBytes: 16, spill: { maxBytes: 1 << 20 } } })
+  const handle = await f.spawn({
+    argv: ['printf', '%s', 'x'.repeat(100)],
+    stdout: { maxBytes: 16, spill: { maxBytes: 1 << 20 } },
+  })
   await handle.done
   expect(handle.collected.stdout!.readFrom(0)).toMatchObject({ text: 'x'.repeat(16), lossy: true })
   expect(handle.collected.stdout!.readFrom(0).spillPath).toBeUndefined()
@@ -110,7 +129,13 @@ test('at start-up, full-output files older than pruneAfterDays (default 7) go; r
   f = await fixture({ spillDir: shared })
   await until(() => !existsSync(join(shared, 'dsh-subprocess-Old123')), 'the old directory is pruned')
   await until(() => !existsSync(join(shared, 'dsh-subprocess-Mix456', '1-11-stdout.log')), 'the old file is pruned')
-  expect(readdirSync(shared).sort()).toEqual([pruneStampName(), 'dsh-subprocess-Lnk000', 'dsh-subprocess-Mix456', 'dsh-subprocess-Thr789', 'dsh-subprocess-test-x'])
+  expect(readdirSync(shared).sort()).toEqual([
+    pruneStampName(),
+    'dsh-subprocess-Lnk000',
+    'dsh-subprocess-Mix456',
+    'dsh-subprocess-Thr789',
+    'dsh-subprocess-test-x',
+  ])
   expect(readdirSync(join(shared, 'dsh-subprocess-Mix456'))).toEqual(['2-12-stderr.log'])
   expect(readdirSync(theirs)).toEqual(['1-13-stdout.log'])
   expect(readdirSync(join(shared, 'dsh-subprocess-test-x'))).toEqual(['f.log'])
@@ -121,19 +146,31 @@ test('a parent this user pruned within the hour is not scanned again: the stamp 
   const old = () => aged(shared, 'dsh-subprocess-Old123', { '1-10-stdout.log': 9 * DAY }, 9 * DAY)
   const before = Date.now() - 7 * DAY
   old()
-  expect(await pruneOutputDirs(shared, before, { unlessWithinMs: PRUNE_INTERVAL_MS })).toEqual({ files: 1, directories: 1, bytes: 10 })
+  expect(await pruneOutputDirs(shared, before, { unlessWithinMs: PRUNE_INTERVAL_MS })).toEqual({
+    files: 1,
+    directories: 1,
+    bytes: 10,
+  })
   const stamp = join(shared, pruneStampName())
   expect(mode(stamp)).toBe(0o600)
   old()
-  expect(await pruneOutputDirs(shared, before, { unlessWithinMs: PRUNE_INTERVAL_MS })).toEqual({ files: 0, directories: 0, bytes: 0 })
+  expect(await pruneOutputDirs(shared, before, { unlessWithinMs: PRUNE_INTERVAL_MS })).toEqual({
+    files: 0,
+    directories: 0,
+    bytes: 0,
+  })
   expect(existsSync(join(shared, 'dsh-subprocess-Old123'))).toBe(true)
   // An hour later it is due again, and stamped anew.
-  utimesSync(stamp, new Date(Date.now() - PRUNE_INTERVAL_MS - 60_000), new Date(Date.now() - PRUNE_INTERVAL_MS - 60_000))
+  utimesSync(
+    stamp,
+    new Date(Date.now() - PRUNE_INTERVAL_MS - 60_000),
+    new Date(Date.now() - PRUNE_INTERVAL_MS - 60_000),
+  )
   expect((await pruneOutputDirs(shared, before, { unlessWithinMs: PRUNE_INTERVAL_MS })).files).toBe(1)
   expect(Date.now() - statSync(stamp).mtimeMs).toBeLessThan(PRUNE_INTERVAL_MS)
 })
 
-test('a stamp that is not ours — another user\'s fresh file, or a symlink to a fresh file — is not trusted, and neither touched nor followed', async () => {
+test("a stamp that is not ours — another user's fresh file, or a symlink to a fresh file — is not trusted, and neither touched nor followed", async () => {
   const before = Date.now() - 7 * DAY
   const stamp = join(shared, pruneStampName())
   expect(runAs(OTHER_UIDS.attacker, ['touch', stamp]).status).toBe(0)

@@ -7,8 +7,12 @@ import LocalSubprocess, { Config } from '../src/index.ts'
 import { fixture, until, type Fixture } from './helpers.ts'
 
 let f: Fixture
-beforeEach(async () => { f = await fixture() })
-afterEach(async () => { await f.cleanup() })
+beforeEach(async () => {
+  f = await fixture()
+})
+afterEach(async () => {
+  await f.cleanup()
+})
 
 /** A second provider in a context of its own, next to the fixture's. */
 async function ownProvider(spillDir: string) {
@@ -38,10 +42,15 @@ test('abort listeners are removed once a tree is gone, so a shared signal does n
 test('a kept spill file outlives the provider; a discarded one leaves nothing behind', async () => {
   const spillDir = join(f.dir, 'outlive')
   const t = await ownProvider(spillDir)
-  const spawn = (bytes: number) => t.ctx.subprocess.spawn({
-    argv: ['head', '-c', String(bytes), '/dev/zero'], cwd: f.dir, stdin: 'ignore', graceMs: 100,
-    stdout: { maxBytes: 10, spill: { maxBytes: 1000 } }, stderr: 'ignore',
-  })
+  const spawn = (bytes: number) =>
+    t.ctx.subprocess.spawn({
+      argv: ['head', '-c', String(bytes), '/dev/zero'],
+      cwd: f.dir,
+      stdin: 'ignore',
+      graceMs: 100,
+      stdout: { maxBytes: 10, spill: { maxBytes: 1000 } },
+      stderr: 'ignore',
+    })
   const kept = await spawn(500)
   const dropped = await spawn(5000)
   await Promise.all([kept.done, dropped.done])
@@ -56,10 +65,26 @@ test('a kept spill file outlives the provider; a discarded one leaves nothing be
 test('a provider that never spilled leaves no directory, and an emptied one is removed on dispose', async () => {
   const spillDir = join(f.dir, 'empty')
   const t = await ownProvider(spillDir)
-  await (await t.ctx.subprocess.spawn({ argv: ['true'], cwd: f.dir, stdin: 'ignore', stdout: { maxBytes: 10, spill: { maxBytes: 100 } }, stderr: 'ignore', graceMs: 0 })).done
+  await (
+    await t.ctx.subprocess.spawn({
+      argv: ['true'],
+      cwd: f.dir,
+      stdin: 'ignore',
+      stdout: { maxBytes: 10, spill: { maxBytes: 100 } },
+      stderr: 'ignore',
+      graceMs: 0,
+    })
+  ).done
   expect(existsSync(spillDir)).toBe(false)
   // 50 bytes open a spill file (the tail holds 10), the next 500 pass its cap: the file is deleted again.
-  const handle = await t.ctx.subprocess.spawn({ argv: ['cat'], cwd: f.dir, stdin: 'pipe', stdout: { maxBytes: 10, spill: { maxBytes: 100 } }, stderr: 'ignore', graceMs: 0 })
+  const handle = await t.ctx.subprocess.spawn({
+    argv: ['cat'],
+    cwd: f.dir,
+    stdin: 'pipe',
+    stdout: { maxBytes: 10, spill: { maxBytes: 100 } },
+    stderr: 'ignore',
+    graceMs: 0,
+  })
   handle.stdin!.write(Buffer.alloc(50))
   await until(() => handle.collected.stdout!.spillPath !== undefined, 'the spill file is open')
   handle.stdin!.end(Buffer.alloc(500))
@@ -82,8 +107,12 @@ test('an unusable spill directory costs the spill file, never the output or the 
   writeFileSync(blocker, '')
   const t = await ownProvider(join(blocker, 'spill'))
   const handle = await t.ctx.subprocess.spawn({
-    argv: ['head', '-c', '5000', '/dev/zero'], cwd: f.dir, stdin: 'ignore', graceMs: 100,
-    stdout: { maxBytes: 10, spill: { maxBytes: 100000 } }, stderr: 'ignore',
+    argv: ['head', '-c', '5000', '/dev/zero'],
+    cwd: f.dir,
+    stdin: 'ignore',
+    graceMs: 100,
+    stdout: { maxBytes: 10, spill: { maxBytes: 100000 } },
+    stderr: 'ignore',
   })
   expect(await handle.done).toEqual({ exitCode: 0, signal: null })
   expect(handle.collected.stdout!.spillPath).toBeUndefined()

@@ -5,8 +5,12 @@ import { afterEach, beforeEach, expect, test } from 'vitest'
 import { fixture, rejection, type Fixture } from './helpers.ts'
 
 let f: Fixture
-beforeEach(async () => { f = await fixture() })
-afterEach(async () => { await f.cleanup() })
+beforeEach(async () => {
+  f = await fixture()
+})
+afterEach(async () => {
+  await f.cleanup()
+})
 
 test('argv is passed verbatim, never through a shell', async () => {
   const args = ['$(touch pwned)', '`touch pwned2`', 'a b', '*', '; touch pwned3', '"quoted"', '', 'é\\n']
@@ -49,7 +53,9 @@ test('a missing working directory is a launch failure that names the directory',
   const cwd = join(f.dir, 'missing')
   const error = await rejection(f.spawn({ argv: ['true'], cwd }))
   expect(error.code).toBe('SUBPROCESS_SPAWN_FAILED')
-  expect(error.message).toBe(`cannot start "true": working directory ${JSON.stringify(cwd)} is unusable: ENOENT (no such file or directory)`)
+  expect(error.message).toBe(
+    `cannot start "true": working directory ${JSON.stringify(cwd)} is unusable: ENOENT (no such file or directory)`,
+  )
 })
 
 test('a file as working directory is a launch failure', async () => {

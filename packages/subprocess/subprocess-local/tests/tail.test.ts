@@ -6,17 +6,22 @@ const seed = 20261130
 
 test('the tail holds exactly the last capacity bytes, whatever the chunking', () => {
   fc.assert(
-    fc.property(fc.array(fc.uint8Array({ maxLength: 300 }), { maxLength: 30 }), fc.nat(700), fc.nat(10000), (chunks, capacity, offset) => {
-      const tail = new TailBuffer(capacity)
-      for (const chunk of chunks) tail.push(chunk)
-      const all = Buffer.concat(chunks)
-      const kept = all.subarray(Math.max(0, all.length - capacity))
-      expect(tail.total).toBe(all.length)
-      expect(tail.start).toBe(all.length - kept.length)
-      expect(tail.bytesFrom(0).equals(kept)).toBe(true)
-      const from = Math.min(offset, all.length)
-      expect(tail.bytesFrom(from).equals(all.subarray(Math.max(from, tail.start)))).toBe(true)
-    }),
+    fc.property(
+      fc.array(fc.uint8Array({ maxLength: 300 }), { maxLength: 30 }),
+      fc.nat(700),
+      fc.nat(10000),
+      (chunks, capacity, offset) => {
+        const tail = new TailBuffer(capacity)
+        for (const chunk of chunks) tail.push(chunk)
+        const all = Buffer.concat(chunks)
+        const kept = all.subarray(Math.max(0, all.length - capacity))
+        expect(tail.total).toBe(all.length)
+        expect(tail.start).toBe(all.length - kept.length)
+        expect(tail.bytesFrom(0).equals(kept)).toBe(true)
+        const from = Math.min(offset, all.length)
+        expect(tail.bytesFrom(from).equals(all.subarray(Math.max(from, tail.start)))).toBe(true)
+      },
+    ),
     { seed, numRuns: 500 },
   )
 })
@@ -50,9 +55,12 @@ test('countNewlines counts every newline byte, sparse or dense, at any alignment
   expect(countNewlines(Buffer.from('1234567\n'.repeat(10_000)))).toBe(10_000)
   const naive = (bytes: Uint8Array) => bytes.reduce((n, byte) => n + (byte === 0x0a ? 1 : 0), 0)
   const byte = fc.oneof(fc.constant(0x0a), fc.constant(0x0b), fc.constant(0x8a), fc.integer({ min: 0, max: 255 }))
-  fc.assert(fc.property(fc.array(byte, { maxLength: 2000 }), fc.nat(7), fc.nat(7), (values, front, back) => {
-    const all = Uint8Array.from(values)
-    const view = all.subarray(Math.min(front, all.length), Math.max(Math.min(front, all.length), all.length - back))
-    expect(countNewlines(view)).toBe(naive(view))
-  }), { seed, numRuns: 1000 })
+  fc.assert(
+    fc.property(fc.array(byte, { maxLength: 2000 }), fc.nat(7), fc.nat(7), (values, front, back) => {
+      const all = Uint8Array.from(values)
+      const view = all.subarray(Math.min(front, all.length), Math.max(Math.min(front, all.length), all.length - back))
+      expect(countNewlines(view)).toBe(naive(view))
+    }),
+    { seed, numRuns: 1000 },
+  )
 })

@@ -6,12 +6,19 @@ import { GroupWatch } from '../src/group.ts'
 import { fixture, rejection, until, type Fixture } from './helpers.ts'
 
 let f: Fixture
-beforeEach(async () => { f = await fixture() })
-afterEach(async () => { await f.cleanup() })
+beforeEach(async () => {
+  f = await fixture()
+})
+afterEach(async () => {
+  await f.cleanup()
+})
 
 /** Waits (bounded) until the child printed `text` on stdout: the event that says it is ready. */
 async function printed(handle: { collected: { stdout?: { readFrom(o: number): { text: string } } } }, text: string) {
-  await until(() => handle.collected.stdout!.readFrom(0).text.includes(text), `the child printed ${JSON.stringify(text)}`)
+  await until(
+    () => handle.collected.stdout!.readFrom(0).text.includes(text),
+    `the child printed ${JSON.stringify(text)}`,
+  )
 }
 
 test('aborting the signal sends SIGTERM to the process group', async () => {
@@ -23,7 +30,11 @@ test('aborting the signal sends SIGTERM to the process group', async () => {
 
 test('a child that traps SIGTERM gets SIGKILL after graceMs', async () => {
   const controller = new AbortController()
-  const handle = await f.spawn({ argv: ['sh', '-c', 'trap "" TERM; echo ready; while :; do sleep 1; done'], signal: controller.signal, graceMs: 50 })
+  const handle = await f.spawn({
+    argv: ['sh', '-c', 'trap "" TERM; echo ready; while :; do sleep 1; done'],
+    signal: controller.signal,
+    graceMs: 50,
+  })
   await printed(handle, 'ready')
   controller.abort()
   expect(await handle.done).toEqual({ exitCode: null, signal: 'SIGKILL' })
@@ -68,7 +79,10 @@ test('waitForExit waits for the whole tree, not only the leader', async () => {
   expect(await handle.done).toEqual({ exitCode: 0, signal: null })
   const grandchild = Number(handle.collected.stdout!.readFrom(0).text.trim())
   let treeGone = false
-  const waiting = handle.waitForExit().then((status) => { treeGone = true; return status })
+  const waiting = handle.waitForExit().then((status) => {
+    treeGone = true
+    return status
+  })
   // Give a leader-only implementation every chance to resolve early.
   for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve))
   expect(processRuns(grandchild)).toBe(true)
@@ -93,7 +107,9 @@ test('disposing the provider terminates and awaits every live tree', async () =>
     // (a member may linger as a zombie: this host's init does not reap orphans, so ask who still runs)
     expect(new GroupWatch(handle.pid).alive()).toBe(false)
   }
-  const error = await rejection(service.spawn({ argv: ['true'], cwd: f.dir, stdin: 'ignore', stdout: 'ignore', stderr: 'ignore', graceMs: 0 }))
+  const error = await rejection(
+    service.spawn({ argv: ['true'], cwd: f.dir, stdin: 'ignore', stdout: 'ignore', stderr: 'ignore', graceMs: 0 }),
+  )
   expect(error.code).toBe('SUBPROCESS_SPAWN_FAILED')
   expect(error.message).toBe('cannot start "true": the subprocess provider was disposed')
 })

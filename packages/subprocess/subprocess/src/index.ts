@@ -163,7 +163,8 @@ export abstract class SubprocessService extends Service {
  * the password managers' session tokens (BW_SESSION, OP_SESSION_*; not XDG_SESSION_* nor
  * DBUS_SESSION_BUS_ADDRESS); and the agent sockets that sign for the user (SSH_AUTH_SOCK, GPG_AGENT_INFO).
  */
-const CREDENTIAL = /KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH(?!OR)|JWT|COOKIE|DSN|CONNECTION_STRING|_PAT$|_PWD$|_PASS$|^BW_SESSION$|^OP_SESSION_|^SSH_AUTH_SOCK$|^GPG_AGENT_INFO$/i
+const CREDENTIAL =
+  /KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH(?!OR)|JWT|COOKIE|DSN|CONNECTION_STRING|_PAT$|_PWD$|_PASS$|^BW_SESSION$|^OP_SESSION_|^SSH_AUTH_SOCK$|^GPG_AGENT_INFO$/i
 
 /** A value holding a password in a URL: `scheme://user:password@host…` (a database URL, a git remote with a token). */
 const URL_CREDENTIAL = /[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s/?#@:]*:[^\s/?#@]*@/
@@ -187,7 +188,10 @@ export function scrubbedParentEnv(source: NodeJS.ProcessEnv = process.env): Reco
 }
 
 /** The scrubbed parent env with `overrides` applied (`undefined` removes a name; an override is never scrubbed). */
-export function childEnv(overrides: Readonly<Record<string, string | undefined>> = {}, source: NodeJS.ProcessEnv = process.env): Record<string, string> {
+export function childEnv(
+  overrides: Readonly<Record<string, string | undefined>> = {},
+  source: NodeJS.ProcessEnv = process.env,
+): Record<string, string> {
   const env: Record<string, string> = {}
   // Names first, then the value of each name kept: every read of process.env makes a new string, and the values of
   // scrubbed or overridden names are never needed (nor copied onto the heap).
@@ -203,4 +207,11 @@ export function childEnv(overrides: Readonly<Record<string, string | undefined>>
   return env
 }
 
-export { privateCopy, resolveTrusted, SYSTEM_PATH, untrustedReason, type Distrust, type TrustedProgram } from './trusted.ts'
+export {
+  privateCopy,
+  resolveTrusted,
+  SYSTEM_PATH,
+  untrustedReason,
+  type Distrust,
+  type TrustedProgram,
+} from './trusted.ts'

@@ -1,5 +1,15 @@
 import { createHash } from 'node:crypto'
-import { lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import {
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, dirname, isAbsolute, join, sep } from 'node:path'
 
@@ -26,7 +36,10 @@ export type Distrust = { readonly problem: string }
  * verified with `untrustedReason`; `writable` are directories a sandboxed command can write (never trusted).
  */
 export function resolveTrusted(program: string, writable: readonly string[] = []): TrustedProgram | Distrust {
-  if (program.includes('/') && !isAbsolute(program)) return { problem: `${JSON.stringify(program)} is a relative path; give an absolute path or a bare name (looked up in ${SYSTEM_PATH})` }
+  if (program.includes('/') && !isAbsolute(program))
+    return {
+      problem: `${JSON.stringify(program)} is a relative path; give an absolute path or a bare name (looked up in ${SYSTEM_PATH})`,
+    }
   const candidates = isAbsolute(program) ? [program] : SYSTEM_PATH.split(':').map((dir) => join(dir, program))
   let first: string | undefined
   for (const candidate of candidates) {
@@ -41,7 +54,9 @@ export function resolveTrusted(program: string, writable: readonly string[] = []
     first ??= `${candidate}${real === candidate ? '' : ` (${real})`} ${reason}`
   }
   if (first) return { problem: first }
-  return { problem: isAbsolute(program) ? `${program} does not exist` : `no ${JSON.stringify(program)} in ${SYSTEM_PATH}` }
+  return {
+    problem: isAbsolute(program) ? `${program} does not exist` : `no ${JSON.stringify(program)} in ${SYSTEM_PATH}`,
+  }
 }
 
 /**
@@ -64,9 +79,11 @@ export function untrustedReason(real: string, writable: readonly string[] = []):
   const uid = process.geteuid?.() ?? 0
   for (let path = real; ; path = dirname(path)) {
     const entry = lstatSync(path)
-    if (entry.uid !== 0 && entry.uid !== uid) return `${path === real ? 'is' : `lies in ${path}, which is`} owned by another user (uid ${entry.uid})`
+    if (entry.uid !== 0 && entry.uid !== uid)
+      return `${path === real ? 'is' : `lies in ${path}, which is`} owned by another user (uid ${entry.uid})`
     const sticky = (entry.mode & 0o1000) !== 0 && entry.uid === 0 && path !== real
-    if ((entry.mode & 0o022) !== 0 && !sticky) return `${path === real ? 'is' : `lies in ${path}, which is`} writable by group or others`
+    if ((entry.mode & 0o022) !== 0 && !sticky)
+      return `${path === real ? 'is' : `lies in ${path}, which is`} writable by group or others`
     if (path === dirname(path)) return undefined
   }
 }
@@ -111,7 +128,9 @@ export function privateCopy(source: string): string {
 
 function privateDirProblem(dir: string, uid: number): string | undefined {
   const info = lstatSync(dir)
-  return !info.isDirectory() || info.uid !== uid || (info.mode & 0o777) !== 0o700 ? `${dir} is not a private directory of this user` : undefined
+  return !info.isDirectory() || info.uid !== uid || (info.mode & 0o777) !== 0o700
+    ? `${dir} is not a private directory of this user`
+    : undefined
 }
 
 /** Why `path` is not the 0500 copy of these bytes (undefined when it is). */
@@ -122,6 +141,9 @@ function copyProblem(path: string, size: number, digest: string, uid: number): s
   } catch {
     return `${path} does not exist`
   }
-  if (!info.isFile() || info.uid !== uid || (info.mode & 0o7777) !== 0o500 || info.size !== size) return `${path} is not the read-only copy made`
-  return createHash('sha256').update(readFileSync(path)).digest('hex') === digest ? undefined : `${path} differs from its source`
+  if (!info.isFile() || info.uid !== uid || (info.mode & 0o7777) !== 0o500 || info.size !== size)
+    return `${path} is not the read-only copy made`
+  return createHash('sha256').update(readFileSync(path)).digest('hex') === digest
+    ? undefined
+    : `${path} differs from its source`
 }

@@ -47,14 +47,39 @@ test('the values of scrubbed and overridden names are never read', () => {
 
 test('the widened scrub (DESIGN §17) drops credential shapes and keeps the names commands need', () => {
   const dropped = {
-    GITHUB_PAT: 'x', MYSQL_PWD: 'x', SMTP_PASS: 'x', NPM_CONFIG__AUTH: 'x', DOCKER_AUTH_CONFIG: 'x', CI_JOB_JWT: 'x', SESSION_COOKIE: 'x', SENTRY_DSN: 'x',
-    AZURE_STORAGE_CONNECTION_STRING: 'x', BW_SESSION: 'x', OP_SESSION_acme: 'x', SSH_AUTH_SOCK: '/s', GPG_AGENT_INFO: '/g',
-    DATABASE_URL: 'postgres://app:pw@db/app', HTTPS_PROXY: 'http://u:p@proxy:3128', REDIS_URL: 'redis://:pw@cache:6379',
+    GITHUB_PAT: 'x',
+    MYSQL_PWD: 'x',
+    SMTP_PASS: 'x',
+    NPM_CONFIG__AUTH: 'x',
+    DOCKER_AUTH_CONFIG: 'x',
+    CI_JOB_JWT: 'x',
+    SESSION_COOKIE: 'x',
+    SENTRY_DSN: 'x',
+    AZURE_STORAGE_CONNECTION_STRING: 'x',
+    BW_SESSION: 'x',
+    OP_SESSION_acme: 'x',
+    SSH_AUTH_SOCK: '/s',
+    GPG_AGENT_INFO: '/g',
+    DATABASE_URL: 'postgres://app:pw@db/app',
+    HTTPS_PROXY: 'http://u:p@proxy:3128',
+    REDIS_URL: 'redis://:pw@cache:6379',
   }
   const kept = {
-    PATH: '/bin', HOME: '/h', PWD: '/w', OLDPWD: '/o', XDG_SESSION_ID: '3', XDG_SESSION_TYPE: 'tty', DBUS_SESSION_BUS_ADDRESS: 'unix:path=/run/user/0/bus',
-    LANG: 'C', NODE_OPTIONS: '--max-old-space-size=512', GIT_AUTHOR_NAME: 'a', XAUTHORITY: '/x', GIT_ASKPASS: '/a', HTTP_PROXY: 'http://proxy:3128',
-    PIP_INDEX_URL: 'https://pypi.org/simple', GIT_REMOTE: 'ssh://git@host/repo',
+    PATH: '/bin',
+    HOME: '/h',
+    PWD: '/w',
+    OLDPWD: '/o',
+    XDG_SESSION_ID: '3',
+    XDG_SESSION_TYPE: 'tty',
+    DBUS_SESSION_BUS_ADDRESS: 'unix:path=/run/user/0/bus',
+    LANG: 'C',
+    NODE_OPTIONS: '--max-old-space-size=512',
+    GIT_AUTHOR_NAME: 'a',
+    XAUTHORITY: '/x',
+    GIT_ASKPASS: '/a',
+    HTTP_PROXY: 'http://proxy:3128',
+    PIP_INDEX_URL: 'https://pypi.org/simple',
+    GIT_REMOTE: 'ssh://git@host/repo',
   }
   expect(scrubbedParentEnv({ ...dropped, ...kept })).toEqual(kept)
   for (const [name, value] of Object.entries(dropped)) expect(isScrubbed(name, value), name).toBe(true)

@@ -25,13 +25,20 @@ test('a bare name is found in the system directories (real path), never on PATH'
   } finally {
     process.env.PATH = saved
   }
-  expect(resolveTrusted('no-such-program-dsh')).toEqual({ problem: 'no "no-such-program-dsh" in /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' })
+  expect(resolveTrusted('no-such-program-dsh')).toEqual({
+    problem: 'no "no-such-program-dsh" in /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+  })
 })
 
 test('a relative path, a path inside a writable directory, a group-writable ancestor and a non-executable file are refused', () => {
-  expect(resolveTrusted('bin/bwrap')).toEqual({ problem: '"bin/bwrap" is a relative path; give an absolute path or a bare name (looked up in /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin)' })
+  expect(resolveTrusted('bin/bwrap')).toEqual({
+    problem:
+      '"bin/bwrap" is a relative path; give an absolute path or a bare name (looked up in /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin)',
+  })
   const inside = program(join(dir, 'w/node_modules/.bin/bwrap'))
-  expect(untrustedReason(inside, [join(dir, 'w')])).toBe(`lies inside the writable directory ${dir}/w, where a command can replace it`)
+  expect(untrustedReason(inside, [join(dir, 'w')])).toBe(
+    `lies inside the writable directory ${dir}/w, where a command can replace it`,
+  )
   const shared = program(join(dir, 'shared/bwrap'))
   chmodSync(join(dir, 'shared'), 0o775)
   expect(untrustedReason(shared)).toBe(`lies in ${dir}/shared, which is writable by group or others`)

@@ -2,7 +2,12 @@ import type { Context } from 'cordis'
 import Schema from 'schemastery'
 import {
   TaskService,
-  type Task, type TaskDoneListener, type TaskInit, type TaskRead, type TaskWaitOptions, type TaskWaitOutcome,
+  type Task,
+  type TaskDoneListener,
+  type TaskInit,
+  type TaskRead,
+  type TaskWaitOptions,
+  type TaskWaitOutcome,
 } from '@deepseek-ai/dsh-tasks'
 import type {} from '@deepseek-ai/dsh-tools'
 import { PATTERN_TEST_MS, PatternTester } from './pattern-tester.ts'
@@ -18,9 +23,22 @@ export interface Config {
 }
 
 export const Config: Schema<Partial<Config>, Config> = Schema.object({
-  maxFinishedTasks: Schema.natural().min(1).default(100).description('Finished tasks whose output is held until read; past this, the oldest one\'s output is dropped (its files stay).'),
-  maxForgottenTasks: Schema.natural().min(0).default(1000).description('Dropped tasks that still answer with their final status; past this, the oldest become unknown.'),
-  patternTestMs: Schema.natural().min(1).default(PATTERN_TEST_MS).description('How long one test of a wait_for pattern may run before the wait gives it up (catastrophic backtracking).'),
+  maxFinishedTasks: Schema.natural()
+    .min(1)
+    .default(100)
+    .description(
+      "Finished tasks whose output is held until read; past this, the oldest one's output is dropped (its files stay).",
+    ),
+  maxForgottenTasks: Schema.natural()
+    .min(0)
+    .default(1000)
+    .description('Dropped tasks that still answer with their final status; past this, the oldest become unknown.'),
+  patternTestMs: Schema.natural()
+    .min(1)
+    .default(PATTERN_TEST_MS)
+    .description(
+      'How long one test of a wait_for pattern may run before the wait gives it up (catastrophic backtracking).',
+    ),
 })
 
 /**

@@ -45,7 +45,10 @@ export class PatternTester {
   private idle: NodeJS.Timeout | undefined
   private closed = false
 
-  constructor(private readonly limitMs: number = PATTERN_TEST_MS, private readonly idleMs: number = PATTERN_IDLE_MS) {}
+  constructor(
+    private readonly limitMs: number = PATTERN_TEST_MS,
+    private readonly idleMs: number = PATTERN_IDLE_MS,
+  ) {}
 
   /** Whether `pattern` matches any of `texts` (one round trip); 'too-slow' when testing took longer than the limit. */
   test(pattern: RegExp, texts: readonly string[]): Promise<boolean | 'too-slow'> {
@@ -69,12 +72,15 @@ export class PatternTester {
     const job = this.queue.shift()
     if (!job) {
       clearTimeout(this.idle)
-      if (this.worker) this.idle = setTimeout(() => { if (!this.running) void this.stop() }, this.idleMs).unref()
+      if (this.worker)
+        this.idle = setTimeout(() => {
+          if (!this.running) void this.stop()
+        }, this.idleMs).unref()
       return
     }
     clearTimeout(this.idle)
     this.running = job
-    const worker = this.worker ??= this.start()
+    const worker = (this.worker ??= this.start())
     worker.ref()
     this.timer = setTimeout(() => {
       this.settle('too-slow')
@@ -85,7 +91,9 @@ export class PatternTester {
 
   private start(): Worker {
     // Loaded on the first test, not at import: node:worker_threads costs 2–4 ms of every cold start.
-    const { Worker: Thread } = createRequire(import.meta.url)('node:worker_threads') as typeof import('node:worker_threads')
+    const { Worker: Thread } = createRequire(import.meta.url)(
+      'node:worker_threads',
+    ) as typeof import('node:worker_threads')
     const worker = new Thread(WORKER_SOURCE, { eval: true, stdout: true, stderr: true })
     // Only the current worker speaks for the running test: one given up may still answer on its way out.
     worker.on('message', (matched: unknown) => {

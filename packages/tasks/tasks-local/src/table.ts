@@ -1,8 +1,21 @@
 import type { Context } from 'cordis'
 import {
-  TaskError, TaskErrorCode, taskDoneNotice,
-  type OutputIncrement, type StrayProcess, type Task, type TaskDoneEvent, type TaskDoneListener, type TaskExit, type TaskInit,
-  type TaskProcess, type TaskRead, type TaskStatus, type TaskStream, type TaskWaitOptions, type TaskWaitOutcome,
+  TaskError,
+  TaskErrorCode,
+  taskDoneNotice,
+  type OutputIncrement,
+  type StrayProcess,
+  type Task,
+  type TaskDoneEvent,
+  type TaskDoneListener,
+  type TaskExit,
+  type TaskInit,
+  type TaskProcess,
+  type TaskRead,
+  type TaskStatus,
+  type TaskStream,
+  type TaskWaitOptions,
+  type TaskWaitOutcome,
 } from '@deepseek-ai/dsh-tasks'
 import type {} from '@deepseek-ai/dsh-tools'
 import { PatternTester } from './pattern-tester.ts'
@@ -64,7 +77,10 @@ export class TaskTable {
   private readonly patterns = new Map<string | undefined, PatternTester>()
   private readonly patternTestMs: number | undefined
 
-  constructor(private readonly ctx: Context, options: TaskTableOptions = {}) {
+  constructor(
+    private readonly ctx: Context,
+    options: TaskTableOptions = {},
+  ) {
     this.maxFinished = options.maxFinishedTasks ?? 100
     this.maxForgotten = options.maxForgottenTasks ?? 1000
     this.patternTestMs = options.patternTestMs
@@ -111,7 +127,11 @@ export class TaskTable {
       return { stdout: lost?.stdout ?? NONE, stderr: lost?.stderr ?? NONE, status: entry.status }
     }
     // Synchronous, and the status turns final only once the output is complete: a final status comes with the rest.
-    const read: TaskRead = { stdout: this.advance(entry, process, 'stdout'), stderr: this.advance(entry, process, 'stderr'), status: entry.status }
+    const read: TaskRead = {
+      stdout: this.advance(entry, process, 'stdout'),
+      stderr: this.advance(entry, process, 'stderr'),
+      status: entry.status,
+    }
     if (entry.finished) {
       this.drop(entry)
       // The model has just read the end itself: a notice still waiting for its next result would only repeat it.
@@ -134,7 +154,8 @@ export class TaskTable {
       }
       return this.tester(entry.owner).test(pattern, texts)
     }
-    const judged = (outcome: boolean | 'too-slow'): TaskWaitOutcome | undefined => (outcome === 'too-slow' ? 'pattern-too-slow' : outcome ? 'matched' : undefined)
+    const judged = (outcome: boolean | 'too-slow'): TaskWaitOutcome | undefined =>
+      outcome === 'too-slow' ? 'pattern-too-slow' : outcome ? 'matched' : undefined
     return new Promise((resolve) => {
       let settled = false
       const cleanup: (() => void)[] = []
@@ -186,16 +207,25 @@ export class TaskTable {
     const entry = this.require(id)
     const process = entry.process
     if (!entry.interactive) {
-      throw new TaskError(`task ${id} takes no input: it was not started with interactive: true (start a program that reads input with bash run_in_background: true, interactive: true)`, { code: TaskErrorCode.BASH_TASK_NOT_INTERACTIVE })
+      throw new TaskError(
+        `task ${id} takes no input: it was not started with interactive: true (start a program that reads input with bash run_in_background: true, interactive: true)`,
+        { code: TaskErrorCode.BASH_TASK_NOT_INTERACTIVE },
+      )
     }
     if (entry.finished || !process?.write) {
-      throw new TaskError(`task ${id} has ended ${statusText(entry.status)}: it takes no more input (read its output with bash_output)`, { code: TaskErrorCode.BASH_TASK_ENDED })
+      throw new TaskError(
+        `task ${id} has ended ${statusText(entry.status)}: it takes no more input (read its output with bash_output)`,
+        { code: TaskErrorCode.BASH_TASK_ENDED },
+      )
     }
     try {
       await process.write(text)
     } catch (error) {
       // It ended while the text was on its way (its terminal closed).
-      throw new TaskError(`task ${id} has ended: it takes no more input (read its output with bash_output)`, { code: TaskErrorCode.BASH_TASK_ENDED, cause: error })
+      throw new TaskError(`task ${id} has ended: it takes no more input (read its output with bash_output)`, {
+        code: TaskErrorCode.BASH_TASK_ENDED,
+        cause: error,
+      })
     }
   }
 
@@ -212,7 +242,9 @@ export class TaskTable {
   addListener(listener: TaskDoneListener): () => void {
     if (this.closed) return () => {}
     this.listeners.add(listener)
-    return () => { this.listeners.delete(listener) }
+    return () => {
+      this.listeners.delete(listener)
+    }
   }
 
   /** A session is over: its running tasks are killed (no notice: it is gone) and all of its tasks are forgotten. */
@@ -270,13 +302,14 @@ export class TaskTable {
 
   private tester(owner: string | undefined): PatternTester {
     let tester = this.patterns.get(owner)
-    if (!tester) this.patterns.set(owner, tester = new PatternTester(this.patternTestMs))
+    if (!tester) this.patterns.set(owner, (tester = new PatternTester(this.patternTestMs)))
     return tester
   }
 
   private require(id: string): Entry {
     const entry = this.entries.get(id)
-    if (!entry) throw new TaskError(`unknown bash task ${JSON.stringify(id)}`, { code: TaskErrorCode.BASH_UNKNOWN_TASK })
+    if (!entry)
+      throw new TaskError(`unknown bash task ${JSON.stringify(id)}`, { code: TaskErrorCode.BASH_UNKNOWN_TASK })
     return entry
   }
 
@@ -285,7 +318,9 @@ export class TaskTable {
     if (!stream) return NONE
     const read = stream.readFrom(entry.offsets[name])
     entry.offsets[name] = read.nextOffset
-    return read.spillPath === undefined ? { text: read.text, lossy: read.lossy } : { text: read.text, lossy: read.lossy, spillPath: read.spillPath }
+    return read.spillPath === undefined
+      ? { text: read.text, lossy: read.lossy }
+      : { text: read.text, lossy: read.lossy, spillPath: read.spillPath }
   }
 
   private finish(entry: Entry, exit: TaskExit): void {
@@ -294,12 +329,22 @@ export class TaskTable {
     // A kill that was asked for is what the status says, even if the shell had exited by itself before it came:
     // `bash_kill` answered "killed", so no later text may say "completed".
     if (entry.killing) entry.status = { state: 'killed', signal: exit.signal ?? 'SIGTERM' }
-    else entry.status = exit.signal !== null ? { state: 'killed', signal: exit.signal } : { state: 'completed', exitCode: exit.exitCode ?? 0 }
+    else
+      entry.status =
+        exit.signal !== null
+          ? { state: 'killed', signal: exit.signal }
+          : { state: 'completed', exitCode: exit.exitCode ?? 0 }
     this.unread.push(entry)
     while (this.unread.length > this.maxFinished) this.release(this.unread[0] as Entry)
     if (this.closed) return
     const notice = taskDoneNotice(entry.id, entry.status)
-    const event: TaskDoneEvent = { taskId: entry.id, owner: entry.owner, status: entry.status, notice, requested: entry.killing }
+    const event: TaskDoneEvent = {
+      taskId: entry.id,
+      owner: entry.owner,
+      status: entry.status,
+      notice,
+      requested: entry.killing,
+    }
     for (const listener of [...this.listeners]) {
       try {
         listener(event)
@@ -312,7 +357,8 @@ export class TaskTable {
     } catch (error) {
       this.warn('a tasks/done listener failed: %s', error)
     }
-    if (!entry.killing && entry.owner !== undefined) this.ctx.get('tools')?.notify({ sessionId: entry.owner, text: notice, key: entry.id })
+    if (!entry.killing && entry.owner !== undefined)
+      this.ctx.get('tools')?.notify({ sessionId: entry.owner, text: notice, key: entry.id })
   }
 
   /** Drops a finished task's output before it was read to the end; the next read says what was lost and where it is. */
@@ -322,7 +368,9 @@ export class TaskTable {
       const lost = (name: StreamName): OutputIncrement => {
         const read = process[name]?.readFrom(entry.offsets[name])
         if (!read || (read.text === '' && !read.lossy)) return NONE
-        return read.spillPath === undefined ? { text: '', lossy: true } : { text: '', lossy: true, spillPath: read.spillPath }
+        return read.spillPath === undefined
+          ? { text: '', lossy: true }
+          : { text: '', lossy: true, spillPath: read.spillPath }
       }
       entry.lost = { stdout: lost('stdout'), stderr: lost('stderr') }
     }
@@ -345,12 +393,22 @@ export class TaskTable {
 
 function snapshot(entry: Entry): Task {
   return {
-    id: entry.id, command: entry.command, workdir: entry.workdir, owner: entry.owner, status: entry.status,
-    startedAt: entry.startedAt, interactive: entry.interactive, leftRunning: entry.leftRunning,
+    id: entry.id,
+    command: entry.command,
+    workdir: entry.workdir,
+    owner: entry.owner,
+    status: entry.status,
+    startedAt: entry.startedAt,
+    interactive: entry.interactive,
+    leftRunning: entry.leftRunning,
   }
 }
 
 /** `(completed, exit code 0)`, `(killed by SIGTERM)`. */
 function statusText(status: TaskStatus): string {
-  return status.state === 'completed' ? `(completed, exit code ${status.exitCode})` : status.state === 'killed' ? `(killed by ${status.signal})` : '(running)'
+  return status.state === 'completed'
+    ? `(completed, exit code ${status.exitCode})`
+    : status.state === 'killed'
+      ? `(killed by ${status.signal})`
+      : '(running)'
 }

@@ -10,10 +10,12 @@ test('status lines name the state, the exit code or the signal', () => {
 })
 
 test('the completion notice names the task, its status and how to read it', () => {
-  expect(taskDoneNotice('bash-7', { state: 'completed', exitCode: 0 }))
-    .toBe('background task bash-7 finished [status: completed, exit code: 0]. Read its output with bash_output.')
-  expect(taskDoneNotice('bash-1', { state: 'killed', signal: 'SIGKILL' }))
-    .toBe('background task bash-1 finished [status: killed by SIGKILL]. Read its output with bash_output.')
+  expect(taskDoneNotice('bash-7', { state: 'completed', exitCode: 0 })).toBe(
+    'background task bash-7 finished [status: completed, exit code: 0]. Read its output with bash_output.',
+  )
+  expect(taskDoneNotice('bash-1', { state: 'killed', signal: 'SIGKILL' })).toBe(
+    'background task bash-1 finished [status: killed by SIGKILL]. Read its output with bash_output.',
+  )
 })
 
 test('TaskError is a HarnessError with a stable code', () => {
