@@ -89,7 +89,7 @@ for (let i = 0; i < CALLS + 30; i++) {
 const ms = Object.fromEntries(Object.entries(samples).map(([name, values]) => [name, median(values)]))
 /** The median over rounds of `name`'s time divided by `base`'s time in the same round. */
 const pairedValue = (name, base) => median(samples[name].map((value, i) => value / samples[base][i]))
-const paired = (name, base) => pairedValue(name, base).toFixed(3) + '×'
+const paired = (name, base) => `${pairedValue(name, base).toFixed(3)}×`
 const load = () =>
   loadavg()
     .map((l) => l.toFixed(2))
@@ -233,7 +233,7 @@ const background = await peakRssDuring(async () => {
         reads++
         const status = text.slice(text.lastIndexOf('\n[status: ') + 1)
         const body = text.slice(0, text.length - status.length - 1)
-        if (body !== '(no new output)') outputs.set(id, outputs.get(id) + body + '\n')
+        if (body !== '(no new output)') outputs.set(id, `${outputs.get(id) + body}\n`)
         if (status !== '[status: running]') {
           if (status !== '[status: completed, exit code: 0]') throw new Error(`${id}: ${status}`)
           pending.delete(id)

@@ -26,7 +26,7 @@ function makeFile(name, size) {
   )
   lines[lines.length >> 1] = 'MARKER A'.padEnd(99, '.')
   const path = join(dir, name)
-  writeFileSync(path, lines.join('\n') + '\n')
+  writeFileSync(path, `${lines.join('\n')}\n`)
   const old = new Date(Date.now() - 60_000) // settled, like a file the model finds in a checkout
   utimesSync(path, old, old)
   return path

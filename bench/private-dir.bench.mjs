@@ -47,7 +47,7 @@ const store = ctx.get('spillStore')
 const floorDir = join(base, 'floor')
 mkdirSync(floorDir, { mode: 0o700 })
 for (const size of [2_000, 100_000]) {
-  const content = 'x'.repeat(size - 1) + '\n'
+  const content = `${'x'.repeat(size - 1)}\n`
   const request = (i) => ({
     owner: { sessionId: 'bench' },
     source: { toolName: 'bench', callId: `c${i}` },

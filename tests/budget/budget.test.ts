@@ -21,9 +21,8 @@ let dir: string
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'dsh-budget-'))
   const files: Record<string, string> = {
-    'many-lines.txt': Array.from({ length: 400_000 }, (_, i) => `${i + 1}`).join('\n') + '\n',
-    'wide-lines.txt':
-      Array.from({ length: 300 }, (_, i) => `${i} ${'é€😀x'.repeat(200 + (i % 7) * 150)}`).join('\n') + '\n',
+    'many-lines.txt': `${Array.from({ length: 400_000 }, (_, i) => `${i + 1}`).join('\n')}\n`,
+    'wide-lines.txt': `${Array.from({ length: 300 }, (_, i) => `${i} ${'é€😀x'.repeat(200 + (i % 7) * 150)}`).join('\n')}\n`,
     'minified.js': `function a(){${'var x=1;'.repeat(150_000)}}`,
     'mixed.md': Array.from({ length: 5000 }, (_, i) => (i % 50 === 0 ? 'y'.repeat(9000) : `line ${i} function`)).join(
       '\n',

@@ -16,7 +16,7 @@ import { startMessagesModel, type MessagesModel, type OfferedTool, type ToolStep
  * would have seen. Everything lives in a temp dir: HOME, Claude Code's config dir, the project.
  */
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
+const _ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 /** The README's DSH: the installed copy of the packed tarball (`$(npm prefix -g)/bin/dsh`), run with node. */
 const DSH = installedDsh().bin
 const CLAUDE = agentCli('claude')

@@ -14,7 +14,7 @@ import { offeredTools, startResponsesModel, type ResponsesModel, type ToolCall }
  * Codex offered the model and sent back.
  */
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
+const _ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 /** The README's DSH: the installed copy of the packed tarball (`$(npm prefix -g)/bin/dsh`), run with node. */
 const DSH = installedDsh().bin
 const TIMEOUT = 120_000

@@ -1,7 +1,6 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
 import { processesWith, until } from '@deepseek-ai/dsh-testing'
 import { installedDsh } from '../../packages/host/cli/tests/helpers.ts'
@@ -75,7 +74,7 @@ function setup(options: { trust: boolean; trustFolder: boolean }): Setup {
 async function gemini(where: Setup, model: GeminiModel, extraArgs: readonly string[] = []): Promise<CliRun> {
   // A clean environment, as a user's shell has: the CLI turns folder trust off when it sees VITEST=true.
   const env = {
-    PATH: process.env['PATH'] ?? '',
+    PATH: process.env.PATH ?? '',
     HOME: where.home,
     NO_COLOR: '1',
     GEMINI_API_KEY: 'dummy-key',

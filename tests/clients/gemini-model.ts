@@ -134,7 +134,7 @@ export async function startGeminiModel(options: {
     const call = isConversation ? nextCall(body) : undefined
     // A side request asking for JSON (the CLI's model router rates the prompt's complexity) gets a minimal
     // object of its schema, so it does not retry.
-    const schema = (body.generationConfig?.['responseJsonSchema'] ?? body.generationConfig?.['responseSchema']) as
+    const schema = (body.generationConfig?.responseJsonSchema ?? body.generationConfig?.responseSchema) as
       | Schema
       | undefined
     const parts: Part[] = call

@@ -15,7 +15,7 @@ import { agentCli, killLeftovers, runCli } from './clients.ts'
  * opencode offers the model and what it sends back as tool results is recorded.
  */
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
+const _ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 /** The README's DSH: the installed copy of the packed tarball (`$(npm prefix -g)/bin/dsh`), run with node. */
 const DSH = installedDsh().bin
 const TIMEOUT = 120_000

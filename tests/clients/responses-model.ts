@@ -88,7 +88,7 @@ export async function startResponsesModel(script: {
         outputs[index] = textParts(item.output)
     }
     // The next call is the first whose output has not come back: a retried request gets the same call again.
-    const next = outputs.findIndex((output) => output === undefined)
+    const next = outputs.indexOf(undefined)
     const id = `resp_${++responses}`
     const call = next >= 0 ? script.calls[next] : undefined
     const item = call

@@ -1,9 +1,8 @@
-import { readFileSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { readFileSync } from 'node:fs'
 import type { Message } from 'cordis'
 import { afterEach, expect, test } from 'vitest'
 import type { TaskDoneEvent } from '@deepseek-ai/dsh-tasks'
-import { fixture, rejection, until, type Fixture } from './helpers.ts'
+import { fixture, type Fixture } from './helpers.ts'
 
 let f: Fixture
 afterEach(async () => {

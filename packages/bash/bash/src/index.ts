@@ -1,4 +1,4 @@
-import { Context, Service } from 'cordis'
+import { type Context, Service } from 'cordis'
 import { HarnessError } from '@deepseek-ai/dsh-tools'
 import type { StrayProcess, TaskOffsets, TaskProcess } from '@deepseek-ai/dsh-tasks'
 

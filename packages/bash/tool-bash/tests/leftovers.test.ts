@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http'
 import { afterEach, expect, test } from 'vitest'
 import { processesWith, straySleeps } from '@deepseek-ai/dsh-testing'
-import { harness, until, type Harness } from './helpers.ts'
+import { harness, type Harness } from './helpers.ts'
 
 let h: Harness
 const strays = straySleeps()

@@ -73,7 +73,7 @@ test('a timed-out command that exited by itself on SIGTERM shows its exit code, 
 })
 
 test('a cut stream shows head, one marker line naming what was left out and the file, then tail', () => {
-  const text = Array.from({ length: 100 }, (_, i) => `${i + 1}`).join('\n') + '\n'
+  const text = `${Array.from({ length: 100 }, (_, i) => `${i + 1}`).join('\n')}\n`
   const stdout = out(text, { spillPath: '/tmp/s/1-42-stdout.log' })
   expect(renderRun(run({ stdout }), 291)).toBe(text.slice(0, -1)) // 291 bytes without the final newline: fits exactly
   expect(renderRun(run({ stdout, exitCode: 1 }), 120)).toBe(

@@ -16,7 +16,7 @@ const whole = (text: string, more: Partial<StreamSource> = {}): StreamSource => 
   ...more,
 })
 
-const numbered = (text: string) => Array.from({ length: Number(text) }, (_, i) => `line ${i + 1}`).join('\n') + '\n'
+const numbered = (text: string) => `${Array.from({ length: Number(text) }, (_, i) => `line ${i + 1}`).join('\n')}\n`
 
 test('the cut marker names the lines and bytes left out and the file, in each form', () => {
   const facts = {

@@ -1,6 +1,6 @@
 import { constants, fstatSync, type Stats } from 'node:fs'
 import { lstat, open, readdir, rmdir, unlink } from 'node:fs/promises'
-import { type Dir } from './dir.ts'
+import type { Dir } from './dir.ts'
 
 export interface PruneOptions {
   /** Entries last modified before this time (ms since the epoch) are removed. */
@@ -109,8 +109,8 @@ export async function dueForPruning(dir: Dir, name: string, intervalMs: number):
   const path = dir.at(name)
   const uid = process.getuid?.()
   const info = await lstat(path).catch(() => undefined)
-  const ours = info !== undefined && info.isFile() && (uid === undefined || info.uid === uid)
-  if (ours && Date.now() - info.mtimeMs < intervalMs) return false
+  const ours = info?.isFile() && (uid === undefined || info.uid === uid)
+  if (ours && info && Date.now() - info.mtimeMs < intervalMs) return false
   if (info !== undefined && !ours) return true
   try {
     const handle = await open(

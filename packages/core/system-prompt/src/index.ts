@@ -1,4 +1,4 @@
-import { Context, Service } from 'cordis'
+import { type Context, Service } from 'cordis'
 
 declare module 'cordis' {
   interface Context {

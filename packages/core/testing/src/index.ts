@@ -1,6 +1,5 @@
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process'
 import { mkdirSync, readdirSync, readFileSync, rmdirSync, statSync } from 'node:fs'
-import { join } from 'node:path'
 import { Context, type Fiber, type Message } from 'cordis'
 import { ToolsService } from '@deepseek-ai/dsh-tools'
 

@@ -208,8 +208,8 @@ describe('escapeControl', () => {
               named[c] ??
               (/[\x00-\x1f\x7f-\x9f\u2028\u2029]/.test(c)
                 ? c.charCodeAt(0) > 0xff
-                  ? '\\u' + c.charCodeAt(0).toString(16)
-                  : '\\x' + c.charCodeAt(0).toString(16).padStart(2, '0')
+                  ? `\\u${c.charCodeAt(0).toString(16)}`
+                  : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`
                 : c),
           )
           .join('')

@@ -1,4 +1,4 @@
-import { Context, Service } from 'cordis'
+import { type Context, Service } from 'cordis'
 import { CoreErrorCode, HarnessError } from './errors.ts'
 import { errorResult, outputToResult } from './results.ts'
 import type {

@@ -7,7 +7,7 @@ import { argRoom, globArgv, globThreads, normalizeGlob } from './argv.ts'
 import { errorPath, nulInPathMessage, quoteArg, recordOverflowMessage, savedOverflowMessage } from './common-text.ts'
 import { SearchError, SearchErrorCode } from './errors.ts'
 import { type GlobArgs, pageGlob, savedGlobRow, wholeGlob } from './glob-text.ts'
-import { identity, NumberColumn, PathTable } from './path-table.ts'
+import { NumberColumn, PathTable } from './path-table.ts'
 import { decodeKey, enclosingVcsDir, joinDisplay, pathKey, resolveRoot, type SearchRoot } from './paths.ts'
 import { MalformedOutput, RecordSplitter } from './records.ts'
 import { endRecords, judgeExit, runRipgrep, searchDeadline } from './ripgrep.ts'
@@ -22,7 +22,6 @@ export async function glob(
   args: GlobArgs,
   exec: ToolExecution,
 ): Promise<ToolOutput<GlobValue>> {
-  const { config } = services
   if (args.path?.includes('\0')) throw invalidArgs(nulInPathMessage('glob'))
   if (args.pattern.includes('\0')) {
     throw new SearchError('invalid glob pattern: a file name cannot contain a NUL byte', {

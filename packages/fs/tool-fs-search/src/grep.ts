@@ -22,7 +22,6 @@ export async function grep(
   args: GrepArgs,
   exec: ToolExecution,
 ): Promise<ToolOutput<GrepValue>> {
-  const { config } = services
   checkArgs(args)
   const root = resolveRoot(sessionCwd(exec), args.path)
   // Opened and checked (DESIGN §17); every ripgrep run searches what was opened, and the descriptor is closed once

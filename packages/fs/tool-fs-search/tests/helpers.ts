@@ -24,8 +24,8 @@ export class RecordingSubprocess extends Subprocess {
   }
 
   static reset(): void {
-    this.requests.length = 0
-    this.handles.length = 0
+    RecordingSubprocess.requests.length = 0
+    RecordingSubprocess.handles.length = 0
   }
 }
 

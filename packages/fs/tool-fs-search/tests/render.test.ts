@@ -27,7 +27,6 @@ import {
   savedHeader,
   savedRow,
   savedRowPrefix,
-  skippedIgnoreNote,
 } from '../src/grep-text.ts'
 import type { GlobValue, GrepFileValue, GrepValue } from '../src/values.ts'
 

@@ -120,7 +120,7 @@ export class Observations {
         identity = identityOf(stats)
         real = opened
         const known = this.sessions.get(session)?.get(opened)
-        if (known !== undefined && known.trusted && sameIdentity(known.identity, identity)) return // seen as it is
+        if (known?.trusted && sameIdentity(known.identity, identity)) return // seen as it is
         // A settled file gathers nothing: its identity holds until it moves, and its copy or digest is taken after
         // the call (a copy here would cost read more than its 5 %). A file written within the last tick may change
         // again unseen, so what read streams of it is kept now: all of a small one, the start of a larger one.
@@ -137,7 +137,7 @@ export class Observations {
       done: () => {
         if (!identity || real === undefined) return
         const known = this.sessions.get(session)?.get(real)
-        if (known && known.trusted && sameIdentity(known.identity, identity)) {
+        if (known?.trusted && sameIdentity(known.identity, identity)) {
           this.put(session, real, known) // seen again, unchanged: nothing to redo
           return
         }
@@ -232,7 +232,7 @@ export class Observations {
         if (!this.current(session, real, seen)) return
         // Past the tick: if the file still has these bytes, no later change can keep the identity.
         const now = await this.queued(() => readIfSame(real, identity))
-        if (now && now.equals(bytes)) seen.trusted = true
+        if (now?.equals(bytes)) seen.trusted = true
       }
       if (!small && this.current(session, real, seen)) {
         seen.digest = await digest(bytes)
@@ -264,7 +264,7 @@ export class Observations {
         await this.settle(identity)
         if (!this.current(session, real, seen) || !prefix) return
         const start = await this.queued(() => readIfSame(real, identity, prefix.length))
-        if (!start || !start.equals(prefix)) return
+        if (!start?.equals(prefix)) return
         seen.trusted = true
         seen.prefix = undefined
       }

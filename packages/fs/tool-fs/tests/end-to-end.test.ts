@@ -73,7 +73,7 @@ test('a spilled result read back at its locator with offset/limit gives exactly 
     expect(result.isError).toBe(false)
     const [rows, footer] = result.content[0].text.split('\n\n')
     const parsed = rows!.split('\n').map((row) => /^(\d+): (.*)$/.exec(row)!)
-    parsed.forEach((m, i) => expect(Number(m[1])).toBe(offset + i))
+    for (const [i, m] of parsed.entries()) expect(Number(m[1])).toBe(offset + i)
     recovered.push(...parsed.map((m) => m[2]!))
     expect(footer).toMatch(/^\[more lines follow: continue with offset=\d+\]$/)
     offset += parsed.length

@@ -82,7 +82,7 @@ test('what changed: the first differing lines as they are now, bounded', () => {
 
 test('a file written just now and read in part is not stale when unchanged (its start is compared), and is when its start changed under the same identity (forced)', async () => {
   const guard = new Observations({ ...GUARD_LIMITS, keepBytes: 16, completeBytes: 64, settleMs: 60_000 })
-  const { path, stats, bytes } = await put('large.txt', 'x'.repeat(100) + '\n' + 'y'.repeat(99) + '\n')
+  const { path, stats, bytes } = await put('large.txt', `${'x'.repeat(100)}\n${'y'.repeat(99)}\n`)
   const observer = guard.observeRead('s')
   observer.opened(path, stats)
   observer.chunk(bytes.subarray(0, 120)) // a first page: read streamed part of the file
@@ -98,7 +98,7 @@ test('a file written just now and read in part is not stale when unchanged (its 
 
 test('a settled file read in part, then touched, is not stale once its digest is in (a larger-than-kept file)', async () => {
   const guard = new Observations({ ...GUARD_LIMITS, keepBytes: 16, settleMs: 0 })
-  const { path, stats, bytes } = await put('paged.txt', 'z'.repeat(500) + '\n')
+  const { path, stats, bytes } = await put('paged.txt', `${'z'.repeat(500)}\n`)
   await new Promise((resolve) => setTimeout(resolve, 5))
   const observer = guard.observeRead('s')
   observer.opened(path, stats)

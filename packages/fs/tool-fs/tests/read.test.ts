@@ -99,7 +99,7 @@ test('an empty file reads fine: just the footer; an offset past it is FS_NOT_FOU
 
 test('offset and limit choose the window; the footer gives the offset to continue with', async () => {
   await setup()
-  await file('n.txt', Array.from({ length: 10 }, (_, i) => `L${i + 1}`).join('\n') + '\n')
+  await file('n.txt', `${Array.from({ length: 10 }, (_, i) => `L${i + 1}`).join('\n')}\n`)
   expect(text(await read({ path: 'n.txt', offset: 3, limit: 2 }))).toBe(
     '3: L3\n4: L4\n\n[more lines follow: continue with offset=5]',
   )
@@ -131,7 +131,7 @@ test('limit is clamped to maxLines, which is also the default', async () => {
 test('a page stops before the row that would pass maxBytes, and says so', async () => {
   await setup({ maxBytes: 1000 })
   const lines = Array.from({ length: 50 }, (_, i) => `${String(i + 1).padStart(2, '0')}${'x'.repeat(94)}`) // rows of 100-101 bytes
-  await file('w.txt', lines.join('\n') + '\n')
+  await file('w.txt', `${lines.join('\n')}\n`)
   const result = await read({ path: 'w.txt' })
   const shown = text(result).split('\n\n')[0]!
   expect(Buffer.byteLength(shown) + 1).toBeLessThanOrEqual(1000)
@@ -396,7 +396,7 @@ test('no descriptor is left open after successes and every kind of error', async
 test('the result limit wins over maxBytes: pages of long lines stay within 30 000 bytes and the footer says how to go on', async () => {
   await setup()
   const lines = Array.from({ length: 100 }, (_, i) => `${i + 1} ${'é'.repeat(1500)}`) // rows of ~3 000 bytes
-  const path = await file('wide.txt', lines.join('\n') + '\n')
+  const path = await file('wide.txt', `${lines.join('\n')}\n`)
   let offset = 1
   const seen: string[] = []
   for (;;) {

@@ -85,7 +85,7 @@ test('rows reassemble the file, for arbitrary lines and windows (property)', asy
         let offset = 1
         for (let guard = 0; guard <= expected.length + 1; guard++) {
           const { rows, totalLines, next } = await page(path, offset)
-          rows.forEach((row, i) => expect(row.line).toBe(offset + i))
+          for (const [i, row] of rows.entries()) expect(row.line).toBe(offset + i)
           seen.push(...rows.map((row) => row.text))
           if (next === undefined) {
             expect(totalLines ?? 0).toBe(expected.length)

@@ -116,7 +116,7 @@ test('write over a read file keeps its CRLF, BOM, missing final newline and mode
 
 test('edit replaces one occurrence and shows the changed lines with two lines of context, numbered as the file is now', async () => {
   await setup()
-  await file('e.ts', ['l1', 'l2', 'l3', 'l4', 'target', 'l6', 'l7', 'l8'].join('\n') + '\n')
+  await file('e.ts', `${['l1', 'l2', 'l3', 'l4', 'target', 'l6', 'l7', 'l8'].join('\n')}\n`)
   await call('read', { path: 'e.ts' })
   const result = await call('edit', { path: 'e.ts', old_string: 'target', new_string: 'first\nsecond' })
   expect(result.isError).toBe(false)
@@ -340,13 +340,13 @@ test('with a workspace, a symlink leading out of the writable roots, a path outs
 test('twenty edits of one file at once in one session are applied one after another, none lost', async () => {
   await setup()
   const lines = Array.from({ length: 20 }, (_, i) => `line ${i}`)
-  await file('many.txt', lines.join('\n') + '\n')
+  await file('many.txt', `${lines.join('\n')}\n`)
   await call('read', { path: 'many.txt' })
   const results = await Promise.all(
     lines.map((line, i) => call('edit', { path: 'many.txt', old_string: `${line}\n`, new_string: `edited ${i}\n` })),
   )
   expect(results.map((r) => r.isError)).toEqual(lines.map(() => false))
-  expect((await bytes('many.txt')).toString()).toBe(lines.map((_, i) => `edited ${i}`).join('\n') + '\n')
+  expect((await bytes('many.txt')).toString()).toBe(`${lines.map((_, i) => `edited ${i}`).join('\n')}\n`)
 })
 
 test('a reader never sees half a file during 20 replacements of a 2 MB file', async () => {
@@ -453,7 +453,7 @@ test('forced fault: the parent swapped for a symlink out of the roots just befor
 
 test("an edit's result keeps within the result budget: as many changed rows as fit, then where to read on", async () => {
   await setup(undefined, { maxResultBytes: 1024 })
-  await file('wide.txt', Array.from({ length: 400 }, (_, i) => `row ${i} old`).join('\n') + '\n')
+  await file('wide.txt', `${Array.from({ length: 400 }, (_, i) => `row ${i} old`).join('\n')}\n`)
   await call('read', { path: 'wide.txt' })
   const result = await call('edit', { path: 'wide.txt', old_string: 'old', new_string: 'new ✓', replace_all: true })
   expect(Buffer.byteLength(text(result))).toBeLessThanOrEqual(1024)

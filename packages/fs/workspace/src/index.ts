@@ -1,8 +1,7 @@
 import { basename, dirname, resolve } from 'node:path'
-import { Context, Service } from 'cordis'
+import { type Context, Service } from 'cordis'
 import Schema from 'schemastery'
 import { refusal, rootRefusedMessage, WorkspaceErrorCode, type WorkspaceRoots } from './errors.ts'
-import { checkReal } from './open.ts'
 import { broadness, DEFAULT_HIDDEN, hiddenEntries, realRoot, relocated, type Moved, type PathPolicy } from './policy.ts'
 
 export {

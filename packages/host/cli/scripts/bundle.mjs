@@ -246,7 +246,7 @@ function trainMcp(project, env) {
         if (!('id' in JSON.parse(line))) continue
         if (++answers === 1) {
           send({ method: 'notifications/initialized' })
-          requests.forEach((request, i) => send({ id: 2 + i, ...request }))
+          for (const [i, request] of requests.entries()) send({ id: 2 + i, ...request })
         } else if (answers === requests.length + 1) child.stdin.end()
       }
     })

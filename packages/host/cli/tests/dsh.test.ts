@@ -246,15 +246,13 @@ describe('dsh tools and dsh prompt', () => {
     const run = await dsh(['tools', '--json'])
     expect(run.code).toBe(0)
     // Through JSON, as the schemas travel (TypeBox keeps symbol-keyed metadata on them in-process).
-    const expected = host.ctx.tools
-      .schemas()
-      .map((s) => ({
-        name: s.name,
-        title: s.title,
-        description: s.description,
-        inputSchema: s.parameters,
-        annotations: s.annotations,
-      }))
+    const expected = host.ctx.tools.schemas().map((s) => ({
+      name: s.name,
+      title: s.title,
+      description: s.description,
+      inputSchema: s.parameters,
+      annotations: s.annotations,
+    }))
     expect(JSON.parse(run.stdout)).toEqual(JSON.parse(JSON.stringify(expected)))
   })
 

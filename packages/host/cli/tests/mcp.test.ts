@@ -77,15 +77,13 @@ describe('dsh mcp', () => {
   test('tools/list gives every tool with its title, JSON Schema as inputSchema, and annotations: what dsh tools --json shows', async () => {
     const client = await server()
     const { tools } = await client.listTools()
-    const local = host.ctx.tools
-      .schemas()
-      .map((s) => ({
-        name: s.name,
-        title: s.title,
-        description: s.description,
-        inputSchema: s.parameters,
-        annotations: s.annotations,
-      }))
+    const local = host.ctx.tools.schemas().map((s) => ({
+      name: s.name,
+      title: s.title,
+      description: s.description,
+      inputSchema: s.parameters,
+      annotations: s.annotations,
+    }))
     expect(tools).toEqual(JSON.parse(JSON.stringify(local)))
     const listed = await dsh(['tools', '--json'])
     expect(tools).toEqual(JSON.parse(listed.stdout))

@@ -70,7 +70,7 @@ describe('dsh mcp --http', () => {
     const dir = mkdtempSync(join(ws.dir, '..', 'dsh-token-'))
     try {
       const file = join(dir, 'token')
-      writeFileSync(file, 'x'.repeat(31) + '\n', { mode: 0o600 })
+      writeFileSync(file, `${'x'.repeat(31)}\n`, { mode: 0o600 })
       const short = await dsh(['mcp', '--http', '--token-file', file, '--port', '0'])
       expect(short).toMatchObject({ code: 2, stdout: '' })
       expect(short.stderr.split('\n')[0]).toBe(

@@ -116,7 +116,7 @@ describe('what the built package loads', () => {
     expect(result.code).toBe(0)
     expect(result.answers.find((m) => m.id === 1)?.result?.protocolVersion).toBe('2025-11-25')
     expect(
-      (result.answers.find((m) => m.id === 2)?.result?.tools as { name: string }[]).map((tool) => tool.name),
+      (result.answers.find((m) => m.id === 2)!.result!.tools as { name: string }[]).map((tool) => tool.name),
     ).toEqual(['echo'])
     expect(result.answers.find((m) => m.id === 3)?.result).toEqual({
       content: [{ type: 'text', text: 'hi' }],

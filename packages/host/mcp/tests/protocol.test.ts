@@ -240,7 +240,7 @@ describe('requests', () => {
     const raw = await serve()
     await raw.initialize()
     await raw.send({ jsonrpc: '2.0', id: 1, method: 'tools/list' })
-    expect(((await raw.answer(1)).result?.tools as { name: string }[]).map((tool) => tool.name)).toEqual([
+    expect(((await raw.answer(1)).result!.tools as { name: string }[]).map((tool) => tool.name)).toEqual([
       'echo',
       'wait_for_abort',
       'where',

@@ -22,7 +22,7 @@ test('the notice names the cut lines, the total size and the locator, then the h
 })
 
 test('whole lines: head and tail are whole lines and the notice names exactly the lines between them', () => {
-  const text = Array.from({ length: 100 }, (_, i) => `line ${i + 1}`).join('\n') + '\n'
+  const text = `${Array.from({ length: 100 }, (_, i) => `line ${i + 1}`).join('\n')}\n`
   const page = renderInline(text, saved, { maxInlineBytes: 300, headRatio: 0.5 })
   expect(page).toBe(
     [

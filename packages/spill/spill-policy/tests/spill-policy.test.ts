@@ -13,7 +13,7 @@ import SpillPolicy, { Config } from '@deepseek-ai/dsh-spill-policy'
 let t: TestContext
 let dir: string
 const session = { id: 'session-1', cwd: '/' }
-const big = Array.from({ length: 500 }, (_, i) => `row ${i + 1}: ${'é'.repeat(i % 7)}\r`).join('\n') + '\n'
+const big = `${Array.from({ length: 500 }, (_, i) => `row ${i + 1}: ${'é'.repeat(i % 7)}\r`).join('\n')}\n`
 
 beforeEach(async () => {
   t = await createTestContext()
@@ -69,7 +69,7 @@ test('the policy is off without maxInlineBytes', async () => {
 })
 
 test('a result that fits exactly is left alone', async () => {
-  const fits = 'x'.repeat(999) + 'é' // 1001 bytes
+  const fits = `${'x'.repeat(999)}é` // 1001 bytes
   await withPolicy({ maxInlineBytes: Buffer.byteLength(fits) })
   echo()
   expect(text(await t.ctx.tools.execute('echo', { text: fits }, { session }))).toBe(fits)

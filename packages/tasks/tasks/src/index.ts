@@ -1,4 +1,4 @@
-import { Context, Service } from 'cordis'
+import { type Context, Service } from 'cordis'
 import { HarnessError } from '@deepseek-ai/dsh-tools'
 
 declare module 'cordis' {
