@@ -1,10 +1,18 @@
 import { createHash } from 'node:crypto'
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { constants, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Context } from 'cordis'
 import { BashError, BashErrorCode, type BashExecSpec } from '@deepseek-ai/dsh-bash'
-import type { ExitStatus, SubprocessHandle, SubprocessService } from '@deepseek-ai/dsh-subprocess'
+import { makePrivateTempDir } from '@deepseek-ai/dsh-private-dir'
+import {
+  type ExitStatus,
+  type ProcStat,
+  procStat,
+  runningState,
+  type SubprocessHandle,
+  type SubprocessService,
+} from '@deepseek-ai/dsh-subprocess'
 import type {} from '@deepseek-ai/dsh-tools'
 import type {} from '@deepseek-ai/dsh-spill'
 import type {} from '@deepseek-ai/dsh-workspace'
@@ -295,12 +303,12 @@ export class Sandbox {
 
   private state(): string {
     if (!this.stateDir) {
-      // 0700 (mkdtemp): other users never see what commands leave in /tmp, nor the argument files.
-      const dir = mkdtempSync(join(tmpdir(), 'dsh-sandbox-'))
-      mkdirSync(join(dir, 'tmp'))
-      mkdirSync(join(dir, 'args'))
-      writeFileSync(join(dir, 'seccomp'), seccompFilter() ?? Buffer.alloc(0), { mode: 0o400 })
-      this.stateDir = dir
+      // Private (0700, this user's): other users never see what commands leave in /tmp, nor the argument files.
+      using dir = makePrivateTempDir(tmpdir(), 'dsh-sandbox-')
+      dir.subdir('tmp').close()
+      dir.subdir('args').close()
+      writeFileSync(dir.at('seccomp'), seccompFilter() ?? Buffer.alloc(0), { mode: 0o400, flag: 'wx' })
+      this.stateDir = dir.path
     }
     return this.stateDir
   }
@@ -318,31 +326,6 @@ function sessionKey(owner: string | undefined): string {
   return owner === undefined ? '-' : createHash('sha256').update(owner).digest('hex').slice(0, 24)
 }
 
-interface ProcStat {
-  readonly pid: number
-  readonly comm: string
-  readonly state: string
-  readonly ppid: number
-  readonly pgrp: number
-}
-
-function procStat(entry: string): ProcStat | undefined {
-  try {
-    const text = readFileSync(`/proc/${entry}/stat`, 'latin1')
-    const close = text.lastIndexOf(')')
-    const fields = text.slice(close + 2).split(' ')
-    return {
-      pid: Number(entry),
-      comm: text.slice(text.indexOf('(') + 1, close),
-      state: fields[0] ?? '',
-      ppid: Number(fields[1]),
-      pgrp: Number(fields[2]),
-    }
-  } catch {
-    return undefined
-  }
-}
-
 function processes(): ProcStat[] {
   let entries: string[]
   try {
@@ -353,7 +336,7 @@ function processes(): ProcStat[] {
   return entries
     .filter((entry) => /^\d+$/.test(entry))
     .map(procStat)
-    .filter((stat): stat is ProcStat => stat !== undefined && stat.state !== 'Z' && stat.state !== 'X')
+    .filter((stat): stat is ProcStat => stat !== undefined && runningState(stat.state))
 }
 
 /**
@@ -365,8 +348,8 @@ async function initSettled(leader: number): Promise<void> {
   const init = all.find((stat) => stat.pgrp === leader && stat.pid !== leader && stat.comm === 'bwrap')
   if (!init) return
   for (let turn = 0; turn < 150; turn++) {
-    const stat = procStat(String(init.pid))
-    if (!stat || stat.state === 'Z' || stat.state === 'X' || stat.pgrp !== leader) return
+    const stat = procStat(init.pid)
+    if (!stat || !runningState(stat.state) || stat.pgrp !== leader) return
     if (hasChildren(init.pid, turn === 0 ? all : undefined)) return
     await new Promise((resolve) => setTimeout(resolve, Math.min(1 + turn, 20)))
   }
