@@ -1,7 +1,7 @@
-import { readdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import type { BashExecSpec, TaskProcess } from '@deepseek-ai/dsh-bash'
 import type { TaskStream } from '@deepseek-ai/dsh-tasks'
-import { procStat, type SubprocessHandle } from '@deepseek-ai/dsh-subprocess'
+import { procPids, procStat, type SubprocessHandle } from '@deepseek-ai/dsh-subprocess'
 import { subprocessTask } from './process.ts'
 
 /**
@@ -118,15 +118,9 @@ function sessionMembers(leaders: readonly number[]): number[] {
   if (leaders.length === 0) return []
   const wanted = new Set(leaders)
   const members: number[] = []
-  let entries: string[]
-  try {
-    entries = readdirSync('/proc')
-  } catch {
-    return []
-  }
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue
-    const stat = procStat(entry)
+  for (const pid of procPids() ?? []) {
+    if (pid === process.pid) continue
+    const stat = procStat(pid)
     if (stat && wanted.has(stat.session)) members.push(stat.pid)
   }
   return members

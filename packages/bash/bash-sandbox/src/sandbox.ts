@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { constants, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Context } from 'cordis'
@@ -8,6 +8,7 @@ import { makePrivateTempDir } from '@deepseek-ai/dsh-private-dir'
 import {
   type ExitStatus,
   type ProcStat,
+  procPids,
   procStat,
   runningState,
   type SubprocessHandle,
@@ -327,15 +328,8 @@ function sessionKey(owner: string | undefined): string {
 }
 
 function processes(): ProcStat[] {
-  let entries: string[]
-  try {
-    entries = readdirSync('/proc')
-  } catch {
-    return []
-  }
-  return entries
-    .filter((entry) => /^\d+$/.test(entry))
-    .map(procStat)
+  return (procPids() ?? [])
+    .map((pid) => procStat(pid))
     .filter((stat): stat is ProcStat => stat !== undefined && runningState(stat.state))
 }
 
@@ -366,16 +360,12 @@ function hasChildren(pid: number, known: readonly ProcStat[] | undefined): boole
 
 /** Whether a live process still has `dir` on its command line (a bwrap of this sandbox, or its namespace's init). */
 function processesUsing(dir: string): boolean {
-  let entries: string[]
-  try {
-    entries = readdirSync('/proc')
-  } catch {
-    return false
-  }
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue
+  const pids = procPids()
+  if (!pids) return false
+  for (const pid of pids) {
+    if (pid === process.pid) continue
     try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'latin1').includes(dir)) return true
+      if (readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes(dir)) return true
     } catch {
       // gone meanwhile
     }

@@ -1,6 +1,5 @@
-import { readdirSync } from 'node:fs'
 import { constants } from 'node:os'
-import { procStat, runningState } from '@deepseek-ai/dsh-subprocess'
+import { procPids, procStat, runningState } from '@deepseek-ai/dsh-subprocess'
 
 /** Sends `signal` to every process of group `pgid`; a group that is already gone is not an error. */
 export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
@@ -63,18 +62,12 @@ export class GroupWatch {
       if (s && s.pgrp === this.pgid && runningState(s.state)) return true
       this.member = undefined
     }
-    let entries: string[]
-    try {
-      entries = readdirSync('/proc')
-    } catch {
-      return true
-    }
-    for (const entry of entries) {
-      const code = entry.charCodeAt(0)
-      if (code < 48 || code > 57) continue
-      const s = procStat(entry)
+    const pids = procPids()
+    if (!pids) return true
+    for (const pid of pids) {
+      const s = procStat(pid)
       if (s && s.pgrp === this.pgid && runningState(s.state)) {
-        this.member = Number(entry)
+        this.member = pid
         return true
       }
     }

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 
 /** The fields of `/proc/<pid>/stat` that dsh reads. */
 export interface ProcStat {
@@ -31,6 +31,22 @@ export function procStat(pid: number | string): ProcStat | undefined {
     pgrp: Number(fields[2]),
     session: Number(fields[3]),
   }
+}
+
+/** The pids /proc lists now, or undefined when it cannot be listed (no /proc on this system). */
+export function procPids(): number[] | undefined {
+  let entries: string[]
+  try {
+    entries = readdirSync('/proc')
+  } catch {
+    return undefined
+  }
+  const pids: number[] = []
+  for (const entry of entries) {
+    const code = entry.charCodeAt(0)
+    if (code >= 48 && code <= 57) pids.push(Number(entry))
+  }
+  return pids
 }
 
 /** A zombie (Z) or dead (X) entry no longer runs: only its parent's wait() is missing. */
