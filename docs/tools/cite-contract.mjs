@@ -48,6 +48,8 @@ const MORE = String.raw`(?:(?:,\s*|\s*/\s*|\s+and\s+)${SECTION})*`
 const CITATION = new RegExp(String.raw`(?:\bDESIGN(?:\.md)?\s+)?${SECTION}${MORE}`, 'g')
 const NOTES_PATH = /`?(?:\.\.\/)+shared\/(?:DESIGN|STYLE)\.md`?/g
 const STYLE_POINTS = /\bSTYLE(?:\.md)?(?: point)? \d+(?:(?:, |\/| and )\d+)*/g
+// The attack list of the security review, numbered in docs/security.md: `Attack #7 of issue 25`.
+const ATTACK_OF_ISSUE = /\b(Attacks? #[^\n]*?) of issue 25\b/g
 // A history note inside a citation's parentheses: `(DESIGN §17, issue 25)`.
 const ISSUE_IN_CITATION = /,\s*issue \d+(?=\))|\bissue \d+,\s*(?=docs\/|\[)/g
 
@@ -81,6 +83,7 @@ function rewrite(text, file) {
     )
     .replace(NOTES_PATH, () => cite('architecture.md', file))
     .replace(STYLE_POINTS, () => cite(HOUSE_RULES, file))
+    .replace(ATTACK_OF_ISSUE, (_, attack) => `${attack} in ${cite('security.md#attacks', file)}`)
     .replace(ISSUE_IN_CITATION, '')
 }
 
