@@ -1,53 +1,11 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { describe, expect, test } from 'vitest'
+import { type Pkg, packageOf, ROOT, specifiers, workspacePackages } from './architecture/packages.ts'
 
-// The house rules of issue 27 (STYLE: no import runs back up the house, no circle): the hosts (packages/host/*) sit
+// The house rules (STYLE: no import runs back up the house, no circle): the hosts (packages/host/*) sit
 // on top and nothing below imports them; the package graph of the sources has no circle; core/text's modules import
 // each other without a circle. Judged on the import specifiers of every package's src/ (comments stripped).
-
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
-
-interface Pkg {
-  name: string
-  /** `group/name`, e.g. `host/mcp`. */
-  dir: string
-  files: string[]
-}
-
-function packages(): Pkg[] {
-  const found: Pkg[] = []
-  for (const group of readdirSync(join(ROOT, 'packages'))) {
-    for (const name of readdirSync(join(ROOT, 'packages', group))) {
-      const dir = join(ROOT, 'packages', group, name)
-      // A folder a moved package left behind (its git-ignored dist/) is no package.
-      if (!existsSync(join(dir, 'package.json'))) continue
-      const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name: string }
-      found.push({ name: manifest.name, dir: `${group}/${name}`, files: sources(join(dir, 'src')) })
-    }
-  }
-  return found
-}
-
-function sources(dir: string): string[] {
-  const found: string[] = []
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name)
-    if (statSync(path).isDirectory()) found.push(...sources(path))
-    else if (/\.(ts|mts|cts|js|cjs|mjs)$/.test(name) && !name.endsWith('.d.ts')) found.push(path)
-  }
-  return found
-}
-
-/** The module specifiers a source imports or re-exports, statically or dynamically (type-only imports too). */
-export function specifiers(text: string): string[] {
-  const code = text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '')
-  const found: string[] = []
-  for (const match of code.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"]([^'"]+)['"]/g))
-    found.push(match[1]!)
-  return found
-}
 
 /** One circle in a directed graph (its nodes in order), or undefined. */
 export function findCircle(graph: ReadonlyMap<string, readonly string[]>): string[] | undefined {
@@ -73,7 +31,7 @@ export function findCircle(graph: ReadonlyMap<string, readonly string[]>): strin
   return undefined
 }
 
-const PKGS = packages()
+const PKGS = workspacePackages()
 const BY_NAME = new Map(PKGS.map((pkg) => [pkg.name, pkg]))
 
 /** Package → the workspace packages its sources import. */
@@ -83,7 +41,7 @@ function packageGraph(): Map<string, string[]> {
     const targets = new Set<string>()
     for (const file of pkg.files) {
       for (const spec of specifiers(readFileSync(file, 'utf8'))) {
-        const target = BY_NAME.get(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!)
+        const target = BY_NAME.get(packageOf(spec))
         if (target && target !== pkg) targets.add(target.dir)
       }
     }

@@ -1,62 +1,12 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { describe, expect, test } from 'vitest'
+import { type Pkg, workspacePackages } from './packages.ts'
 
 /**
  * The seam rules of DESIGN §1/§19 and STYLE 1, 10, 13, read from the packages themselves: their package.json
  * `dependencies` and the workspace imports of their sources (tests may load any provider they compose). No import
  * cycle and hosts on top: `tests/house.test.ts`.
  */
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..')
-const SCOPE = '@deepseek-ai/dsh-'
-
-interface Pkg {
-  readonly name: string
-  readonly dir: string
-  /** Workspace packages named in `dependencies`. */
-  readonly deps: readonly string[]
-  /** And in `devDependencies` (a bundled package, such as the CLI, declares what it bundles there). */
-  readonly declared: readonly string[]
-  /** Workspace packages imported by `src/` (static and dynamic imports, type imports included). */
-  readonly imports: readonly string[]
-}
-
-function sources(dir: string): string[] {
-  return readdirSync(dir).flatMap((entry) => {
-    const path = join(dir, entry)
-    return statSync(path).isDirectory() ? sources(path) : /\.(ts|mts|js|mjs)$/.test(entry) ? [path] : []
-  })
-}
-
-function packages(): Pkg[] {
-  const found: Pkg[] = []
-  for (const area of readdirSync(join(ROOT, 'packages'))) {
-    for (const name of readdirSync(join(ROOT, 'packages', area))) {
-      const dir = join(ROOT, 'packages', area, name)
-      let manifest: { name: string; dependencies?: Record<string, string>; devDependencies?: Record<string, string> }
-      try {
-        manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'))
-      } catch {
-        continue
-      }
-      const deps = Object.keys(manifest.dependencies ?? {}).filter((dep) => dep.startsWith(SCOPE))
-      const declared = [...deps, ...Object.keys(manifest.devDependencies ?? {}).filter((dep) => dep.startsWith(SCOPE))]
-      const imports = new Set<string>()
-      for (const file of sources(join(dir, 'src'))) {
-        for (const match of readFileSync(file, 'utf8').matchAll(
-          /(?:from\s+|import\s*\(\s*|import\s+)'(@deepseek-ai\/dsh-[a-z-]+)'/g,
-        ))
-          imports.add(match[1]!)
-      }
-      imports.delete(manifest.name)
-      found.push({ name: manifest.name, dir: `packages/${area}/${name}`, deps, declared, imports: [...imports].sort() })
-    }
-  }
-  return found
-}
-
-const all = packages()
+const all = workspacePackages()
 const byName = new Map(all.map((pkg) => [pkg.name, pkg]))
 /** Service providers: one implementation of a seam each. */
 const PROVIDER = /-(local|sandbox)$/

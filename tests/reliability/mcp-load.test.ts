@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { processRuns } from '@deepseek-ai/dsh-subprocess'
 import { BIN, processesWith, temp, uniqueSleep, until, type Temp } from './helpers.ts'
 
 let ws: Temp
@@ -21,15 +22,6 @@ async function connect(): Promise<{ client: Client; pid: number }> {
   })
   await client.connect(transport)
   return { client, pid: transport.pid! }
-}
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
 }
 
 /** Call `i` of a burst, with the text it must return: each answer is checked against its own question. */
@@ -82,7 +74,7 @@ test('50 concurrent calls over one MCP connection each get their own answer; clo
   await burst(client, 50)
   await until(() => processesWith(marker).length === 1, 'the background sleep runs')
   await client.close()
-  await until(() => !alive(pid) && processesWith(marker).length === 0, 'the server and its task are gone')
+  await until(() => !processRuns(pid) && processesWith(marker).length === 0, 'the server and its task are gone')
 }, 60_000)
 
 test('two MCP clients hammering at once: every answer correct, then both close cleanly', async () => {
@@ -102,7 +94,7 @@ test('two MCP clients hammering at once: every answer correct, then both close c
   expect(processesWith(marker)).toHaveLength(2)
   await Promise.all([a.client.close(), b.client.close()])
   await until(
-    () => !alive(a.pid) && !alive(b.pid) && processesWith(marker).length === 0,
+    () => !processRuns(a.pid) && !processRuns(b.pid) && processesWith(marker).length === 0,
     'both servers and their tasks are gone',
   )
 }, 90_000)

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { processRuns, procStat, runningState } from '@deepseek-ai/dsh-subprocess'
 import { BIN, processesWith, startDsh, uniqueSleep, until } from './helpers.ts'
 
 /*
@@ -22,13 +23,8 @@ function descendants(root: number): number[] {
   const parents = new Map<number, number>()
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'latin1')
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      if (fields[0] !== 'Z' && fields[0] !== 'X') parents.set(Number(entry), Number(fields[1]))
-    } catch {
-      // gone meanwhile
-    }
+    const stat = procStat(entry)
+    if (stat && runningState(stat.state)) parents.set(stat.pid, stat.ppid)
   }
   const found: number[] = []
   const walk = (pid: number) => {
@@ -55,16 +51,6 @@ function stateDir(pids: readonly number[]): string {
     }
   }
   throw new Error('no bwrap among the processes')
-}
-
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
-    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]
-    return state !== 'Z' && state !== 'X'
-  } catch {
-    return false
-  }
 }
 
 test('SIGKILL of `dsh call --sandbox` during a command leaves nothing behind', async () => {
@@ -94,7 +80,7 @@ test('SIGKILL of `dsh call --sandbox` during a command leaves nothing behind', a
   expect(existsSync(state)).toBe(true)
   started.child.kill('SIGKILL')
   await started.exited
-  await until(() => tree.every((pid) => !alive(pid)), 'every process dsh started is gone')
+  await until(() => tree.every((pid) => !processRuns(pid)), 'every process dsh started is gone')
   // The reaper also removed the sandbox's state directory (the sessions' /tmp).
   await until(() => !existsSync(state), 'the state directory is gone')
   await until(
@@ -130,8 +116,8 @@ test('SIGKILL of `dsh mcp --sandbox` with an adopted leftover and a background t
   const pid = transport.pid as number
   const tree = descendants(pid)
   process.kill(pid, 'SIGKILL')
-  await until(() => !alive(pid), 'dsh is gone')
-  await until(() => tree.every((child) => !alive(child)), 'every process dsh started is gone')
+  await until(() => !processRuns(pid), 'dsh is gone')
+  await until(() => tree.every((child) => !processRuns(child)), 'every process dsh started is gone')
   // An adopted leftover's namespace is no descendant of dsh any more (its bwrap exited): the sleeps say it is gone.
   await until(
     () => processesWith(leftover.marker).length === 0 && processesWith(task.marker).length === 0,

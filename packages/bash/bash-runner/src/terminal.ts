@@ -1,7 +1,7 @@
-import { readdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import type { BashExecSpec, TaskProcess } from '@deepseek-ai/dsh-bash'
 import type { TaskStream } from '@deepseek-ai/dsh-tasks'
-import type { SubprocessHandle } from '@deepseek-ai/dsh-subprocess'
+import { procPids, procStat, type SubprocessHandle } from '@deepseek-ai/dsh-subprocess'
 import { subprocessTask } from './process.ts'
 
 /**
@@ -118,22 +118,10 @@ function sessionMembers(leaders: readonly number[]): number[] {
   if (leaders.length === 0) return []
   const wanted = new Set(leaders)
   const members: number[] = []
-  let entries: string[]
-  try {
-    entries = readdirSync('/proc')
-  } catch {
-    return []
-  }
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'latin1')
-      // After the command name: state, ppid, pgrp, session.
-      const session = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[3])
-      if (wanted.has(session)) members.push(Number(entry))
-    } catch {
-      // gone meanwhile
-    }
+  for (const pid of procPids() ?? []) {
+    if (pid === process.pid) continue
+    const stat = procStat(pid)
+    if (stat && wanted.has(stat.session)) members.push(stat.pid)
   }
   return members
 }

@@ -1,10 +1,19 @@
 import { createHash } from 'node:crypto'
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { constants, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Context } from 'cordis'
 import { BashError, BashErrorCode, type BashExecSpec } from '@deepseek-ai/dsh-bash'
-import type { ExitStatus, SubprocessHandle, SubprocessService } from '@deepseek-ai/dsh-subprocess'
+import { makePrivateTempDir } from '@deepseek-ai/dsh-private-dir'
+import {
+  type ExitStatus,
+  type ProcStat,
+  procPids,
+  procStat,
+  runningState,
+  type SubprocessHandle,
+  type SubprocessService,
+} from '@deepseek-ai/dsh-subprocess'
 import type {} from '@deepseek-ai/dsh-tools'
 import type {} from '@deepseek-ai/dsh-spill'
 import type {} from '@deepseek-ai/dsh-workspace'
@@ -295,12 +304,12 @@ export class Sandbox {
 
   private state(): string {
     if (!this.stateDir) {
-      // 0700 (mkdtemp): other users never see what commands leave in /tmp, nor the argument files.
-      const dir = mkdtempSync(join(tmpdir(), 'dsh-sandbox-'))
-      mkdirSync(join(dir, 'tmp'))
-      mkdirSync(join(dir, 'args'))
-      writeFileSync(join(dir, 'seccomp'), seccompFilter() ?? Buffer.alloc(0), { mode: 0o400 })
-      this.stateDir = dir
+      // Private (0700, this user's): other users never see what commands leave in /tmp, nor the argument files.
+      using dir = makePrivateTempDir(tmpdir(), 'dsh-sandbox-')
+      dir.subdir('tmp').close()
+      dir.subdir('args').close()
+      writeFileSync(dir.at('seccomp'), seccompFilter() ?? Buffer.alloc(0), { mode: 0o400, flag: 'wx' })
+      this.stateDir = dir.path
     }
     return this.stateDir
   }
@@ -318,42 +327,10 @@ function sessionKey(owner: string | undefined): string {
   return owner === undefined ? '-' : createHash('sha256').update(owner).digest('hex').slice(0, 24)
 }
 
-interface ProcStat {
-  readonly pid: number
-  readonly comm: string
-  readonly state: string
-  readonly ppid: number
-  readonly pgrp: number
-}
-
-function procStat(entry: string): ProcStat | undefined {
-  try {
-    const text = readFileSync(`/proc/${entry}/stat`, 'latin1')
-    const close = text.lastIndexOf(')')
-    const fields = text.slice(close + 2).split(' ')
-    return {
-      pid: Number(entry),
-      comm: text.slice(text.indexOf('(') + 1, close),
-      state: fields[0] ?? '',
-      ppid: Number(fields[1]),
-      pgrp: Number(fields[2]),
-    }
-  } catch {
-    return undefined
-  }
-}
-
 function processes(): ProcStat[] {
-  let entries: string[]
-  try {
-    entries = readdirSync('/proc')
-  } catch {
-    return []
-  }
-  return entries
-    .filter((entry) => /^\d+$/.test(entry))
-    .map(procStat)
-    .filter((stat): stat is ProcStat => stat !== undefined && stat.state !== 'Z' && stat.state !== 'X')
+  return (procPids() ?? [])
+    .map((pid) => procStat(pid))
+    .filter((stat): stat is ProcStat => stat !== undefined && runningState(stat.state))
 }
 
 /**
@@ -365,8 +342,8 @@ async function initSettled(leader: number): Promise<void> {
   const init = all.find((stat) => stat.pgrp === leader && stat.pid !== leader && stat.comm === 'bwrap')
   if (!init) return
   for (let turn = 0; turn < 150; turn++) {
-    const stat = procStat(String(init.pid))
-    if (!stat || stat.state === 'Z' || stat.state === 'X' || stat.pgrp !== leader) return
+    const stat = procStat(init.pid)
+    if (!stat || !runningState(stat.state) || stat.pgrp !== leader) return
     if (hasChildren(init.pid, turn === 0 ? all : undefined)) return
     await new Promise((resolve) => setTimeout(resolve, Math.min(1 + turn, 20)))
   }
@@ -383,16 +360,12 @@ function hasChildren(pid: number, known: readonly ProcStat[] | undefined): boole
 
 /** Whether a live process still has `dir` on its command line (a bwrap of this sandbox, or its namespace's init). */
 function processesUsing(dir: string): boolean {
-  let entries: string[]
-  try {
-    entries = readdirSync('/proc')
-  } catch {
-    return false
-  }
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue
+  const pids = procPids()
+  if (!pids) return false
+  for (const pid of pids) {
+    if (pid === process.pid) continue
     try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'latin1').includes(dir)) return true
+      if (readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes(dir)) return true
     } catch {
       // gone meanwhile
     }

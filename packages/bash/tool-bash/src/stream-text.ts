@@ -1,12 +1,10 @@
-import { headCut, tailCut } from '@deepseek-ai/dsh-text'
+import { countLines, headAndTail } from '@deepseek-ai/dsh-text'
 
 /*
  * Output streams within a byte budget: a long stream shows its head and its tail, cut at line boundaries, with one
  * marker line between them that says what was left out and where the full output is. Pure: every exact text is a
  * unit test. Sizes are UTF-8 bytes.
  */
-
-const NEWLINE = 0x0a
 
 /** One stream as the renderer sees it. */
 export interface StreamSource<N extends string = string> {
@@ -70,17 +68,6 @@ function dropFinalNewline(text: string): string {
   return text.endsWith('\n') ? text.slice(0, -1) : text
 }
 
-function countNewlines(bytes: Buffer, start = 0, end = bytes.length): number {
-  let count = 0
-  for (let at = bytes.indexOf(NEWLINE, start); at >= 0 && at < end; at = bytes.indexOf(NEWLINE, at + 1)) count++
-  return count
-}
-
-function countLines(bytes: Buffer, start = 0, end = bytes.length): number {
-  if (end <= start) return 0
-  return countNewlines(bytes, start, end) + (bytes[end - 1] === NEWLINE ? 0 : 1)
-}
-
 /**
  * The stream's lines (joined with newlines, without its final newline) in at most `room` bytes: the whole stream
  * when it fits, else head + marker + tail. Half the room goes to the head first, the tail gets the rest, then the
@@ -107,24 +94,19 @@ export function fitStream(source: StreamSource, room: number): { lines: string[]
       cut: true,
     }
   }
-  const headShare = Math.floor(space / 2)
   // A complete stream's head and tail are views of the same bytes: together they stay under its size, never overlap.
-  const tailStart = tailCut(tail, space - headCut(head, headShare, headShare > 0), space > headShare, source.complete)
+  const { headEnd, tailStart, firstCut, lastCut } = headAndTail(head, tail, {
+    room: space,
+    headShare: Math.floor(space / 2),
+    totalLines: totalLines ?? 0,
+    whole: source.complete,
+  })
   const tailBytes = tail.length - tailStart
-  const headEnd = headCut(head, space - tailBytes, headShare > 0)
-
-  const headWholeLines = countNewlines(head, 0, headEnd)
-  const tailAtLineStart = (source.complete && tailStart === 0) || tail[tailStart - 1] === NEWLINE
-  const tailLines = countLines(tail, tailStart)
-  const tailWholeLines = tailAtLineStart ? tailLines : Math.max(tailLines - 1, 0)
-  const lastTotal = totalLines ?? 0
-  const firstLine = headWholeLines + 1
-  const lastLine = Math.max(firstLine, lastTotal - tailWholeLines)
   const bytes = Math.max(totalBytes - headEnd - tailBytes, 0)
 
   const lines: string[] = []
   if (headEnd > 0) lines.push(dropFinalNewline(head.toString('utf8', 0, headEnd)))
-  lines.push(cutMarker({ ...facts, firstLine, lastLine, bytes }))
+  lines.push(cutMarker({ ...facts, firstLine: firstCut, lastLine: lastCut, bytes }))
   if (tailBytes > 0) lines.push(dropFinalNewline(tail.toString('utf8', tailStart)))
   return { lines, cut: true }
 }

@@ -123,7 +123,7 @@ export function escapeControl(text: string, options: EscapeOptions): string {
 }
 
 export { charBoundary, completeLength, cutPrefixLength } from './boundaries.ts'
-export { headCut, tailCut } from './lines.ts'
+export { countLines, type HeadAndTail, type HeadAndTailOptions, headAndTail, headCut, tailCut } from './lines.ts'
 
 /**
  * For a path that was not found: when the model wrote it with a leading `~` (which only a shell expands), what to
@@ -144,4 +144,27 @@ export function systemErrorReason(error: unknown): string {
   const known = typeof errno === 'number' ? getSystemErrorMap().get(errno) : undefined
   if (known) return `${known[0]} (${known[1]})`
   return clip(error instanceof Error ? error.message : String(error), QUOTE_MAX_BYTES)
+}
+
+/** What `fileKind` reads: a `Stats` or `Dirent` from node:fs. */
+export interface KindOf {
+  isFile(): boolean
+  isDirectory(): boolean
+  isSymbolicLink(): boolean
+  isFIFO(): boolean
+  isSocket(): boolean
+  isCharacterDevice(): boolean
+  isBlockDevice(): boolean
+}
+
+/** The kind of a file in words, for an error that says why a path was refused: `a FIFO`, `a character device`. */
+export function fileKind(stats: KindOf): string {
+  if (stats.isFile()) return 'a regular file'
+  if (stats.isDirectory()) return 'a directory'
+  if (stats.isSymbolicLink()) return 'a symbolic link'
+  if (stats.isFIFO()) return 'a FIFO'
+  if (stats.isSocket()) return 'a socket'
+  if (stats.isCharacterDevice()) return 'a character device'
+  if (stats.isBlockDevice()) return 'a block device'
+  return 'a file of no known kind'
 }

@@ -10,7 +10,7 @@ import type {
   ToolResult,
   ToolSchema,
 } from './types.ts'
-import { cut, listProblems, quote } from './text.ts'
+import { cut, listProblems, quote } from './error-text.ts'
 import { aliasProblem, argumentProblems } from './validation.ts'
 
 declare module 'cordis' {

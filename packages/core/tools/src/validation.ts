@@ -1,6 +1,6 @@
 import type { ErrorObject, Options, ValidateFunction } from 'ajv'
 import { precompiledValidators } from './precompiled.ts'
-import { quote } from './text.ts'
+import { quote } from './error-text.ts'
 import type { ArgumentAliases, JsonSchema } from './types.ts'
 
 /**

@@ -1,6 +1,6 @@
-import { closeSync, mkdtempSync, openSync, readSync, rmdirSync, unlinkSync, writeSync } from 'node:fs'
+import { closeSync, constants, openSync, readSync, rmdirSync, unlinkSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { makePrivateTempDir } from '@deepseek-ai/dsh-private-dir'
 import { savedRow, savedRowPrefix } from './grep-text.ts'
 import { comparePaths } from './paths.ts'
 import { identity, NumberColumn, PathTable } from './path-table.ts'
@@ -246,16 +246,18 @@ class SavedRows {
   }
 }
 
+/** A new file for reading and writing: never an existing one, never through a symlink. */
+const TEMPORARY_FLAGS = constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW
+
 /** A temporary file only this process can reach: created 0600 in a fresh 0700 directory, then unlinked at once. */
 function openTemporary(): number {
-  const dir = mkdtempSync(join(tmpdir(), 'dsh-grep-'))
-  const path = join(dir, 'rows')
+  using dir = makePrivateTempDir(tmpdir(), 'dsh-grep-')
   try {
-    const fd = openSync(path, 'wx+', 0o600)
-    unlinkSync(path)
+    const fd = openSync(dir.at('rows'), TEMPORARY_FLAGS, 0o600)
+    unlinkSync(dir.at('rows'))
     return fd
   } finally {
-    rmdirSync(dir)
+    rmdirSync(dir.path)
   }
 }
 

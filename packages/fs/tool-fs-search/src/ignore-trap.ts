@@ -1,6 +1,7 @@
 import type { Dirent, Stats } from 'node:fs'
 import { lstat, readdir, readlink, stat } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
+import { fileKind } from '@deepseek-ai/dsh-text'
 import { errorPath } from './common-text.ts'
 import { displayPath, VCS_DIRS } from './paths.ts'
 
@@ -73,19 +74,8 @@ async function judge(path: string, name: string, found: HostileIgnoreFile[]): Pr
     return
   }
   if (!target.isFile()) {
-    const kind = target.isCharacterDevice()
-      ? 'a character device'
-      : target.isBlockDevice()
-        ? 'a block device'
-        : target.isFIFO()
-          ? 'a FIFO (named pipe)'
-          : target.isSocket()
-            ? 'a socket'
-            : target.isDirectory()
-              ? 'a directory'
-              : 'not a regular file'
     const link = own.isSymbolicLink() ? `a symbolic link to ${await readlink(path).catch(() => '?')}, ` : ''
-    found.push({ path, why: `not a regular file: ${link}${kind}`, tooLarge: false, skippable })
+    found.push({ path, why: `not a regular file: ${link}${fileKind(target)}`, tooLarge: false, skippable })
   } else if (target.size > HUGE_IGNORE_BYTES) {
     found.push({ path, why: `${target.size} bytes, too large to compile`, tooLarge: true, skippable })
   }

@@ -2,6 +2,7 @@ import { stat } from 'node:fs/promises'
 import { sep } from 'node:path'
 import type { SpillStore } from '@deepseek-ai/dsh-spill'
 import type { SubprocessService } from '@deepseek-ai/dsh-subprocess'
+import { fileKind } from '@deepseek-ai/dsh-text'
 import {
   checkPath,
   openDirectory,
@@ -140,16 +141,7 @@ async function isDirectory(tool: ToolName, root: SearchRoot): Promise<boolean> {
   }
   if (stats.isDirectory()) return true
   if (stats.isFile()) return false
-  const kind = stats.isFIFO()
-    ? 'a FIFO (named pipe)'
-    : stats.isSocket()
-      ? 'a socket'
-      : stats.isCharacterDevice()
-        ? 'a character device'
-        : stats.isBlockDevice()
-          ? 'a block device'
-          : 'not a regular file'
-  throw invalidArgs(specialPathMessage(tool, root.display, kind))
+  throw invalidArgs(specialPathMessage(tool, root.display, fileKind(stats)))
 }
 
 function parentOf(path: string): string {

@@ -119,12 +119,5 @@ export function writeFile(path: Buffer, spec: string | Buffer | { content: strin
   if (typeof spec === 'object' && !Buffer.isBuffer(spec)) utimesSync(path, spec.mtime, spec.mtime)
 }
 
-/** Whether a process still exists (a reaped child is gone). */
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
+/** Whether a process still runs (a zombie or a reaped child does not). */
+export { processRuns as alive } from '@deepseek-ai/dsh-subprocess'

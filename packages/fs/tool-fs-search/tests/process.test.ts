@@ -120,7 +120,7 @@ test('a FIFO or a device named as path is refused at once, without opening it', 
   h = await harness({ subprocess: RecordingSubprocess })
   fifo(join(h.dir, 'pipe'))
   for (const [path, kind] of [
-    ['pipe', 'a FIFO (named pipe)'],
+    ['pipe', 'a FIFO'],
     ['/dev/zero', 'a character device'],
   ] as const) {
     const result = await h.call('grep', { pattern: 'x', path })

@@ -211,8 +211,8 @@ describe('error messages', () => {
     expect(outOfMemoryMessage('grep', 67_108_864)).toBe(
       'grep search failed: ripgrep used more than its memory limit (67108864 bytes, rgMaxMemoryBytes) and was stopped. A huge or endless ignore file (.gitignore, .ignore, .rgignore — a link to a device, say) or an enormous line is the usual cause; search a narrower path, or a single file.',
     )
-    expect(specialPathMessage('grep', 'pipe', 'a FIFO (named pipe)')).toBe(
-      'grep path pipe is a FIFO (named pipe), not a regular file or a directory; grep searches only those',
+    expect(specialPathMessage('grep', 'pipe', 'a FIFO')).toBe(
+      'grep path pipe is a FIFO, not a regular file or a directory; grep searches only those',
     )
     expect(stoppedNote('grep', 27_000)).toBe(
       '[The search was stopped after 27000 ms, its time budget, before ripgrep finished: these are the matches found until then, and more may exist. To search less, use a more specific pattern, a deeper path, or include.]',

@@ -1,7 +1,7 @@
 import type { Stats } from 'node:fs'
 import { stat, type FileHandle } from 'node:fs/promises'
 import { isUtf8 } from 'node:buffer'
-import { charBoundary, completeLength, cutChars, systemErrorReason } from '@deepseek-ai/dsh-text'
+import { charBoundary, completeLength, cutChars, fileKind, systemErrorReason } from '@deepseek-ai/dsh-text'
 import { checkPath, openFile, WorkspaceError, type OpenedFile, type PathPolicy } from '@deepseek-ai/dsh-workspace'
 import { FsError, FsErrorCode } from './errors.ts'
 import type { ReadObserver } from './guard.ts'
@@ -66,16 +66,7 @@ export async function readPage(request: ReadRequest, caps: ReadCaps): Promise<Re
 function refuseIrregular(path: string, info: Stats): void {
   if (info.isFile()) return
   if (info.isDirectory()) throw new FsError(messages.directory(path), { code: FsErrorCode.FS_NOT_REGULAR_FILE })
-  const kind = info.isFIFO()
-    ? 'a FIFO'
-    : info.isSocket()
-      ? 'a socket'
-      : info.isCharacterDevice()
-        ? 'a character device'
-        : info.isBlockDevice()
-          ? 'a block device'
-          : 'not a file'
-  throw new FsError(messages.notRegular(path, kind), { code: FsErrorCode.FS_NOT_REGULAR_FILE })
+  throw new FsError(messages.notRegular(path, fileKind(info)), { code: FsErrorCode.FS_NOT_REGULAR_FILE })
 }
 
 function fsFailure(path: string, error: unknown, hint = ''): FsError {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { constants, type Stats } from 'node:fs'
 import { link, lstat, open, readlink, rename, stat, unlink, type FileHandle } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
-import { systemErrorReason } from '@deepseek-ai/dsh-text'
+import { fileKind, systemErrorReason } from '@deepseek-ai/dsh-text'
 import { HarnessError } from '@deepseek-ai/dsh-tools'
 import { changeMessages } from './change-text.ts'
 import { FsError, FsErrorCode } from './errors.ts'
@@ -280,16 +280,7 @@ async function readAll(handle: FileHandle, path: string): Promise<Buffer> {
 function irregular(tool: string, path: string, info: Stats): FsError {
   if (info.isDirectory())
     return new FsError(changeMessages.directory(tool, path), { code: FsErrorCode.FS_NOT_REGULAR_FILE })
-  const kind = info.isFIFO()
-    ? 'a FIFO'
-    : info.isSocket()
-      ? 'a socket'
-      : info.isCharacterDevice()
-        ? 'a character device'
-        : info.isBlockDevice()
-          ? 'a block device'
-          : 'not a file'
-  return new FsError(changeMessages.notRegular(tool, path, kind), { code: FsErrorCode.FS_NOT_REGULAR_FILE })
+  return new FsError(changeMessages.notRegular(tool, path, fileKind(info)), { code: FsErrorCode.FS_NOT_REGULAR_FILE })
 }
 
 function changedDuring(tool: string, path: string): FsError {

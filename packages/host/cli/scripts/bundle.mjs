@@ -24,12 +24,12 @@ const cli = join(dirname(fileURLToPath(import.meta.url)), '..')
 const dist = join(cli, 'dist')
 const generated = join(dist, 'generated')
 
-/** The parameter schemas of the default composition, as the built packages produce them. */
-async function compositionSchemas() {
+/** The tools of the default composition, as the built packages register them. */
+async function compositionTools() {
   const { createDefaultContext } = await import(pathToFileURL(join(dist, 'index.js')).href)
   const host = await createDefaultContext({ log: (line) => process.stderr.write(`${line}\n`) })
   try {
-    return host.ctx.tools.list().map((definition) => definition.parameters)
+    return host.ctx.tools.list().map(({ name, parameters }) => ({ name, parameters }))
   } finally {
     await host.dispose()
   }
@@ -39,12 +39,13 @@ async function writeValidators() {
   // Internal module of @deepseek-ai/dsh-tools (not exported): the ahead-of-time side of its validation.
   const tools = dirname(fileURLToPath(import.meta.resolve('@deepseek-ai/dsh-tools')))
   const { precompileSchemas } = await import(pathToFileURL(join(tools, 'precompile.js')).href)
-  const modules = precompileSchemas(await compositionSchemas())
+  const composed = await compositionTools()
+  const modules = precompileSchemas(composed.map((tool) => tool.parameters))
   rmSync(generated, { recursive: true, force: true })
   mkdirSync(generated, { recursive: true })
   writeFileSync(join(generated, 'validators.cjs'), modules.validatorsCjs)
   writeFileSync(join(generated, 'precompiled.mjs'), modules.precompiledEsm('./validators.cjs'))
-  return { tools, precompiled: join(generated, 'precompiled.mjs') }
+  return { tools, precompiled: join(generated, 'precompiled.mjs'), names: composed.map((tool) => tool.name) }
 }
 
 // The MCP host and the MCP SDK are separate chunks: `dsh mcp` on stdio runs on the host's own engine and never
@@ -55,7 +56,7 @@ const MCP_SDK = /[\\/]node_modules[\\/](@modelcontextprotocol|zod|zod-to-json-sc
 // import the SDK's; in the mcp group it would pull the core it imports into that chunk. Its own chunk it is.
 const REMOTE = /[\\/]packages[\\/]remote[\\/]tools-remote[\\/]/
 const AJV = /[\\/]node_modules[\\/](ajv|ajv-formats|fast-deep-equal|fast-uri|json-schema-traverse)[\\/]/
-const ENTRY = /[\\/]packages[\\/]host[\\/]cli[\\/]dist[\\/](bin|main|args|help)\.js$/
+const ENTRY = /[\\/]packages[\\/]host[\\/]cli[\\/]dist[\\/](bin|main|args|help|tool-names)\.js$/
 // ajv's run-time helpers (string length, deep equality) are what the precompiled validators need: not all of ajv.
 const AJV_RUNTIME = /[\\/]node_modules[\\/](ajv[\\/]dist[\\/]runtime[\\/](ucs2length|equal)\.js$|fast-deep-equal[\\/])/
 
@@ -73,7 +74,8 @@ const importOutsideCache = {
   },
 }
 
-async function bundle({ tools, precompiled }) {
+async function bundle({ tools, precompiled, names }) {
+  const toolNames = join(dist, 'tool-names.js')
   rmSync(join(dist, 'chunks'), { recursive: true, force: true })
   for (const name of readdirSync(dist)) if (/^dsh\./.test(name)) rmSync(join(dist, name))
   const toolsDist = `${tools}/`
@@ -97,6 +99,13 @@ async function bundle({ tools, precompiled }) {
         resolveId(source, importer) {
           if (source === './precompiled.js' && importer?.startsWith(toolsDist)) return precompiled
           return null
+        },
+      },
+      {
+        // `dsh --help` names every tool the composition registers, without loading one.
+        name: 'dsh-tool-names',
+        load(id) {
+          return id === toolNames ? `export const TOOL_NAMES = ${JSON.stringify(names)}\n` : null
         },
       },
     ],

@@ -1,4 +1,5 @@
 import type { CommandName } from './args.ts'
+import { TOOL_NAMES } from './tool-names.ts'
 
 /** Every text the command prints about itself (the results it prints are the tools'). */
 
@@ -28,8 +29,8 @@ const EXIT_CODES =
   'Exit codes: 0 success, 1 tool error, 2 usage error (also an invalid --config), 3 the runtime could not start,\n130/143 interrupted by SIGINT/SIGTERM.'
 
 export const HELP: Record<CommandName | 'main', string> = {
-  main: `dsh: the dsh tools runtime (glob, grep, read, bash, bash_output, bash_kill) as a command and an MCP server
-
+  main: `dsh: the dsh tools runtime as a command and an MCP server
+${TOOL_NAMES.length > 0 ? `Tools: ${TOOL_NAMES.join(', ')}\n` : ''}
 Usage:
   ${USAGE.call}
   ${USAGE.tools}

@@ -58,6 +58,14 @@ describe('dsh --help and --version', () => {
     )
     expect((await dsh(['mcp', '--version'])).stdout).toBe(version.stdout)
   })
+
+  test('dsh --help names every tool dsh tools lists, and no other', async () => {
+    const listed = (await dsh(['tools', '--json'])).stdout
+    const names = (JSON.parse(listed) as { name: string }[]).map((tool) => tool.name).sort()
+    expect(names).toContain('write')
+    const line = (await dsh(['--help'])).stdout.split('\n').find((text) => text.startsWith('Tools: '))
+    expect(line?.slice('Tools: '.length).split(', ').sort()).toEqual(names)
+  })
 })
 
 describe('dsh call', () => {

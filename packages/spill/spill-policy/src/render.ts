@@ -1,4 +1,4 @@
-import { headCut, tailCut } from '@deepseek-ai/dsh-text'
+import { countLines, headAndTail } from '@deepseek-ai/dsh-text'
 
 /*
  * The inline page of a spilled result: head + notice + tail within a byte cap. Pure: every exact text is a unit test.
@@ -41,7 +41,7 @@ const NEWLINE = 0x0a
 export function renderInline(text: string, saved: SpilledAt, caps: InlineCaps): string {
   const bytes = Buffer.from(text, 'utf8')
   const total = bytes.length
-  const totalLines = countNewlines(bytes, total) + (total > 0 && bytes[total - 1] !== NEWLINE ? 1 : 0)
+  const totalLines = countLines(bytes)
   // The notice's numbers are all ≤ totalLines, so a notice with every number at totalLines is the longest it gets;
   // 2 more bytes for the newline after a cut head line and the one before the tail.
   const widest = renderNotice({ firstCut: totalLines, lastCut: totalLines + 1, totalLines, totalBytes: total, saved })
@@ -49,26 +49,18 @@ export function renderInline(text: string, saved: SpilledAt, caps: InlineCaps): 
   if (room <= 0)
     return renderNotice({ firstCut: 1, lastCut: Math.max(1, totalLines), totalLines, totalBytes: total, saved })
 
-  // Each part gets its share, then the other's leftover. A part is cut inside a line only when no whole line fits
-  // and it has a share of its own, so leftovers never show as stray fragments.
-  const headRoom = Math.floor(room * caps.headRatio)
-  const tailStart = tailCut(bytes, room - headCut(bytes, headRoom, headRoom > 0), room > headRoom)
-  const headEnd = headCut(bytes, room - (total - tailStart), headRoom > 0)
-
+  const headShare = Math.floor(room * caps.headRatio)
+  const { headEnd, tailStart, firstCut, lastCut } = headAndTail(bytes, bytes, {
+    room,
+    headShare,
+    totalLines,
+    whole: true,
+  })
   const headPartial = headEnd > 0 && bytes[headEnd - 1] !== NEWLINE
-  const firstCut = countNewlines(bytes, headEnd) + 1
-  const tailAtLineStart = tailStart === 0 || bytes[tailStart - 1] === NEWLINE
-  const lastCut = tailStart >= total ? totalLines : countNewlines(bytes, tailStart) + (tailAtLineStart ? 0 : 1)
 
   let page = bytes.toString('utf8', 0, headEnd)
   if (headPartial) page += '\n'
   page += renderNotice({ firstCut, lastCut, totalLines, totalBytes: total, saved })
   if (tailStart < total) page += `\n${bytes.toString('utf8', tailStart, total)}`
   return page
-}
-
-function countNewlines(bytes: Buffer, end: number): number {
-  let count = 0
-  for (let at = bytes.indexOf(NEWLINE); at >= 0 && at < end; at = bytes.indexOf(NEWLINE, at + 1)) count++
-  return count
 }

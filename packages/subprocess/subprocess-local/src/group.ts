@@ -1,5 +1,5 @@
-import { readdirSync, readFileSync } from 'node:fs'
 import { constants } from 'node:os'
+import { procPids, procStat, runningState } from '@deepseek-ai/dsh-subprocess'
 
 /** Sends `signal` to every process of group `pgid`; a group that is already gone is not an error. */
 export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
@@ -40,29 +40,7 @@ function probe(pid: number): string | undefined {
   }
 }
 
-/** State letter and process group of `pid` from /proc, or undefined when it does not exist (or no /proc). */
-function stat(pid: number | string): { state: string; pgrp: number } | undefined {
-  let text: string
-  try {
-    text = readFileSync(`/proc/${pid}/stat`, 'latin1')
-  } catch {
-    return undefined
-  }
-  // "pid (comm) S ppid pgrp …": comm may hold spaces and parentheses, so parse after the last ')'.
-  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ')
-  return { state: fields[0] ?? '', pgrp: Number(fields[2]) }
-}
-
-const hasProc = (() => {
-  try {
-    return stat(process.pid) !== undefined
-  } catch {
-    return false
-  }
-})()
-
-/** A zombie (Z) or dead (X) entry is a process that no longer runs: only its parent's wait() is missing. */
-const running = (state: string) => state !== 'Z' && state !== 'X'
+const hasProc = procStat(process.pid) !== undefined
 
 /**
  * Tells whether any process of a group still runs. `kill(-pgid, 0)` answers for the whole group, but counts
@@ -80,33 +58,19 @@ export class GroupWatch {
     if (failure !== undefined) return failure === 'EPERM'
     if (!hasProc) return true
     if (this.member !== undefined) {
-      const s = stat(this.member)
-      if (s && s.pgrp === this.pgid && running(s.state)) return true
+      const s = procStat(this.member)
+      if (s && s.pgrp === this.pgid && runningState(s.state)) return true
       this.member = undefined
     }
-    let entries: string[]
-    try {
-      entries = readdirSync('/proc')
-    } catch {
-      return true
-    }
-    for (const entry of entries) {
-      const code = entry.charCodeAt(0)
-      if (code < 48 || code > 57) continue
-      const s = stat(entry)
-      if (s && s.pgrp === this.pgid && running(s.state)) {
-        this.member = Number(entry)
+    const pids = procPids()
+    if (!pids) return true
+    for (const pid of pids) {
+      const s = procStat(pid)
+      if (s && s.pgrp === this.pgid && runningState(s.state)) {
+        this.member = pid
         return true
       }
     }
     return false
   }
-}
-
-/** True while `pid` exists and is not a zombie (test and diagnostics helper). */
-export function processRuns(pid: number): boolean {
-  const failure = probe(pid)
-  if (failure !== undefined) return failure === 'EPERM'
-  const s = hasProc ? stat(pid) : undefined
-  return s === undefined ? !hasProc : running(s.state)
 }

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, readlinkSync, statSync, type Stats } from 'node:fs'
 import type { Readable } from 'node:stream'
-import type { OutputHolder } from '@deepseek-ai/dsh-subprocess'
+import { type OutputHolder, procPids } from '@deepseek-ai/dsh-subprocess'
 
 /** Longest command line shown for a holder. */
 const MAX_COMMAND = 200
@@ -50,15 +50,11 @@ export function endOf(pid: number, fd: number): string | undefined {
 export function holdersOf(ends: ReadonlySet<string>, guesses: ReadonlySet<string> = new Set()): OutputHolder[] {
   if (ends.size === 0 && guesses.size === 0) return []
   const holders: OutputHolder[] = []
-  let entries: string[]
-  try {
-    entries = readdirSync('/proc')
-  } catch {
-    return holders
-  }
-  for (const entry of entries) {
-    const code = entry.charCodeAt(0)
-    if (code < 48 || code > 57 || Number(entry) === process.pid) continue
+  const pids = procPids()
+  if (!pids) return holders
+  for (const pid of pids) {
+    if (pid === process.pid) continue
+    const entry = String(pid)
     let fds: string[]
     try {
       fds = readdirSync(`/proc/${entry}/fd`)

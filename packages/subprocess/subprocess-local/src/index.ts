@@ -4,7 +4,7 @@ import { SubprocessService, type SpawnRequest, type SubprocessHandle } from '@de
 import { PRUNE_INTERVAL_MS, pruneOutputDirs } from './output-dir.ts'
 import { Spawner } from './spawner.ts'
 
-export { processRuns } from './group.ts'
+export { processRuns } from '@deepseek-ai/dsh-subprocess'
 export { PRUNE_INTERVAL_MS, pruneOutputDirs, pruneStampName } from './output-dir.ts'
 
 export const name = 'subprocess-local'

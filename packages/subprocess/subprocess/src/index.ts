@@ -207,6 +207,7 @@ export function childEnv(
   return env
 }
 
+export { type ProcStat, procPids, processRuns, procStat, runningState } from './proc.ts'
 export {
   privateCopy,
   resolveTrusted,

@@ -1,17 +1,8 @@
 import { createHash } from 'node:crypto'
-import {
-  lstatSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  realpathSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs'
+import { lstatSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, dirname, isAbsolute, join, sep } from 'node:path'
+import { type Dir, makePrivateTempDir, openPrivateDir, PrivateDirError } from '@deepseek-ai/dsh-private-dir'
 
 /**
  * The directories a trusted program is looked up in, never the session's PATH: npx puts `<cwd>/node_modules/.bin`
@@ -105,25 +96,28 @@ export function privateCopy(source: string): string {
   const digest = createHash('sha256').update(data).digest('hex')
   const name = `${digest.slice(0, 16)}-${basename(source)}`
   const uid = process.geteuid?.() ?? 0
-  let dir = join(tmpdir(), `dsh-bin-${uid}`)
-  try {
-    mkdirSync(dir, { mode: 0o700 })
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-  }
-  if (privateDirProblem(dir, uid) !== undefined) {
-    dir = mkdtempSync(join(tmpdir(), 'dsh-bin-'))
-    const made = dir
-    process.once('exit', () => rmSync(made, { recursive: true, force: true }))
-  }
-  const path = join(dir, name)
+  using dir = cacheDir(uid)
+  const path = join(dir.path, name)
   if (copyProblem(path, data.length, digest, uid) === undefined) return path
-  const temporary = join(dir, `.${name}.${process.pid}.${Date.now()}`)
+  const temporary = dir.at(`.${name}.${process.pid}.${Date.now()}`)
   writeFileSync(temporary, data, { mode: 0o500, flag: 'wx' })
-  renameSync(temporary, path)
-  const problem = privateDirProblem(dir, uid) ?? copyProblem(path, data.length, digest, uid)
+  renameSync(temporary, dir.at(name))
+  const problem = privateDirProblem(dir.path, uid) ?? copyProblem(path, data.length, digest, uid)
   if (problem !== undefined) throw new Error(`the private copy of ${source} failed its check: ${problem}`)
   return path
+}
+
+/** `<tmpdir>/dsh-bin-<uid>` when it is this user's private directory, else a fresh one removed at exit. */
+function cacheDir(uid: number): Dir {
+  try {
+    return openPrivateDir(join(tmpdir(), `dsh-bin-${uid}`), { writable: 'refuse' })
+  } catch (error) {
+    if (!(error instanceof PrivateDirError)) throw error
+  }
+  const dir = makePrivateTempDir(tmpdir(), 'dsh-bin-')
+  const made = dir.path
+  process.once('exit', () => rmSync(made, { recursive: true, force: true }))
+  return dir
 }
 
 function privateDirProblem(dir: string, uid: number): string | undefined {

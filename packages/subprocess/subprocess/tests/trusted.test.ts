@@ -1,4 +1,17 @@
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import {
+  chmodSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, expect, test } from 'vitest'
 import { privateCopy, resolveTrusted, untrustedReason } from '../src/index.ts'
@@ -67,4 +80,34 @@ test('privateCopy makes a 0500 copy in a 0700 directory of this user, reuses it 
   expect(privateCopy(source)).toBe(copy)
   expect(readFileSync(copy, 'utf8')).toBe(`#!/bin/sh\n# ${dir}\n`)
   rmSync(copy, { force: true })
+})
+
+test('privateCopy never writes through a planted dsh-bin-<uid> symlink nor into a shared one: a fresh private directory', () => {
+  const temp = join(dir, 'tmp')
+  const attacker = join(dir, 'attacker')
+  mkdirSync(temp)
+  mkdirSync(attacker)
+  const source = join(dir, 'rg')
+  writeFileSync(source, '#!/bin/sh\n', { mode: 0o755 })
+  const saved = process.env.TMPDIR
+  process.env.TMPDIR = temp
+  try {
+    const cache = join(temp, `dsh-bin-${process.geteuid?.() ?? 0}`)
+    symlinkSync(attacker, cache)
+    const viaLink = privateCopy(source)
+    expect(readdirSync(attacker)).toEqual([])
+    expect(viaLink.startsWith(`${temp}/dsh-bin-`)).toBe(true)
+    expect(viaLink.startsWith(`${cache}/`)).toBe(false)
+    expect(lstatSync(join(viaLink, '..')).mode & 0o777).toBe(0o700)
+
+    unlinkSync(cache)
+    mkdirSync(cache, { mode: 0o777 })
+    chmodSync(cache, 0o777)
+    const shared = privateCopy(source)
+    expect(shared.startsWith(`${cache}/`)).toBe(false)
+    expect(readdirSync(cache)).toEqual([])
+  } finally {
+    if (saved === undefined) delete process.env.TMPDIR
+    else process.env.TMPDIR = saved
+  }
 })

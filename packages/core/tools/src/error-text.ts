@@ -1,3 +1,8 @@
+/*
+ * The pieces of the error texts the tool service writes itself (unknown tool, invalid arguments, a bad definition):
+ * a caller's name quoted within a bound, a list of problems within a bound.
+ */
+
 /** The most characters of any caller-supplied string (a tool name, a property path) one error text quotes. */
 export const QUOTE_MAX_CHARS = 200
 /** The most problems one INVALID_ARGS text lists; the rest are counted. */
