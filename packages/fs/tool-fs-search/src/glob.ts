@@ -104,6 +104,7 @@ async function globOpened(
     args: globArgv(normal.pattern, opened.searched.absolute, WALKERS, opened.exclude),
     // ripgrep matches globs that contain "/" relative to its working directory: the root, as the model expects.
     cwd: opened.cwd,
+    confine: opened.confine,
     signal: exec.signal,
     graceMs: config.graceMs,
     stderrMaxBytes: config.stderrMaxBytes,

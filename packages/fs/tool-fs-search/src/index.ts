@@ -1,6 +1,7 @@
 import type { Context } from 'cordis'
 import type {} from '@deepseek-ai/dsh-system-prompt'
 import type {} from '@deepseek-ai/dsh-subprocess'
+import type {} from '@deepseek-ai/dsh-confinement'
 import { Config } from './config.ts'
 import { glob } from './glob.ts'
 import {
@@ -46,6 +47,7 @@ export function apply(ctx: Context, config: Config): void {
     },
     spillStore: () => ctx.get('spillStore'),
     workspace: () => ctx.get('workspace'),
+    confinement: () => ctx.get('confinement'),
     locator: new TrustedRipgrep(config.rgPath, () => ctx.get('workspace') !== undefined),
   }
   ctx.tools.register<GlobArgs>({
