@@ -29,7 +29,7 @@ export async function glob(
     })
   }
   const root = resolveRoot(sessionCwd(exec), args.path)
-  const binary = await services.locator.path('glob')
+  const binary = await services.locator.path('glob', exec)
   // Opened and checked (DESIGN §17); ripgrep lists what was opened, and the descriptor is closed once it is done.
   const opened = await openRoot(services, 'glob', root, exec)
   try {

@@ -148,7 +148,7 @@ async function searchOnce(
     const splitter = new RecordSplitter(0x0a, collector.record)
     const run = await runRipgrep(services.subprocess, {
       tool: 'grep',
-      binary: await services.locator.path('grep'),
+      binary: await services.locator.path('grep', exec),
       args: grepArgv(args.pattern, opened.searched.absolute, include, { noIgnoreDot, exclude: opened.exclude }),
       cwd: opened.cwd,
       confine: opened.confine,
@@ -198,7 +198,7 @@ async function matchesLiterally(
   try {
     const run = await runRipgrep(services.subprocess, {
       tool: 'grep',
-      binary: await services.locator.path('grep'),
+      binary: await services.locator.path('grep', exec),
       args: literalArgv(args.pattern, search.opened.searched.absolute, search.include, search.opened.exclude),
       cwd: search.opened.cwd,
       confine: search.opened.confine,

@@ -6,6 +6,7 @@ import { pathToFileURL } from 'node:url'
 import type { Confined, Confinement } from '@deepseek-ai/dsh-confinement'
 import type { ExitStatus, SubprocessService } from '@deepseek-ai/dsh-subprocess'
 import { SubprocessErrorCode } from '@deepseek-ai/dsh-subprocess'
+import type { ToolExecution } from '@deepseek-ai/dsh-tools'
 import { SearchError, SearchErrorCode } from './errors.ts'
 import { MalformedOutput, type RecordSplitter } from './records.ts'
 import { completeLength, cutPrefixLength, decodeLossy } from '@deepseek-ai/dsh-text'
@@ -79,7 +80,8 @@ export class RipgrepLocator {
     private readonly load: RipgrepLoader = importRipgrep,
   ) {}
 
-  async path(tool: ToolName): Promise<string> {
+  /** `exec`, the calling session, is for a locator that judges the binary per session (trusted-rg.ts). */
+  async path(tool: ToolName, _exec?: ToolExecution): Promise<string> {
     if (this.override !== undefined) return this.override
     if (this.found !== undefined) return this.found
     try {
