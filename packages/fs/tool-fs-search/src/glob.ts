@@ -84,6 +84,7 @@ async function globOpened(
     ) {
       throw new MalformedOutput(`a path outside the search root: ${decodeKey(bytes.toString('latin1', start, end))}`)
     }
+    if (opened.filter && !opened.filter.allows(bytes.toString('latin1', start + prefix, end))) return
     const below = start + searched.length
     listing.add(
       bytes,

@@ -20,6 +20,7 @@ import { missingPathMessage, quoteArg, specialPathMessage, UNSAVED, unusablePath
 import { SearchError, SearchErrorCode } from './errors.ts'
 import type { Config } from './config.ts'
 import type { Confine, RipgrepLocator } from './ripgrep.ts'
+import { RealPathFilter } from './real-path-filter.ts'
 import type { Page, SpillOutcome, ToolName } from './values.ts'
 
 /**
@@ -62,6 +63,8 @@ export interface OpenedRoot {
   readonly exclude: readonly string[]
   /** The session's sandbox that ripgrep runs in; undefined: it runs on the host. */
   readonly confine: Confine | undefined
+  /** On the host with a policy, below a directory root: judges each printed file's real path (real-path-filter.ts). */
+  readonly filter: RealPathFilter | undefined
   /** ripgrep's stderr with its `./` paths written below the root the model named. */
   stderr(text: string): string
   close(): Promise<void>
@@ -98,6 +101,7 @@ export async function openRoot(
         statBase: fdPath,
         exclude: [],
         confine,
+        filter: undefined,
         stderr: (text) => text.replaceAll(printed, root.absolute),
         close: () => file.close(),
       }
@@ -111,6 +115,7 @@ export async function openRoot(
       statBase: dir.fdPath,
       exclude: policy ? hiddenBelow(policy, dir.real) : [],
       confine,
+      filter: policy && !confine ? new RealPathFilter(dir.fdPath, options) : undefined,
       stderr: (text) =>
         text
           .replace(/(^rg: |IO error for operation on )\.\//gm, (_, lead: string) => lead + below)
