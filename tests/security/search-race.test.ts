@@ -67,3 +67,16 @@ test('grep under --sandbox while a directory is exchanged with a link to ~/.ssh,
   expect(seen.errors).toEqual([])
   expect(seen.ok).toBe(100)
 }, 240_000)
+
+test('without --sandbox (roots on) the real-path check keeps what lies inside: nested matches and listings are all there', async () => {
+  a = await attack({ sandbox: false, config: () => ({ workspace: {} }) })
+  mkdirSync(join(a.project, 'sub/deep'), { recursive: true })
+  writeFileSync(join(a.project, 'sub/deep/a.txt'), 'needle\n')
+  writeFileSync(join(a.project, 'b.txt'), 'needle\n')
+  symlinkSync(join(a.home, '.ssh'), join(a.project, 'keys'))
+  expect((await a.call('grep', { pattern: 'needle|CANARY' })).text).toBe(
+    'Found 2 matches\n\nb.txt\nLine 1: needle\n\nsub/deep/a.txt\nLine 1: needle',
+  )
+  const glob = await a.call('glob', { pattern: '**/*.txt' })
+  expect(glob.text.split('\n').sort()).toEqual(['b.txt', 'sub/deep/a.txt'])
+})
