@@ -7,7 +7,8 @@ import { RG } from '../reliability/helpers.ts'
 /*
  * Attack #2 of issue 25 (DESIGN §17, trusted launch of rg): dsh installed inside the workspace — here its ripgrep,
  * at `<project>/node_modules/.../rg` — and a sandboxed command replaces that binary. The next grep runs on the host:
- * it must not run the replacement (rg runs from a private read-only copy made when the tools started).
+ * it must not run the replacement: an rg inside a writable root runs only when a SHA-256 recorded at pack time vouches
+ * for it (search-rg-trust.test.ts plays the packed case).
  */
 let a: Attack | undefined
 const savedPath = process.env.PATH
@@ -19,7 +20,7 @@ afterEach(async () => {
 
 const fake = (marker: string) => `#!/bin/sh\necho "ran $0 on the host" >> ${marker}\nexec ${RG} "$@"\n`
 
-test('a ripgrep inside the workspace, replaced by a command, is never run by grep or glob: its private copy is', async () => {
+test('a ripgrep inside the workspace, replaced by a command, is never run by grep or glob: no recorded digest vouches for it', async () => {
   a = await attack({
     config: ({ project }) => {
       const installed = join(project, 'node_modules/@vscode/ripgrep-linux-x64/bin/rg')
@@ -38,8 +39,11 @@ test('a ripgrep inside the workspace, replaced by a command, is never run by gre
   expect(readFileSync(join(a.project, installed), 'utf8')).toContain('on the host')
   const grep = await a.call('grep', { pattern: 'needle' })
   const glob = await a.call('glob', { pattern: '*.txt' })
-  expect(grep.text).toContain('notes.txt')
-  expect(glob.text).toContain('notes.txt')
+  // No recorded SHA-256 vouches for a configured rg that lies in a writable root: refused, saying which rg to use.
+  for (const result of [grep, glob]) {
+    expect(result.code).toBe('SEARCH_FAILED')
+    expect(result.text).toContain('it is not trusted: it lies inside the writable directory')
+  }
   expect(existsSync(marker) ? readFileSync(marker, 'utf8') : '').toBe('')
 })
 

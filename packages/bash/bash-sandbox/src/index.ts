@@ -8,10 +8,12 @@ import {
 } from '@deepseek-ai/dsh-bash'
 import { BashRunner } from '@deepseek-ai/dsh-bash-runner'
 import { Config } from './config.ts'
+import { SandboxConfinement } from './confine.ts'
 import { Sandbox } from './sandbox.ts'
 
 export const name = 'bash-sandbox'
 export { Config }
+export { SandboxConfinement } from './confine.ts'
 export { SandboxError, SandboxErrorCode, classify, unavailableError, type Unavailable } from './probe.ts'
 export {
   bwrapArgs,
@@ -49,6 +51,8 @@ export class SandboxBashExecutor extends BashExecutor {
       close: () => sandbox.close(),
     })
     this[RUNNER] = runner
+    // ctx.confinement: the same sandbox for the tools' own programs (ripgrep).
+    new SandboxConfinement(ctx, sandbox)
     ctx.effect(() => () => runner.close(), 'bash-sandbox')
   }
 

@@ -18,9 +18,9 @@ export interface Unavailable {
 }
 
 /** The error every bash call gets while the sandbox is unavailable: fail closed, never a silent unconfined run. */
-export function unavailableError(problem: Unavailable): SandboxError {
+export function unavailableError(problem: Unavailable, program = 'bash'): SandboxError {
   return new SandboxError(
-    `bash runs sandboxed here, but the sandbox cannot be set up: ${problem.why}. Nothing was run. To fix it: ${problem.fix}; ` +
+    `${program} runs sandboxed here, but the sandbox cannot be set up: ${problem.why}. Nothing was run. To fix it: ${problem.fix}; ` +
       'or start dsh without --sandbox to run commands unconfined.',
     { code: SandboxErrorCode.BASH_SANDBOX_UNAVAILABLE },
   )

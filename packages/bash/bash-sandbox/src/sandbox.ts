@@ -256,12 +256,17 @@ export class Sandbox {
     ]
   }
 
-  private async ensureAvailable(): Promise<Programs> {
+  /** What confine.ts launches with: the trusted programs (once the sandbox works) and the state directory. */
+  async launcher(program: string): Promise<{ programs: Programs; state: string }> {
+    return { programs: await this.ensureAvailable(program), state: this.state() }
+  }
+
+  private async ensureAvailable(program = 'bash'): Promise<Programs> {
     const pending = (this.available ??= this.check())
     const problem = await pending
     if (!problem && this.programs) return this.programs
     if (this.available === pending) this.available = undefined
-    throw unavailableError(problem ?? { why: 'its programs were not resolved', fix: 'try again' })
+    throw unavailableError(problem ?? { why: 'its programs were not resolved', fix: 'try again' }, program)
   }
 
   /**

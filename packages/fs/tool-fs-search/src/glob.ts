@@ -29,7 +29,7 @@ export async function glob(
     })
   }
   const root = resolveRoot(sessionCwd(exec), args.path)
-  const binary = await services.locator.path('glob')
+  const binary = await services.locator.path('glob', exec)
   // Opened and checked (DESIGN §17); ripgrep lists what was opened, and the descriptor is closed once it is done.
   const opened = await openRoot(services, 'glob', root, exec)
   try {
@@ -84,6 +84,7 @@ async function globOpened(
     ) {
       throw new MalformedOutput(`a path outside the search root: ${decodeKey(bytes.toString('latin1', start, end))}`)
     }
+    if (opened.filter && !opened.filter.allows(bytes.toString('latin1', start + prefix, end))) return
     const below = start + searched.length
     listing.add(
       bytes,
@@ -104,6 +105,7 @@ async function globOpened(
     args: globArgv(normal.pattern, opened.searched.absolute, WALKERS, opened.exclude),
     // ripgrep matches globs that contain "/" relative to its working directory: the root, as the model expects.
     cwd: opened.cwd,
+    confine: opened.confine,
     signal: exec.signal,
     graceMs: config.graceMs,
     stderrMaxBytes: config.stderrMaxBytes,

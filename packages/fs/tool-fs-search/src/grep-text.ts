@@ -81,10 +81,13 @@ export interface GrepCaps {
 export const NO_MATCHES = 'No matches found'
 export const NOT_UTF8 = '(line is not valid UTF-8)'
 
-/** Ignore files ripgrep was told to skip because it could not use them (see skippedIgnoreFiles). */
-export function skippedIgnoreNote(files: readonly string[]): string {
-  const list = files.map((file) => quoteArg(file)).join('; ')
-  return `[Skipped ${files.length === 1 ? 'an ignore file' : 'ignore files'} that ripgrep cannot use: ${list}. No .ignore or .rgignore rules were applied in this search (files they would hide were searched); fix or remove ${files.length === 1 ? 'it' : 'them'} to have them apply.]`
+/**
+ * The ignore files ripgrep could not use, whose rules the search was run again without (see skippedIgnoreFiles):
+ * one sentence each, saying what the file is and which rules were left out.
+ */
+export function skippedIgnoreNote(notes: readonly string[]): string {
+  const one = notes.length === 1
+  return `[${notes.map((note) => quoteArg(note)).join('; ')}. Files those rules would hide were searched; fix or remove ${one ? 'that file' : 'those files'} to have ${one ? 'its' : 'their'} rules apply.]`
 }
 
 export function foundHeader(shown: number, total: number): string {

@@ -6,8 +6,8 @@ import { nulInPathMessage, quoteArg, recordOverflowMessage, savedOverflowMessage
 import { SearchError, SearchErrorCode } from './errors.ts'
 import { GrepResults } from './grep-results.ts'
 import { type GrepArgs, literalHint, pageGrep, savedHeader, wholeGrep } from './grep-text.ts'
-import { hostileIgnoreFiles, ignoreFileMessage } from './ignore-trap.ts'
-import { displayPath, resolveRoot, type SearchRoot } from './paths.ts'
+import { hostileIgnoreFiles, type RetryRun, retryPlan } from './ignore-trap.ts'
+import { resolveRoot, type SearchRoot } from './paths.ts'
 import { GrepCollector, RecordSplitter } from './records.ts'
 import { endRecords, judgeExit, RipgrepOutOfMemory, runRipgrep, searchDeadline } from './ripgrep.ts'
 import { cannotSave, deliver, openRoot, type OpenedRoot, type SearchServices, sessionCwd } from './search.ts'
@@ -58,24 +58,22 @@ async function grepOpened(
   try {
     found = await searchOnce(services, args, exec, search, false)
   } catch (error) {
-    // ripgrep ran out of memory: an ignore file it cannot use is the likely cause. A .gitignore is named in the
-    // error; when only .ignore / .rgignore files are to blame, they are skipped (--no-ignore-dot) and named in a note.
+    // ripgrep ran out of memory: an ignore file it cannot use is the likely cause. The search runs again without
+    // the rules of those files (ignore-trap.ts), and the answer says which were left out and why.
     if (!(error instanceof RipgrepOutOfMemory) || !directory) throw error
     const hostile = await hostileIgnoreFiles(root.absolute)
-    const first = hostile[0]
-    if (first === undefined) throw error
-    if (!first.skippable)
-      throw new SearchError(ignoreFileMessage(first, sessionCwd(exec)), {
-        code: SearchErrorCode.SEARCH_FAILED,
-        cause: error,
-      })
-    skipped = hostile.map((file) => `${displayPath(sessionCwd(exec), file.path) || '.'} (${file.why})`)
-    found = await searchOnce(
+    if (hostile.length === 0) throw error
+    const plan = retryPlan(hostile, root.absolute, sessionCwd(exec))
+    skipped = plan.notes
+    found = await searchRuns(
       services,
       args,
       exec,
-      { ...search, deadlineMs: Math.max(1, deadlineMs - (Date.now() - started)) },
-      true,
+      {
+        ...search,
+        deadlineMs: Math.max(1, deadlineMs - (Date.now() - started)),
+      },
+      plan.runs,
     )
   }
   using results = found.results
@@ -127,6 +125,28 @@ interface Search {
   readonly keepRows: boolean
 }
 
+/** The runs of a retry (ignore-trap.ts) into one GrepResults; the outcome of the last that had something to say. */
+async function searchRuns(
+  services: SearchServices,
+  args: GrepArgs,
+  exec: ToolExecution,
+  search: Search,
+  runs: readonly RetryRun[],
+): Promise<Found> {
+  let found: Found | undefined
+  let outcome: Found['outcome'] = {}
+  try {
+    for (const run of runs) {
+      found = await searchOnce(services, args, exec, search, false, { ...run, into: found?.results })
+      if (found.outcome.warning !== undefined || found.outcome.stopped) outcome = found.outcome
+    }
+  } catch (error) {
+    found?.results[Symbol.dispose]()
+    throw error
+  }
+  return { results: (found as Found).results, outcome }
+}
+
 /** One run of ripgrep, its records read into a GrepResults (which the caller disposes). */
 async function searchOnce(
   services: SearchServices,
@@ -134,23 +154,31 @@ async function searchOnce(
   exec: ToolExecution,
   search: Search,
   noIgnoreDot: boolean,
+  retry?: RetryRun & { readonly into: GrepResults | undefined },
 ): Promise<Found> {
   const { config } = services
   const { root, opened, include, deadlineMs } = search
   // Saved rows go to disk a chunk at a time: what is held is a chunk, the first page, and a path and a few numbers
   // per matching file.
-  const results = new GrepResults(
-    config.grepMaxMatches,
-    search.keepRows ? Math.min(CHUNK_BYTES, config.rawOutputMaxBytes) : undefined,
-  )
+  const results =
+    retry?.into ??
+    new GrepResults(
+      config.grepMaxMatches,
+      search.keepRows ? Math.min(CHUNK_BYTES, config.rawOutputMaxBytes) : undefined,
+    )
   try {
-    const collector = new GrepCollector(opened.searched, config.grepMaxLineBytes, results)
+    const sink = opened.filter ? opened.filter.sink(results) : results
+    const collector = new GrepCollector(opened.searched, config.grepMaxLineBytes, sink)
     const splitter = new RecordSplitter(0x0a, collector.record)
     const run = await runRipgrep(services.subprocess, {
       tool: 'grep',
-      binary: await services.locator.path('grep'),
-      args: grepArgv(args.pattern, opened.searched.absolute, include, { noIgnoreDot, exclude: opened.exclude }),
+      binary: await services.locator.path('grep', exec),
+      args: grepArgv(args.pattern, retry?.path ?? opened.searched.absolute, include, {
+        noIgnoreDot,
+        exclude: [...opened.exclude, ...(retry?.flags ?? [])],
+      }),
       cwd: opened.cwd,
+      confine: opened.confine,
       signal: exec.signal,
       graceMs: config.graceMs,
       stderrMaxBytes: config.stderrMaxBytes,
@@ -175,7 +203,7 @@ async function searchOnce(
     })
     return { results, outcome }
   } catch (error) {
-    results[Symbol.dispose]()
+    if (retry?.into === undefined) results[Symbol.dispose]()
     throw error
   }
 }
@@ -197,9 +225,10 @@ async function matchesLiterally(
   try {
     const run = await runRipgrep(services.subprocess, {
       tool: 'grep',
-      binary: await services.locator.path('grep'),
+      binary: await services.locator.path('grep', exec),
       args: literalArgv(args.pattern, search.opened.searched.absolute, search.include, search.opened.exclude),
       cwd: search.opened.cwd,
+      confine: search.opened.confine,
       signal: exec.signal,
       graceMs: config.graceMs,
       stderrMaxBytes: config.stderrMaxBytes,

@@ -2,18 +2,15 @@ import type { Dirent, Stats } from 'node:fs'
 import { lstat, readdir, readlink, stat } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { fileKind } from '@deepseek-ai/dsh-text'
-import { errorPath } from './common-text.ts'
 import { displayPath, VCS_DIRS } from './paths.ts'
 
 /*
  * When ripgrep runs out of memory during a grep, the usual cause is an ignore file it cannot use: one that is not a
  * regular file (a link to /dev/zero is read without end) or one too large to compile (a megabyte of `**` rules).
  * ripgrep reads them whatever they are — in the directories above the search path too, even with
- * --no-ignore-parent — and has no flag to skip one file, only whole kinds: --no-ignore-dot skips every .ignore and
- * .rgignore, which is safe (they are rare, and skipping one only widens the search); --no-ignore-vcs would skip every
- * .gitignore and flood the search with dependency and build trees, so a .gitignore is named in an error instead. The
- * tool looks for culprits only after such a failure: a search that succeeds pays nothing
- * (docs/decisions/2026-12-02-search-at-scale.md).
+ * --no-ignore-parent — and has no flag to skip one file, only whole kinds. So the search runs again around them
+ * (retryPlan) and the answer names each file whose rules were left out. The tool looks for culprits only after such
+ * a failure: a search that succeeds pays nothing (docs/decisions/2026-12-02-search-at-scale.md).
  */
 
 /** The ignore files ripgrep reads in every directory it walks, and in every directory above the search path. */
@@ -28,6 +25,8 @@ export interface HostileIgnoreFile {
   readonly path: string
   /** Why ripgrep cannot use it, in the model's terms: `not a regular file (…)` or `… bytes, too large to compile`. */
   readonly why: string
+  /** What it is, for a sentence: `a symbolic link to /dev/zero (a character device)`, `… bytes, too large to compile`. */
+  readonly what: string
   readonly tooLarge: boolean
   /** A .ignore or .rgignore: ripgrep can be told to skip them all (--no-ignore-dot). */
   readonly skippable: boolean
@@ -74,16 +73,64 @@ async function judge(path: string, name: string, found: HostileIgnoreFile[]): Pr
     return
   }
   if (!target.isFile()) {
-    const link = own.isSymbolicLink() ? `a symbolic link to ${await readlink(path).catch(() => '?')}, ` : ''
-    found.push({ path, why: `not a regular file: ${link}${fileKind(target)}`, tooLarge: false, skippable })
+    const kind = fileKind(target)
+    const to = own.isSymbolicLink() ? await readlink(path).catch(() => '?') : undefined
+    const link = to === undefined ? '' : `a symbolic link to ${to}, `
+    const what = to === undefined ? kind : `a symbolic link to ${to} (${kind})`
+    found.push({ path, why: `not a regular file: ${link}${kind}`, what, tooLarge: false, skippable })
   } else if (target.size > HUGE_IGNORE_BYTES) {
-    found.push({ path, why: `${target.size} bytes, too large to compile`, tooLarge: true, skippable })
+    const why = `${target.size} bytes, too large to compile`
+    found.push({ path, why, what: why, tooLarge: true, skippable })
   }
 }
 
-/** The error for an ignore file ripgrep cannot use, which it cannot be told to skip: what it is, and what to do. */
-export function ignoreFileMessage(file: HostileIgnoreFile, cwd: string): string {
-  const shown = errorPath(displayPath(cwd, file.path))
-  const fix = file.tooLarge ? 'Shorten it or remove it' : 'Remove it or replace it with a regular file'
-  return `grep search failed: ripgrep ran out of memory reading the ignore file ${shown} (${file.why}); ripgrep reads every .gitignore in the directories it searches and above them, and cannot be told to skip one. ${fix}, or search a path that neither contains it nor lies below its directory.`
+/** One more ripgrep run of a grep that ripgrep could not finish because of ignore files it cannot use. */
+export interface RetryRun {
+  /** What ripgrep searches, as it prints it (`.` or `./<dir below the root>`). */
+  readonly path: string
+  /** Extra flags: which rules to leave out, which directories the other run searches. */
+  readonly flags: readonly string[]
+}
+
+/**
+ * How to search `root` again without the rules of the `hostile` ignore files, and what to say about each: ripgrep
+ * cannot skip one file, only kinds of them. Every .ignore/.rgignore is left out (--no-ignore-dot: they are rare, and
+ * leaving one out only widens the search). A .gitignore in a directory D below the root: D is left out of the main
+ * run (so ripgrep never reads that file) and searched in a run of its own without .gitignore rules (so what the other
+ * .gitignore files hide stays hidden everywhere else). A .gitignore in the root or above it: one run without any
+ * .gitignore rules.
+ */
+export function retryPlan(
+  hostile: readonly HostileIgnoreFile[],
+  root: string,
+  cwd: string,
+): { runs: RetryRun[]; notes: string[] } {
+  const dot = hostile.some((file) => file.skippable) ? ['--no-ignore-dot'] : []
+  const shown = (path: string) => displayPath(cwd, path) || '.'
+  const vcs = hostile.filter((file) => !file.skippable)
+  const below = (file: HostileIgnoreFile) => dirname(file.path).startsWith(`${root}/`)
+  const notes = hostile.map((file) =>
+    file.skippable
+      ? `${shown(file.path)} is ${file.what}: its rules were not applied, nor those of any other .ignore or .rgignore`
+      : below(file)
+        ? `${shown(file.path)} is ${file.what}: its rules were not applied, and no .gitignore rules were applied within ${shown(dirname(file.path))}/`
+        : `${shown(file.path)} is ${file.what}: its rules were not applied, nor those of any other .gitignore`,
+  )
+  if (vcs.some((file) => !below(file))) return { runs: [{ path: '.', flags: [...dot, '--no-ignore-vcs'] }], notes }
+  // The outermost directories of the .gitignore files below the root (one inside another is searched with it).
+  const dirs = [...new Set(vcs.map((file) => dirname(file.path)))]
+    .sort()
+    .filter((dir, i, all) => !all.slice(0, i).some((outer) => dir.startsWith(`${outer}/`)))
+  const rel = dirs.map((dir) => dir.slice(root.length + 1))
+  return {
+    runs: [
+      { path: '.', flags: [...dot, ...rel.map((dir) => `--glob=!/${escapeGlob(dir)}/`)] },
+      ...rel.map((dir) => ({ path: `./${dir}`, flags: [...dot, '--no-ignore-vcs'] })),
+    ],
+    notes,
+  }
+}
+
+function escapeGlob(text: string): string {
+  return text.replace(/[\\*?[\]{}!]/g, '\\$&')
 }

@@ -1,6 +1,7 @@
 import type { Context } from 'cordis'
 import type {} from '@deepseek-ai/dsh-system-prompt'
 import type {} from '@deepseek-ai/dsh-subprocess'
+import type {} from '@deepseek-ai/dsh-confinement'
 import { Config } from './config.ts'
 import { glob } from './glob.ts'
 import {
@@ -24,6 +25,8 @@ import {
 import { TrustedRipgrep } from './trusted-rg.ts'
 import type { SearchServices } from './search.ts'
 import type {} from '@deepseek-ai/dsh-spill'
+import type { ToolExecution } from '@deepseek-ai/dsh-tools'
+import type { Workspace } from '@deepseek-ai/dsh-workspace'
 
 export const name = 'tool-fs-search'
 export const inject = ['tools', 'systemPrompt', 'subprocess']
@@ -46,7 +49,12 @@ export function apply(ctx: Context, config: Config): void {
     },
     spillStore: () => ctx.get('spillStore'),
     workspace: () => ctx.get('workspace'),
-    locator: new TrustedRipgrep(config.rgPath, () => ctx.get('workspace') !== undefined),
+    confinement: () => ctx.get('confinement'),
+    locator: new TrustedRipgrep(
+      config.rgPath,
+      () => ctx.get('workspace') !== undefined,
+      (exec) => writableRoots(ctx.get('workspace'), exec),
+    ),
   }
   ctx.tools.register<GlobArgs>({
     name: 'glob',
@@ -78,3 +86,13 @@ export function apply(ctx: Context, config: Config): void {
 }
 
 export default { name, inject, Config, apply }
+
+/** The writable roots of the calling session; none when its root is refused (every tool refuses it then). */
+function writableRoots(workspace: Workspace | undefined, exec: ToolExecution | undefined): readonly string[] {
+  if (workspace === undefined || exec === undefined) return []
+  try {
+    return workspace.policy(exec.session?.cwd ?? process.cwd(), exec.name).writable
+  } catch {
+    return []
+  }
+}

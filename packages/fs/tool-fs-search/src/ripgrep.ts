@@ -1,10 +1,12 @@
-import { closeSync, existsSync, openSync, readSync, realpathSync } from 'node:fs'
+import { closeSync, existsSync, openSync, readFileSync, readSync, realpathSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { pathToFileURL } from 'node:url'
+import type { Confined, Confinement } from '@deepseek-ai/dsh-confinement'
 import type { ExitStatus, SubprocessService } from '@deepseek-ai/dsh-subprocess'
 import { SubprocessErrorCode } from '@deepseek-ai/dsh-subprocess'
+import type { ToolExecution } from '@deepseek-ai/dsh-tools'
 import { SearchError, SearchErrorCode } from './errors.ts'
 import { MalformedOutput, type RecordSplitter } from './records.ts'
 import { completeLength, cutPrefixLength, decodeLossy } from '@deepseek-ai/dsh-text'
@@ -78,7 +80,8 @@ export class RipgrepLocator {
     private readonly load: RipgrepLoader = importRipgrep,
   ) {}
 
-  async path(tool: ToolName): Promise<string> {
+  /** `exec`, the calling session, is for a locator that judges the binary per session (trusted-rg.ts). */
+  async path(tool: ToolName, _exec?: ToolExecution): Promise<string> {
     if (this.override !== undefined) return this.override
     if (this.found !== undefined) return this.found
     try {
@@ -95,11 +98,19 @@ export class RipgrepLocator {
   }
 }
 
+/** The session sandbox a search runs in (DESIGN §23): the service, and whose session it is. */
+export interface Confine {
+  readonly service: Confinement
+  readonly owner: string | undefined
+}
+
 export interface RipgrepRequest {
   readonly tool: ToolName
   readonly binary: string
   readonly args: readonly string[]
   readonly cwd: string
+  /** Run inside this sandbox (`cwd` as ripgrep sees it there); undefined: on the host. */
+  readonly confine?: Confine | undefined
   readonly signal: AbortSignal
   readonly graceMs: number
   readonly stderrMaxBytes: number
@@ -144,11 +155,18 @@ export const MEMORY_CHECK_MS = 20
 export async function runRipgrep(subprocess: SubprocessService, request: RipgrepRequest): Promise<RipgrepRun> {
   const { tool, binary, signal, memoryLimitBytes } = request
   if (signal.aborted) throw aborted(tool)
+  // Confined, the program's argv is wrapped; a sandbox that cannot be set up rejects with its own coded error.
+  const confined: Confined | undefined = await request.confine?.service.confine({
+    argv: [binary, ...request.args],
+    cwd: request.cwd,
+    owner: request.confine.owner,
+    access: 'read',
+  })
   let handle
   try {
     handle = await subprocess.spawn({
-      argv: [binary, ...request.args],
-      cwd: request.cwd,
+      argv: confined?.argv ?? [binary, ...request.args],
+      cwd: confined?.cwd ?? request.cwd,
       stdin: 'ignore',
       stdout: 'pipe',
       stderr: 'pipe',
@@ -170,7 +188,8 @@ export async function runRipgrep(subprocess: SubprocessService, request: Ripgrep
     stoppedAtDeadline = true
     handle.terminate()
   }, request.deadlineMs)
-  const memory = memoryLimitBytes === undefined ? undefined : new ResidentMemory(handle.pid)
+  // Confined, ripgrep is a descendant of the spawned wrapper: the whole tree is measured.
+  const memory = memoryLimitBytes === undefined ? undefined : new ResidentMemory(handle.pid, confined !== undefined)
   const watch =
     memory === undefined
       ? undefined
@@ -195,9 +214,13 @@ export async function runRipgrep(subprocess: SubprocessService, request: Ripgrep
     handle.terminate()
     handle.stdout?.destroy()
   }
-  const exit = await handle.done
+  const ended = await handle.done
   const stderrText = await stderr
   if (signal.aborted) throw aborted(tool)
+  const wrapperFailed = confined?.failure(ended, stderrText)
+  if (wrapperFailed !== undefined)
+    throw new SearchError(launchFailedMessage(tool, binary, wrapperFailed), { code: SearchErrorCode.SEARCH_FAILED })
+  const exit = confined ? confined.status(ended) : ended
   if (overMemory) throw new RipgrepOutOfMemory(outOfMemoryMessage(tool, memoryLimitBytes as number))
   if (failure instanceof SearchError) throw failure
   if (failure instanceof MalformedOutput)
@@ -234,9 +257,14 @@ class ResidentMemory {
   private failed = false
   private readonly buffer = Buffer.allocUnsafe(STATUS_BYTES)
 
-  constructor(private readonly pid: number) {}
+  /** `tree`: the sum over the process and its descendants (a sandbox's launcher, its init, ripgrep). */
+  constructor(
+    private readonly pid: number,
+    private readonly tree = false,
+  ) {}
 
   bytes(): number {
+    if (this.tree) return treeBytes(this.pid, this.buffer)
     if (this.failed) return 0
     try {
       this.fd ??= openSync(`/proc/${this.pid}/status`, 'r')
@@ -256,6 +284,40 @@ class ResidentMemory {
       // Nothing to do: the descriptor is gone either way.
     }
     this.fd = undefined
+  }
+}
+
+/**
+ * The resident bytes of `pid` and every descendant, each read afresh (a few small files: the tree of a confined
+ * search is three processes deep, its launchers tiny). Threads do not fork here, so each process's main-thread
+ * `children` list is enough.
+ */
+function treeBytes(pid: number, buffer: Buffer): number {
+  let total = 0
+  const queue = [pid]
+  for (let i = 0; i < queue.length && i < 64; i++) {
+    const at = queue[i] as number
+    total += procBytes(`/proc/${at}/status`, buffer)
+    let children = ''
+    try {
+      children = readFileSync(`/proc/${at}/task/${at}/children`, 'latin1')
+    } catch {
+      continue
+    }
+    for (const child of children.split(' ')) if (child.trim() !== '') queue.push(Number(child))
+  }
+  return total
+}
+
+function procBytes(path: string, buffer: Buffer): number {
+  let fd: number | undefined
+  try {
+    fd = openSync(path, 'r')
+    return vmRss(buffer, readSync(fd, buffer, 0, STATUS_BYTES, 0))
+  } catch {
+    return 0
+  } finally {
+    if (fd !== undefined) closeSync(fd)
   }
 }
 

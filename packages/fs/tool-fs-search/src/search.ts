@@ -1,5 +1,6 @@
 import { stat } from 'node:fs/promises'
 import { sep } from 'node:path'
+import type { Confinement } from '@deepseek-ai/dsh-confinement'
 import type { SpillStore } from '@deepseek-ai/dsh-spill'
 import type { SubprocessService } from '@deepseek-ai/dsh-subprocess'
 import { fileKind } from '@deepseek-ai/dsh-text'
@@ -19,7 +20,8 @@ import type { SearchRoot } from './paths.ts'
 import { missingPathMessage, quoteArg, specialPathMessage, UNSAVED, unusablePathMessage } from './common-text.ts'
 import { SearchError, SearchErrorCode } from './errors.ts'
 import type { Config } from './config.ts'
-import type { RipgrepLocator } from './ripgrep.ts'
+import type { Confine, RipgrepLocator } from './ripgrep.ts'
+import { RealPathFilter } from './real-path-filter.ts'
 import type { Page, SpillOutcome, ToolName } from './values.ts'
 
 /**
@@ -32,6 +34,8 @@ export interface SearchServices {
   readonly spillStore: () => SpillStore | undefined
   /** The workspace roots, when confinement is on (optional, looked up at call time). */
   readonly workspace: () => Workspace | undefined
+  /** Runs ripgrep inside the session's sandbox, when one is loaded (`--sandbox`; optional, looked up at call time). */
+  readonly confinement: () => Confinement | undefined
   readonly locator: RipgrepLocator
 }
 
@@ -42,9 +46,11 @@ export function sessionCwd(exec: ToolExecution): string {
 
 /**
  * A search root, opened and checked against the workspace policy (DESIGN §17) before ripgrep starts, and what
- * ripgrep is given so that it searches exactly what was checked: a directory is searched as `.` from a working
- * directory that is the opened descriptor's `/proc/<pid>/fd/<n>` (a symbolic link swapped into the path since
- * cannot redirect it); a file is named by its descriptor's `/proc` path. Printed paths start with `searched`.
+ * ripgrep is given so that it searches exactly what was checked: on the host, a directory is searched as `.` from a
+ * working directory that is the opened descriptor's `/proc/<pid>/fd/<n>` (a symbolic link swapped into the path
+ * since cannot redirect it), and a file is named by its descriptor's `/proc` path. Confined (DESIGN §23), ripgrep
+ * runs in the session's sandbox, which has its own /proc: it is given the verified real path, and whatever a swap
+ * puts there meets the sandbox's masks, as `cat` would. Printed paths start with `searched`.
  */
 export interface OpenedRoot {
   readonly directory: boolean
@@ -56,6 +62,10 @@ export interface OpenedRoot {
   readonly statBase: string
   /** `--glob=!/<rel>` for each hidden path below the root: after the model's globs, so they win. */
   readonly exclude: readonly string[]
+  /** The session's sandbox that ripgrep runs in; undefined: it runs on the host. */
+  readonly confine: Confine | undefined
+  /** On the host with a policy, below a directory root: judges each printed file's real path (real-path-filter.ts). */
+  readonly filter: RealPathFilter | undefined
   /** ripgrep's stderr with its `./` paths written below the root the model named. */
   stderr(text: string): string
   close(): Promise<void>
@@ -77,17 +87,22 @@ export async function openRoot(
   const policy = services.workspace()?.policy(cwd, tool, true)
   const options: OpenOptions = { cwd, tool, access: 'read', policy }
   if (policy) await checkPath(root.absolute, options)
+  const service = services.confinement()
+  const confine = service && { service, owner: exec.session?.id }
   const directory = await isDirectory(tool, root)
   try {
     if (!directory) {
       const file = await openFile(root.absolute, options)
-      const printed = `/proc/${process.pid}/fd/${file.handle.fd}`
+      const fdPath = `/proc/${process.pid}/fd/${file.handle.fd}`
+      const printed = confine ? file.real : fdPath
       return {
         directory,
         searched: { absolute: printed, bytes: Buffer.from(printed), display: root.display },
-        cwd: parentOf(root.absolute),
-        statBase: printed,
+        cwd: confine ? parentOf(file.real) : parentOf(root.absolute),
+        statBase: fdPath,
         exclude: [],
+        confine,
+        filter: undefined,
         stderr: (text) => text.replaceAll(printed, root.absolute),
         close: () => file.close(),
       }
@@ -97,9 +112,11 @@ export async function openRoot(
     return {
       directory,
       searched: { absolute: '.', bytes: Buffer.from('.'), display: root.display },
-      cwd: dir.fdPath,
+      cwd: confine ? dir.real : dir.fdPath,
       statBase: dir.fdPath,
       exclude: policy ? hiddenBelow(policy, dir.real) : [],
+      confine,
+      filter: policy && !confine ? new RealPathFilter(dir.fdPath, options) : undefined,
       stderr: (text) =>
         text
           .replace(/(^rg: |IO error for operation on )\.\//gm, (_, lead: string) => lead + below)

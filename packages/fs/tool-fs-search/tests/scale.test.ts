@@ -122,28 +122,51 @@ test('without a spill store nothing is kept for saving: no disk bound, and the f
   )
 })
 
-const DEV_ZERO_ERROR =
-  'Error: grep search failed: ripgrep ran out of memory reading the ignore file .gitignore (not a regular file: a symbolic link to /dev/zero, a character device); ripgrep reads every .gitignore in the directories it searches and above them, and cannot be told to skip one. Remove it or replace it with a regular file, or search a path that neither contains it nor lies below its directory.'
+const DEV_ZERO_NOTE =
+  '[.gitignore is a symbolic link to /dev/zero (a character device): its rules were not applied, nor those of any other .gitignore. Files those rules would hide were searched; fix or remove that file to have its rules apply.]'
 
-test('trap: a .gitignore linked to /dev/zero in the searched tree stops rg at its memory bound, and the error names the file and what to do', async () => {
+test('trap: a .gitignore linked to /dev/zero in the searched tree stops rg at its memory bound; grep runs again without its rules and answers, naming it', async () => {
   h = await harness({ subprocess: RecordingSubprocess, config: { rgMaxMemoryBytes: 64 * 1024 * 1024 } })
   write(h.dir, { 'a.txt': 'x\n' })
   symlinkSync('/dev/zero', join(h.dir, '.gitignore'))
-  const result = await h.call('grep', { pattern: 'x' })
-  expect(result.error?.code).toBe('SEARCH_FAILED')
-  expect(result.content[0].text).toBe(DEV_ZERO_ERROR)
+  expect(await h.text('grep', { pattern: 'x' })).toBe(['Found 1 match', 'a.txt\nLine 1: x', DEV_ZERO_NOTE].join('\n\n'))
   expect(RecordingSubprocess.handles.filter((handle) => alive(handle.pid))).toEqual([])
+  expect(RecordingSubprocess.requests.map((request) => request.argv.includes('--no-ignore-vcs'))).toEqual([false, true])
 })
 
-test('trap: a 1.1 MB .gitignore of 50 000 ** rules stops rg at its memory bound, and the error names the file, its size and what to do', async () => {
+test('trap: sub/.gitignore linked to /dev/zero: the rest of the tree keeps every .gitignore rule, sub/ is searched without them, and the note says so', async () => {
+  h = await harness({ subprocess: RecordingSubprocess, config: { rgMaxMemoryBytes: 64 * 1024 * 1024 } })
+  write(h.dir, {
+    '.gitignore': 'ignored.txt\n',
+    'a.txt': 'x\n',
+    'ignored.txt': 'x\n',
+    'other/ignored.txt': 'x\n',
+    'sub/b.txt': 'x\n',
+    'sub/ignored.txt': 'x\n',
+  })
+  symlinkSync('/dev/zero', join(h.dir, 'sub/.gitignore'))
+  expect(await h.text('grep', { pattern: 'x' })).toBe(
+    [
+      'Found 3 matches',
+      'a.txt\nLine 1: x',
+      'sub/b.txt\nLine 1: x',
+      'sub/ignored.txt\nLine 1: x',
+      '[sub/.gitignore is a symbolic link to /dev/zero (a character device): its rules were not applied, and no .gitignore rules were applied within sub/. Files those rules would hide were searched; fix or remove that file to have its rules apply.]',
+    ].join('\n\n'),
+  )
+})
+
+test('trap: a 1.1 MB .gitignore of 50 000 ** rules stops rg at its memory bound; grep answers without its rules, naming its size', async () => {
   h = await harness({ subprocess: RecordingSubprocess, config: { rgMaxMemoryBytes: 64 * 1024 * 1024 } })
   write(h.dir, { 'a.txt': 'x\n' })
   const rules = `${Array.from({ length: 50_000 }, (_, i) => `**/a${i}/**/b${i}/**`).join('\n')}\n`
   writeFileSync(join(h.dir, '.gitignore'), rules)
-  const result = await h.call('grep', { pattern: 'x' })
-  expect(result.error?.code).toBe('SEARCH_FAILED')
-  expect(result.content[0].text).toBe(
-    `Error: grep search failed: ripgrep ran out of memory reading the ignore file .gitignore (${Buffer.byteLength(rules)} bytes, too large to compile); ripgrep reads every .gitignore in the directories it searches and above them, and cannot be told to skip one. Shorten it or remove it, or search a path that neither contains it nor lies below its directory.`,
+  expect(await h.text('grep', { pattern: 'x' })).toBe(
+    [
+      'Found 1 match',
+      'a.txt\nLine 1: x',
+      `[.gitignore is ${Buffer.byteLength(rules)} bytes, too large to compile: its rules were not applied, nor those of any other .gitignore. Files those rules would hide were searched; fix or remove that file to have its rules apply.]`,
+    ].join('\n\n'),
   )
 })
 
@@ -159,14 +182,16 @@ test('trap: rg aborting on a failed allocation (SIGABRT, an address-space limit)
   symlinkSync('/dev/zero', join(h.dir, '.gitignore'))
   const result = await h.call('grep', { pattern: 'x' })
   expect(await RecordingSubprocess.handles[0]?.done).toMatchObject({ signal: 'SIGABRT' })
-  expect(result.content[0].text).toBe(DEV_ZERO_ERROR)
+  expect(result.content[0].text).toBe(['Found 1 match', 'a.txt\nLine 1: x', DEV_ZERO_NOTE].join('\n\n'))
 })
 
-test('trap: a .gitignore rg cannot use ABOVE the search path is still read by rg (even with --no-ignore-parent): the error names it', async () => {
+test('trap: a .gitignore rg cannot use ABOVE the search path is still read by rg (even with --no-ignore-parent): grep answers without it', async () => {
   h = await harness({ subprocess: RecordingSubprocess, config: { rgMaxMemoryBytes: 64 * 1024 * 1024 } })
   write(h.dir, { 'sub/a.txt': 'x\n' })
   symlinkSync('/dev/zero', join(h.dir, '.gitignore'))
-  expect((await h.call('grep', { pattern: 'x', path: 'sub' })).content[0].text).toBe(DEV_ZERO_ERROR)
+  expect(await h.text('grep', { pattern: 'x', path: 'sub' })).toBe(
+    ['Found 1 match', 'sub/a.txt\nLine 1: x', DEV_ZERO_NOTE].join('\n\n'),
+  )
 })
 
 test('trap: a .ignore or .rgignore rg cannot use is skipped (--no-ignore-dot, every such file), and the answer names it in a note', async () => {
@@ -184,7 +209,7 @@ test('trap: a .ignore or .rgignore rg cannot use is skipped (--no-ignore-dot, ev
       'Found 2 matches',
       'sub/a.txt\nLine 1: x',
       'sub/deep/hidden.txt\nLine 1: x',
-      '[Skipped an ignore file that ripgrep cannot use: .ignore (not a regular file: a symbolic link to /dev/zero, a character device). No .ignore or .rgignore rules were applied in this search (files they would hide were searched); fix or remove it to have them apply.]',
+      '[.ignore is a symbolic link to /dev/zero (a character device): its rules were not applied, nor those of any other .ignore or .rgignore. Files those rules would hide were searched; fix or remove that file to have its rules apply.]',
     ].join('\n\n'),
   )
   expect(RecordingSubprocess.requests.map((request) => request.argv.includes('--no-ignore-dot'))).toEqual([false, true])

@@ -90,10 +90,13 @@ export function within(path: string, dir: string): boolean {
  * processes when it still holds exactly the bytes read from `source` now, else written anew (to a temporary name,
  * then renamed into place) and checked after the write: owner, mode, size and SHA-256. A cache directory that is not
  * this user's private directory is not used: a fresh one (`dsh-bin-XXXXXX`, removed at exit) is made instead.
+ * `accept` sees the SHA-256 (hex) of the bytes read, before anything is written, and throws to refuse them.
  */
-export function privateCopy(source: string): string {
+export function privateCopy(source: string, accept?: (sha256: string) => void): string {
   const data = readFileSync(source)
   const digest = createHash('sha256').update(data).digest('hex')
+  // Judged on the bytes that are copied: a file swapped after this read never reaches the copy.
+  accept?.(digest)
   const name = `${digest.slice(0, 16)}-${basename(source)}`
   const uid = process.geteuid?.() ?? 0
   using dir = cacheDir(uid)

@@ -1,0 +1,58 @@
+import { realpathSync } from 'node:fs'
+import { checkReal, type OpenOptions, WorkspaceError } from '@deepseek-ai/dsh-workspace'
+import type { MatchSink } from './records.ts'
+
+/**
+ * On the host (no sandbox), ripgrep walks below the verified root by path: a directory swapped for a link while it
+ * walks leads it out of the root. Before a file's rows are kept, the real path of what it printed is judged by the
+ * workspace policy (DESIGN §23): hidden, or outside every root, and the file has no rows. The directory's real path
+ * is resolved once per directory and call (ripgrep follows no link to a file during a walk). This narrows the race;
+ * only the sandbox closes it (docs/security.md).
+ */
+export class RealPathFilter {
+  private readonly dirs = new Map<string, string | undefined>()
+
+  /** `base`: the opened root's /proc path; `options`: the policy and the tool, as the root was checked. */
+  constructor(
+    private readonly base: string,
+    private readonly options: OpenOptions,
+  ) {}
+
+  /** Whether the file at `key` below the root (its bytes as latin1, see pathKey) may be shown. */
+  allows(key: string): boolean {
+    const slash = key.lastIndexOf('/')
+    const dir = slash === -1 ? '' : key.slice(0, slash)
+    let real = this.dirs.get(dir)
+    if (!this.dirs.has(dir)) {
+      try {
+        real = realpathSync.native(Buffer.from(dir === '' ? this.base : `${this.base}/${dir}`, 'latin1'))
+      } catch {
+        real = undefined
+      }
+      this.dirs.set(dir, real)
+    }
+    // Gone (or moved) since ripgrep read it: where it was cannot be told, so nothing of it is shown.
+    if (real === undefined) return false
+    try {
+      checkReal(`${real}/${Buffer.from(key.slice(slash + 1), 'latin1').toString('utf8')}`, this.options)
+      return true
+    } catch (error) {
+      if (error instanceof WorkspaceError) return false
+      throw error
+    }
+  }
+
+  /** `sink` without the matches of the files this filter refuses. */
+  sink(sink: MatchSink): MatchSink {
+    let dropping = false
+    return {
+      file: (key, path) => {
+        dropping = !this.allows(key)
+        if (!dropping) sink.file(key, path)
+      },
+      line: (line) => {
+        if (!dropping) sink.line(line)
+      },
+    }
+  }
+}
