@@ -176,5 +176,12 @@ export function renderList(tasks: readonly Task[], now: number, maxBytes: number
   return [head, ...rows.slice(0, shown), rest(shown)].join('\n')
 }
 
-/** Other clients' names for the task id (Claude Code's BashOutput `bash_id`, KillShell `shell_id`). */
+/** Other clients' names for the task id (Claude Code's BashOutput `bash_id`, KillShell `shell_id`): taken as it. */
 export const TASK_ID_ALIASES = { bash_id: 'task_id', shell_id: 'task_id' } as const satisfies ArgumentAliases
+
+/** bash_output's and bash_input's: the task id's, and bash's name for a timeout in milliseconds (DESIGN §25). */
+export const WAIT_ALIASES = {
+  ...TASK_ID_ALIASES,
+  timeoutMs: 'timeout_ms',
+  timeout: { hint: 'pass "timeout_ms" instead (milliseconds)' },
+} as const satisfies ArgumentAliases
