@@ -46,6 +46,7 @@ test('start returns a running task with the next id: bash-1, bash-2, …', async
     startedAt: expect.any(Number),
     interactive: false,
     leftRunning: [],
+    readToEnd: false,
   })
   expect(second.id).toBe('bash-2')
   expect(f.t.ctx.tasks.list().map((task) => task.id)).toEqual(['bash-1', 'bash-2'])

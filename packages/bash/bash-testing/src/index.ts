@@ -460,7 +460,7 @@ function contract(
         expect(tasks().get('bash-999999')).toBeUndefined()
       })
 
-      test('readOutput delivers each byte once; the final status comes with the rest; then the task leaves the list', async () => {
+      test('readOutput delivers each byte once; the final status comes with the rest; then the task is listed as read to its end', async () => {
         const task = await start(`echo one; echo warn >&2; ${gate('go')}; echo two; exit 3`)
         await readUntil(task.id, (out) => out === 'one\n', 'the first line was read')
         expect(tasks().readOutput(task.id)).toMatchObject({ stdout: { text: '' }, status: { state: 'running' } })
@@ -472,8 +472,8 @@ function contract(
         expect(
           tasks()
             .list()
-            .map((t) => t.id),
-        ).not.toContain(task.id)
+            .find((t) => t.id === task.id),
+        ).toMatchObject({ readToEnd: true })
         expect(tasks().get(task.id)?.status).toEqual({ state: 'completed', exitCode: 3 })
         expect(tasks().readOutput(task.id)).toEqual({
           stdout: { text: '', lossy: false },

@@ -21,7 +21,7 @@ export const BASH_OUTPUT_DESCRIPTION = [
   'Read the output a background task (started by bash with run_in_background, or named by bash as still running) printed since the last bash_output call for it, or "(no new output)".',
   'Stderr follows in a "[stderr]" section. The last line is the status: "[status: running]", "[status: completed, exit code: N]" or "[status: killed by SIG]".',
   `To wait instead of polling, pass wait_for (a regular expression): the call returns as soon as new output matches it, the task ends, or timeout_ms passes (default ${WAIT_DEFAULT_MS}, at most ${WAIT_MAX_MS}), and a line before the status says which. timeout_ms alone waits for the task to end.`,
-  "Without task_id, lists this session's background tasks: id, status, age and command.",
+  'Without task_id, lists every background task of this session, running or finished: id, status, age and command; finished tasks whose output was read to the end come last, marked "(output read)".',
 ].join(' ')
 
 export const TaskIdParameters = Type.Object(
@@ -37,7 +37,8 @@ export const BashOutputParameters = Type.Object(
     task_id: Type.Optional(
       Type.String({
         minLength: 1,
-        description: 'The task id that bash returned, e.g. "bash-1". Omit it to list this session\'s background tasks.',
+        description:
+          'The task id that bash returned, e.g. "bash-1". Omit it to list every background task of this session.',
       }),
     ),
     wait_for: Type.Optional(
@@ -152,29 +153,53 @@ export function oneLine(command: string): string {
 }
 
 /**
- * The session's tasks, one per line: id, status, age, command; within `maxBytes`. When they do not all fit, the
- * first ones that do are listed and a last line names the ids of the others.
+ * Every task of the session, one per line: id, status, age, command; within `maxBytes`. Running tasks and finished
+ * ones with output not yet read come first, in registration order; then the finished ones read to their end, marked
+ * `(output read)`. When they do not all fit, the first ones that do are listed and a last line names the others.
  */
 export function renderList(tasks: readonly Task[], now: number, maxBytes: number): string {
   if (tasks.length === 0) return 'no background tasks in this session'
+  // Stable: registration order within each group. What the model may still act on goes first, within the budget.
+  const ordered = [...tasks].sort((a, b) => Number(a.readToEnd) - Number(b.readToEnd))
   const head = `${tasks.length} background task${tasks.length === 1 ? '' : 's'} in this session:`
-  const rows = tasks.map(
-    (task) => `${task.id} ${statusLine(task.status)} ${age(now - task.startedAt)}: ${oneLine(task.command)}`,
-  )
+  const rows = ordered.map((task) => {
+    const read = task.readToEnd ? ' (output read)' : ''
+    return `${task.id} ${statusLine(task.status)} ${age(now - task.startedAt)}${read}: ${oneLine(task.command)}`
+  })
   const whole = [head, ...rows].join('\n')
   if (Buffer.byteLength(whole, 'utf8') <= maxBytes) return whole
   const rest = (shown: number) =>
-    `[${tasks.length - shown} more not shown, to stay within ${maxBytes} bytes: ${tasks[shown]?.id} to ${tasks[tasks.length - 1]?.id}; read one with bash_output and its task_id]`
-  // The footer at its widest (ids of the last tasks, the most digits), so that what is chosen stays within.
-  let room = maxBytes - Buffer.byteLength(head, 'utf8') - 1 - Buffer.byteLength(rest(0), 'utf8')
-  let shown = 0
-  for (const row of rows) {
-    room -= Buffer.byteLength(row, 'utf8') + 1
-    if (room < 0) break
-    shown++
-  }
+    `[${tasks.length - shown} more not shown, to stay within ${maxBytes} bytes: ${hiddenRanges(
+      ordered.slice(shown),
+    )}; read one with bash_output and its task_id]`
+  // Bytes of the head and the first n rows, each with its newline.
+  const upTo = [Buffer.byteLength(head, 'utf8')]
+  for (const row of rows) upTo.push((upTo.at(-1) as number) + 1 + Buffer.byteLength(row, 'utf8'))
+  let shown = rows.length - 1
+  while (shown > 0 && (upTo[shown] as number) + 1 + Buffer.byteLength(rest(shown), 'utf8') > maxBytes) shown--
   return [head, ...rows.slice(0, shown), rest(shown)].join('\n')
 }
 
-/** Other clients' names for the task id (Claude Code's BashOutput `bash_id`, KillShell `shell_id`). */
+/** The ids of tasks left out of a list, per group: `bash-4 to bash-9; bash-1 to bash-3 (output read)`. */
+function hiddenRanges(hidden: readonly Task[]): string {
+  const groups = [hidden.filter((task) => !task.readToEnd), hidden.filter((task) => task.readToEnd)]
+  return groups
+    .map((group, read) => {
+      const [first, last] = [group[0], group.at(-1)]
+      if (first === undefined || last === undefined) return ''
+      const ids = `${first.id} to ${last.id}`
+      return read ? `${ids} (output read)` : ids
+    })
+    .filter((text) => text !== '')
+    .join('; ')
+}
+
+/** Other clients' names for the task id (Claude Code's BashOutput `bash_id`, KillShell `shell_id`): taken as it. */
 export const TASK_ID_ALIASES = { bash_id: 'task_id', shell_id: 'task_id' } as const satisfies ArgumentAliases
+
+/** bash_output's and bash_input's: the task id's, and bash's name for a timeout in milliseconds (DESIGN §25). */
+export const WAIT_ALIASES = {
+  ...TASK_ID_ALIASES,
+  timeoutMs: 'timeout_ms',
+  timeout: { hint: 'pass "timeout_ms" instead (milliseconds)' },
+} as const satisfies ArgumentAliases

@@ -50,11 +50,16 @@ export function bashDescription(bounds: TimeoutBounds): string {
 
 export const BashParameters = Type.Object(
   {
-    command: Type.String({ minLength: 1, description: 'The command, run as `bash -c <command>`.' }),
-    description: Type.String({
-      minLength: 1,
-      description: 'What the command does, in a few words, e.g. "run the unit tests".',
+    command: Type.Union([Type.String({ minLength: 1 }), Type.Array(Type.String(), { minItems: 1 })], {
+      description:
+        'The command, run as `bash -c <command>`; or the argv to run, e.g. ["ls", "-la"], each word passed as is.',
     }),
+    description: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: 'What the command does, in a few words, e.g. "run the unit tests".',
+      }),
+    ),
     timeoutMs: Type.Optional(
       Type.Integer({
         minimum: 1,
@@ -131,7 +136,39 @@ export function interactiveArgsMessage(): string {
   return 'interactive needs run_in_background: true: an interactive command runs as a background task that bash_input types into'
 }
 
-/** Other clients' names for bash's arguments (DESIGN §20): the INVALID_ARGS text says what to pass instead. */
+/**
+ * Other clients' names for bash's arguments (DESIGN §25): Codex's `timeout_ms` means our timeoutMs; `timeout` is
+ * seconds in some clients and milliseconds in others, so it is refused with the name to pass.
+ */
 export const BASH_ALIASES = {
+  timeout_ms: 'timeoutMs',
   timeout: { hint: 'pass "timeoutMs" instead (milliseconds)' },
 } as const satisfies ArgumentAliases
+
+/** `bash` and `sh` with `-c` (or Codex's `-lc`) and one script: the script is the command. */
+const SHELLS = new Set(['bash', 'sh', '/bin/bash', '/bin/sh', '/usr/bin/bash', '/usr/bin/sh'])
+const SCRIPT_FLAGS = new Set(['-c', '-lc', '-cl'])
+/** Words a shell takes literally; any other word is single-quoted. */
+const PLAIN_WORD = /^[A-Za-z0-9_@%+,.:/-]+$/
+/** Words that, first in a command, the shell takes as syntax rather than as a program's name. */
+const RESERVED = new Set(
+  'case coproc do done elif else esac fi for function if in select then time until while'.split(' '),
+)
+
+/**
+ * The shell command a `command` argument runs: a string as it is; an argv array as its words, each quoted so that
+ * the program receives it as is. `["bash", "-lc", script]` and `["sh", "-c", script]` (Codex's habit) run `script`
+ * itself, as a string command would: the same shell and environment whichever form a model writes, no login profile
+ * sourced for each call, and the task list shows the script (docs/decisions/2026-12-04-command-arrays.md).
+ */
+export function commandLine(command: string | readonly string[]): string {
+  if (typeof command === 'string') return command
+  const [shell, flag, script] = command
+  if (command.length === 3 && SHELLS.has(shell ?? '') && SCRIPT_FLAGS.has(flag ?? '')) return script ?? ''
+  return command.map((word, i) => shellWord(word, i === 0)).join(' ')
+}
+
+function shellWord(word: string, first: boolean): string {
+  if (PLAIN_WORD.test(word) && !(first && RESERVED.has(word))) return word
+  return `'${word.replaceAll("'", "'\\''")}'`
+}

@@ -2,7 +2,14 @@ import { resolve } from 'node:path'
 import { BashError, BashErrorCode, MAX_COMMAND_BYTES, type BashExecSpec } from '@deepseek-ai/dsh-bash'
 import type { Task } from '@deepseek-ai/dsh-tasks'
 import { CoreErrorCode, HarnessError, invalidArgs, type ToolExecution, type ToolOutput } from '@deepseek-ai/dsh-tools'
-import { interactiveArgsMessage, renderRun, renderStarted, unkeptCuts, type BashArgs } from './bash-text.ts'
+import {
+  commandLine,
+  interactiveArgsMessage,
+  renderRun,
+  renderStarted,
+  unkeptCuts,
+  type BashArgs,
+} from './bash-text.ts'
 import {
   abortedMessage,
   notStartedMessage,
@@ -34,14 +41,15 @@ export async function bash(
   limits: ResultLimits,
 ): Promise<ToolOutput<RunOutcome | Task>> {
   const { bash: executor, tasks } = services
-  if (args.command.includes('\0')) throw invalidArgs(nulMessage())
-  const bytes = Buffer.byteLength(args.command, 'utf8')
+  const command = commandLine(args.command)
+  if (command.includes('\0')) throw invalidArgs(nulMessage())
+  const bytes = Buffer.byteLength(command, 'utf8')
   if (bytes > MAX_COMMAND_BYTES) throw invalidArgs(tooLongMessage(bytes, MAX_COMMAND_BYTES))
   if (args.workdir?.includes('\0')) throw invalidArgs(workdirMessage(args.workdir, 'a path cannot contain a NUL byte'))
   if (args.interactive && !args.run_in_background) throw invalidArgs(interactiveArgsMessage())
   const cwd = exec.session?.cwd ?? process.cwd()
   const request = {
-    command: args.command,
+    command,
     workdir: args.workdir === undefined ? cwd : resolve(cwd, args.workdir),
     ...(exec.session ? { owner: exec.session.id } : {}),
   }

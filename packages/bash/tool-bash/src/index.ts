@@ -23,6 +23,7 @@ import {
   BashOutputParameters,
   TASK_ID_ALIASES,
   TaskIdParameters,
+  WAIT_ALIASES,
   type BashOutputArgs,
   type TaskIdArgs,
 } from './bash-output-text.ts'
@@ -92,7 +93,7 @@ export function apply(ctx: Context, config: Config): void {
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     description: BASH_OUTPUT_DESCRIPTION,
     parameters: BashOutputParameters,
-    aliases: TASK_ID_ALIASES,
+    aliases: WAIT_ALIASES,
     maxResultBytes: config.maxResultBytes,
     execute: (args, exec) => bashOutput(services.tasks, args, exec, limits),
   })
@@ -103,7 +104,7 @@ export function apply(ctx: Context, config: Config): void {
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
     description: BASH_INPUT_DESCRIPTION,
     parameters: BashInputParameters,
-    aliases: TASK_ID_ALIASES,
+    aliases: WAIT_ALIASES,
     maxResultBytes: config.maxResultBytes,
     execute: (args, exec) => bashInput(services.tasks, args, exec, limits),
   })

@@ -157,7 +157,6 @@ test('a workdir that does not exist or is a file is INVALID_ARGS, saying which a
 test('bad arguments are INVALID_ARGS', async () => {
   h = await harness()
   const cases: [Record<string, unknown>, string][] = [
-    [{ command: 'true' }, 'Error: invalid arguments: missing required property "description"'],
     [{ description: 'x' }, 'Error: invalid arguments: missing required property "command"'],
     [run('true', { cwd: '/' }), 'Error: invalid arguments: unexpected property "cwd"'],
     [

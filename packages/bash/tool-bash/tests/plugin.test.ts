@@ -49,7 +49,7 @@ test('the schemas are byte-stable JSON Schemas without extra properties', async 
   const [bash, input, kill, output] = h.ctx.tools.schemas()
   expect(bash?.parameters).toMatchObject({
     type: 'object',
-    required: ['command', 'description'],
+    required: ['command'],
     additionalProperties: false,
   })
   expect(Object.keys(bash?.parameters.properties as object)).toEqual([

@@ -318,7 +318,18 @@ test('the task list: one line per task with status, age and a one-line command',
     command: string,
     startedAt: number,
     status: BashTask['status'] = { state: 'running' },
-  ): BashTask => ({ id, command, workdir: '/w', owner: 's', status, startedAt, interactive: false, leftRunning: [] })
+    readToEnd = false,
+  ): BashTask => ({
+    id,
+    command,
+    workdir: '/w',
+    owner: 's',
+    status,
+    startedAt,
+    interactive: false,
+    leftRunning: [],
+    readToEnd,
+  })
   expect(renderList([], 0, 30_000)).toBe('no background tasks in this session')
   expect(renderList([task('bash-1', 'npm run dev', 0)], 192_000, 30_000)).toBe(
     '1 background task in this session:\nbash-1 [status: running] 3m 12s: npm run dev',
@@ -351,6 +362,7 @@ test('a task list longer than the budget lists the first tasks that fit and name
     startedAt: 0,
     interactive: false,
     leftRunning: [],
+    readToEnd: false,
   })
   fc.assert(
     fc.property(
@@ -369,6 +381,107 @@ test('a task list longer than the budget lists the first tasks that fit and name
           )
           expect(listed).toBeGreaterThan(0)
         } else expect(lines).toHaveLength(tasks.length + 1)
+      },
+    ),
+    { numRuns: 200 },
+  )
+})
+
+test('the task list shows finished tasks read to their end last, marked (output read)', () => {
+  const task = (n: number, status: BashTask['status'], readToEnd: boolean, command = `job ${n}`): BashTask => ({
+    id: `bash-${n}`,
+    command,
+    workdir: '/w',
+    owner: 's',
+    status,
+    startedAt: 0,
+    interactive: false,
+    leftRunning: [],
+    readToEnd,
+  })
+  const done = { state: 'completed', exitCode: 0 } as const
+  const running = { state: 'running' } as const
+  expect(
+    renderList(
+      [
+        task(1, done, true),
+        task(2, running, false),
+        task(3, { state: 'killed', signal: 'SIGTERM' }, true),
+        task(4, done, false),
+      ],
+      61_000,
+      30_000,
+    ),
+  ).toBe(
+    [
+      '4 background tasks in this session:',
+      'bash-2 [status: running] 1m 1s: job 2',
+      'bash-4 [status: completed, exit code: 0] 1m 1s: job 4',
+      'bash-1 [status: completed, exit code: 0] 1m 1s (output read): job 1',
+      'bash-3 [status: killed by SIGTERM] 1m 1s (output read): job 3',
+    ].join('\n'),
+  )
+  expect(renderList([task(1, done, true)], 0, 30_000)).toBe(
+    '1 background task in this session:\nbash-1 [status: completed, exit code: 0] 0s (output read): job 1',
+  )
+  const many = [
+    ...Array.from({ length: 30 }, (_, i) => task(i + 1, done, true, 'x'.repeat(100))),
+    task(31, running, false),
+  ]
+  expect(renderList(many, 0, 1024).split('\n').slice(0, 2)).toEqual([
+    '31 background tasks in this session:',
+    'bash-31 [status: running] 0s: job 31',
+  ])
+  expect(renderList(many, 0, 1024).split('\n').at(-1)).toMatch(
+    /^\[\d+ more not shown, to stay within 1024 bytes: bash-\d+ to bash-30 \(output read\); read one with bash_output and its task_id\]$/,
+  )
+})
+
+test('a task list of running and read tasks longer than the budget names the ids left out, per group (property)', () => {
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 1024, max: 20_000 }),
+      fc.array(fc.tuple(fc.boolean(), fc.string({ maxLength: 150 })), { minLength: 1, maxLength: 300 }),
+      (budget, specs) => {
+        const tasks: BashTask[] = specs.map(([read, command], i) => ({
+          id: `bash-${i + 1}`,
+          command,
+          workdir: '/w',
+          owner: 's',
+          status: read ? { state: 'completed', exitCode: 0 } : { state: 'running' },
+          startedAt: 0,
+          interactive: false,
+          leftRunning: [],
+          readToEnd: read,
+        }))
+        const text = renderList(tasks, 0, budget)
+        expect(Buffer.byteLength(text, 'utf8')).toBeLessThanOrEqual(budget)
+        const rows = text.split('\n').filter((line) => /^bash-\d+ \[/.test(line))
+        const ids = rows.map((row) => row.split(' ')[0])
+        const expected = [...tasks.filter((t) => !t.readToEnd), ...tasks.filter((t) => t.readToEnd)].map((t) => t.id)
+        expect(ids).toEqual(expected.slice(0, ids.length))
+        expect(
+          rows.every((row, i) => row.includes('(output read)') === tasks[Number(ids[i]?.slice(5)) - 1]?.readToEnd),
+        ).toBe(true)
+        if (ids.length < tasks.length) {
+          const hidden = expected.slice(ids.length).map((id) => tasks[Number(id.slice(5)) - 1] as BashTask)
+          const range = (group: BashTask[], mark: string) =>
+            group.length ? [`${group[0]?.id} to ${group.at(-1)?.id}${mark}`] : []
+          const ranges = [
+            ...range(
+              hidden.filter((t) => !t.readToEnd),
+              '',
+            ),
+            ...range(
+              hidden.filter((t) => t.readToEnd),
+              ' (output read)',
+            ),
+          ]
+          expect(text.split('\n').at(-1)).toBe(
+            `[${hidden.length} more not shown, to stay within ${budget} bytes: ${ranges.join('; ')}; read one with bash_output and its task_id]`,
+          )
+          expect(ids.length).toBeGreaterThan(0)
+        }
       },
     ),
     { numRuns: 200 },

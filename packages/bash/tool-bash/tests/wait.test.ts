@@ -71,7 +71,7 @@ test('argument errors: wait_for or timeout_ms without task_id, a wait_for that i
   expect((await h.call('bash_output', { task_id: 'bash-1', timeout_ms: 0 })).error?.code).toBe('INVALID_ARGS')
 })
 
-test("bash_output without task_id lists this session's tasks only; a task read to its end leaves the list", async () => {
+test('bash_output without task_id lists every task of this session and only those; one read to its end comes last, marked', async () => {
   h = await harness()
   expect(await h.text('bash_output', {})).toBe('no background tasks in this session')
   await h.text('bash', background('sleep 100'))
@@ -84,7 +84,19 @@ test("bash_output without task_id lists this session's tasks only; a task read t
   )
   await h.text('bash_output', { task_id: 'bash-3' })
   expect(await h.text('bash_output', {})).toMatch(
-    /^1 background task in this session:\nbash-1 \[status: running\] \d+s: sleep 100$/,
+    /^2 background tasks in this session:\nbash-1 \[status: running\] \d+s: sleep 100\nbash-3 \[status: completed, exit code: 0\] \d+s \(output read\): exit 0$/,
+  )
+})
+
+test('bash_output {} never says there are no tasks while the session has some: every one finished and read is listed', async () => {
+  h = await harness()
+  for (const code of [0, 1, 2]) {
+    await h.text('bash', background(`exit ${code}`))
+    await h.done(`bash-${code + 1}`)
+    await h.text('bash_output', { task_id: `bash-${code + 1}` })
+  }
+  expect(await h.text('bash_output', {})).toMatch(
+    /^3 background tasks in this session:\nbash-1 \[status: completed, exit code: 0\] \d+s \(output read\): exit 0\nbash-2 \[status: completed, exit code: 1\] \d+s \(output read\): exit 1\nbash-3 \[status: completed, exit code: 2\] \d+s \(output read\): exit 2$/,
   )
 })
 

@@ -11,7 +11,7 @@ import type {
   ToolSchema,
 } from './types.ts'
 import { cut, listProblems, quote } from './error-text.ts'
-import { aliasProblem, argumentProblems } from './validation.ts'
+import { aliasProblem, type CheckedArguments, checkArguments } from './validation.ts'
 
 declare module 'cordis' {
   interface Context {
@@ -117,9 +117,10 @@ class Pipeline {
         }),
       )
     }
-    let problems: string[]
+    // The arguments as the tool sees them: other clients' names for ours already renamed (DESIGN §25).
+    let checked: CheckedArguments
     try {
-      problems = await argumentProblems(definition.parameters, args, definition.aliases)
+      checked = await checkArguments(definition.parameters, args, definition.aliases)
     } catch (error) {
       return errorResult(
         new HarnessError(
@@ -128,15 +129,15 @@ class Pipeline {
         ),
       )
     }
-    if (problems.length) {
+    if (checked.problems.length) {
       return errorResult(
-        new HarnessError(`invalid arguments: ${listProblems(problems)}`, { code: CoreErrorCode.INVALID_ARGS }),
+        new HarnessError(`invalid arguments: ${listProblems(checked.problems)}`, { code: CoreErrorCode.INVALID_ARGS }),
       )
     }
     const call: ToolCall = {
       definition,
       callId: options.callId ?? `call-${++this.callCounter}`,
-      arguments: args as Record<string, unknown>,
+      arguments: checked.arguments as Record<string, unknown>,
       ...(options.session ? { session: options.session } : {}),
       callerSignal,
       signal: callerSignal,

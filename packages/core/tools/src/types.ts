@@ -53,19 +53,24 @@ export interface ToolDefinition<A = Record<string, unknown>> {
    */
   readonly maxResultBytes?: number
   /**
-   * Other agent clients' names for this tool's arguments (DESIGN §20): an unknown argument by one of these names gets
-   * an INVALID_ARGS text saying what to pass instead. Never sent to the model.
+   * Other agent clients' names for this tool's arguments: renamed to ours, ignored, or refused with a hint (see
+   * `ArgumentAliases`). Never sent to the model.
    */
   readonly aliases?: ArgumentAliases
   execute(args: A, exec: ToolExecution): Promise<string | ToolOutput> | string | ToolOutput
 }
 
 /**
- * Another client's argument name → the name of ours to pass instead (`{ file_path: 'path' }`: `unexpected property
- * "file_path": pass "path" instead`), or `{ hint }`, the words to say when there is no one argument for it
- * (`{ case_insensitive: { hint: 'start the pattern with (?i) …' } }`: `unexpected property "case_insensitive": start …`).
+ * Other agent clients' names for a tool's top-level arguments (DESIGN §25), applied before validation:
+ * - a name of ours (`{ file_path: 'path' }`): the same meaning in the same unit; the argument is renamed to ours,
+ *   silently. Given under several names with differing values, it is INVALID_ARGS (`"path" and "file_path" name the
+ *   same argument but differ: pass only "path"`); a schema problem names it as passed (`property "path" (passed as
+ *   "file_path") must be a string`).
+ * - `{ ignore: true }`: a request the tool always fulfils (grep's `-n`: rows are always numbered); dropped, silently.
+ * - `{ hint }`: a name whose meaning differs (a timeout in seconds): INVALID_ARGS, `unexpected property "timeout": `
+ *   followed by the hint, which says what to pass instead.
  */
-export type ArgumentAliases = Readonly<Record<string, string | { readonly hint: string }>>
+export type ArgumentAliases = Readonly<Record<string, string | { readonly ignore: true } | { readonly hint: string }>>
 
 export interface ToolErrorInfo {
   readonly message: string

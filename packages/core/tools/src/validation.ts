@@ -34,28 +34,141 @@ export async function compileSchema(schema: JsonSchema): Promise<ValidateFunctio
   return validate
 }
 
+/** The arguments a tool sees, and every problem with them in words the model can act on (none: they fit). */
+export interface CheckedArguments {
+  readonly arguments: unknown
+  readonly problems: string[]
+}
+
 /**
- * Every problem with `args`, in words the model can act on; empty when the arguments fit. Values that are not plain
- * JSON (NaN, functions, undefined, class instances, cycles) are problems too, so a library caller can never hand a
- * tool something the MCP wire could not have carried. Names and paths are quoted bounded (`quote`).
+ * `args` with other clients' names renamed to ours and ignored names dropped (a copy; the caller's object is never
+ * changed), and every problem with them. Values that are not plain JSON (NaN, functions, undefined, class instances,
+ * cycles) are problems too, so a library caller can never hand a tool something the MCP wire could not have
+ * carried. Names and paths are quoted bounded (`quote`).
  */
-export async function argumentProblems(
+export async function checkArguments(
   schema: JsonSchema,
   args: unknown,
   aliases?: ArgumentAliases,
-): Promise<string[]> {
+): Promise<CheckedArguments> {
   const problems = jsonProblems(args, '', new Set())
-  if (problems.length) return problems
+  if (problems.length) return { arguments: args, problems }
+  const applied = applyAliases(args, aliases)
+  if (applied.conflicts.length) return { arguments: args, problems: applied.conflicts }
   const validate = await compileSchema(schema)
-  if (validate(args)) return []
-  return dedupe((validate.errors ?? []).map((error) => describe(error, aliases)))
+  if (validate(applied.arguments)) return { arguments: applied.arguments, problems: [] }
+  const words = { schema, aliases, passedAs: applied.passedAs }
+  const errors = withoutBranches(validate.errors ?? [])
+  return { arguments: applied.arguments, problems: dedupe(errors.map((e) => describe(e, words))) }
+}
+
+/**
+ * A failed `anyOf` is one problem, not one per branch: the problems of the branch whose type the value has (an empty
+ * string: the string branch's `minLength`), else one text naming every branch (`must be a string or an array`).
+ */
+function withoutBranches(errors: readonly ErrorObject[]): ErrorObject[] {
+  let kept = [...errors]
+  for (const union of errors.filter((error) => error.keyword === 'anyOf')) {
+    const prefix = `${union.schemaPath}/`
+    const branch = (error: ErrorObject) => /^\d+/.exec(error.schemaPath.slice(prefix.length))?.[0]
+    const inside = kept.filter((error) => error.schemaPath.startsWith(prefix))
+    const wrongType = new Set(
+      inside
+        .filter((error) => error.keyword === 'type' && error.instancePath === union.instancePath)
+        .map((error) => branch(error)),
+    )
+    const fitting = inside.find((error) => !wrongType.has(branch(error)))
+    kept = kept.filter((error) =>
+      fitting === undefined
+        ? !inside.includes(error)
+        : error !== union && (!inside.includes(error) || branch(error) === branch(fitting)),
+    )
+  }
+  return kept
+}
+
+/** The subschema at `#/a/b` (ajv's `schemaPath`) of `schema`. */
+function schemaAt(schema: JsonSchema, schemaPath: string): unknown {
+  let node: unknown = schema
+  for (const part of schemaPath.replace(/^#\/?/, '').split('/')) {
+    if (part === '' || node === null || typeof node !== 'object') continue
+    node = (node as Record<string, unknown>)[part.replaceAll('~1', '/').replaceAll('~0', '~')]
+  }
+  return node
+}
+
+/** What a value must be to fit `schema`, in words: `a non-empty string`, `an array of strings`. */
+function kindOf(schema: unknown): string {
+  const s = (schema ?? {}) as Record<string, unknown>
+  const type = typeof s.type === 'string' ? s.type : 'value'
+  if (type === 'string' && Number(s.minLength) >= 1) return 'a non-empty string'
+  if (type !== 'array') return article(type)
+  const items = (s.items ?? {}) as Record<string, unknown>
+  const of = typeof items.type === 'string' ? ` of ${items.type}s` : ''
+  return Number(s.minItems) >= 1 ? `a non-empty array${of}` : `an array${of}`
+}
+
+interface AppliedAliases {
+  readonly arguments: unknown
+  /** Our name → the name the caller passed it by, for each renamed argument. */
+  readonly passedAs: ReadonlyMap<string, string>
+  readonly conflicts: string[]
+}
+
+/**
+ * Renames each top-level argument passed by another client's name for one of ours, and drops each one the tool
+ * ignores. The same argument given under several names must carry one value: differing values are a problem.
+ */
+function applyAliases(args: unknown, aliases: ArgumentAliases | undefined): AppliedAliases {
+  const none = { arguments: args, passedAs: new Map<string, string>(), conflicts: [] }
+  if (aliases === undefined || args === null || typeof args !== 'object' || Array.isArray(args)) return none
+  const given = args as Record<string, unknown>
+  const present = Object.keys(given).filter((name) => Object.hasOwn(aliases, name))
+  if (present.length === 0) return none
+  const copy: Record<string, unknown> = { ...given }
+  const passedAs = new Map<string, string>()
+  const conflicts: string[] = []
+  const renamed = new Map<string, string[]>()
+  for (const name of present) {
+    const alias = aliases[name]
+    if (typeof alias === 'string') renamed.set(alias, [...(renamed.get(alias) ?? []), name])
+    if (typeof alias === 'string' || (typeof alias === 'object' && 'ignore' in alias)) delete copy[name]
+  }
+  for (const [ours, names] of renamed) {
+    const all = Object.hasOwn(given, ours) ? [ours, ...names] : names
+    const first = given[all[0] as string]
+    if (all.some((name) => !sameJson(given[name], first))) {
+      conflicts.push(`${listNames(all)} name the same argument but differ: pass only ${quote(ours)}`)
+      continue
+    }
+    copy[ours] = first
+    if (!Object.hasOwn(given, ours)) passedAs.set(ours, names[0] as string)
+  }
+  return { arguments: copy, passedAs, conflicts }
+}
+
+function listNames(names: readonly string[]): string {
+  const quoted = names.map((name) => quote(name))
+  return quoted.length <= 2 ? quoted.join(' and ') : `${quoted.slice(0, -1).join(', ')} and ${quoted.at(-1)}`
+}
+
+/** Whether two JSON values are equal (key order aside). */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false
+  if (Array.isArray(a) !== Array.isArray(b)) return false
+  const ka = Object.keys(a)
+  const kb = Object.keys(b)
+  if (ka.length !== kb.length) return false
+  const ra = a as Record<string, unknown>
+  const rb = b as Record<string, unknown>
+  return ka.every((key) => Object.hasOwn(rb, key) && sameJson(ra[key], rb[key]))
 }
 
 /** What an unknown top-level argument that is another client's name for one of ours should have been. */
 function aliasHint(name: string, aliases: ArgumentAliases | undefined): string {
   const alias = aliases !== undefined && Object.hasOwn(aliases, name) ? aliases[name] : undefined
-  if (alias === undefined) return ''
-  return typeof alias === 'string' ? `: pass ${quote(alias)} instead` : `: ${alias.hint}`
+  return alias !== undefined && typeof alias === 'object' && 'hint' in alias ? `: ${alias.hint}` : ''
 }
 
 /**
@@ -72,12 +185,21 @@ export function aliasProblem(schema: JsonSchema, aliases: ArgumentAliases): stri
   return undefined
 }
 
-function where(pointer: string): string {
-  return pointer === '' ? 'arguments' : `property ${quote(pointer.slice(1).replaceAll('/', '.'))}`
+function where(pointer: string, passedAs?: ReadonlyMap<string, string>): string {
+  if (pointer === '') return 'arguments'
+  const name = pointer.slice(1).replaceAll('/', '.')
+  const alias = passedAs?.get(pointer.slice(1).split('/')[0] as string)
+  return `property ${quote(name)}${alias === undefined ? '' : ` (passed as ${quote(alias)})`}`
 }
 
-function describe(error: ErrorObject, aliases: ArgumentAliases | undefined): string {
-  const at = where(error.instancePath)
+interface Words {
+  readonly schema: JsonSchema
+  readonly aliases: ArgumentAliases | undefined
+  readonly passedAs: ReadonlyMap<string, string>
+}
+
+function describe(error: ErrorObject, { schema, aliases, passedAs }: Words): string {
+  const at = where(error.instancePath, passedAs)
   const params = error.params as Record<string, unknown>
   switch (error.keyword) {
     case 'required': {
@@ -98,6 +220,13 @@ function describe(error: ErrorObject, aliases: ArgumentAliases | undefined): str
     case 'exclusiveMinimum':
     case 'exclusiveMaximum':
       return `${at} must be ${String(params.comparison)} ${String(params.limit)}`
+    case 'anyOf': {
+      const branches = schemaAt(schema, error.schemaPath)
+      if (!Array.isArray(branches)) return `${at} ${error.message ?? 'fails anyOf'}`
+      return `${at} must be ${branches.map(kindOf).join(' or ')}`
+    }
+    case 'minItems':
+      return `${at} must not have fewer than ${String(params.limit)} items`
     case 'minLength':
       return `${at} must not be shorter than ${String(params.limit)} characters`
     case 'maxLength':

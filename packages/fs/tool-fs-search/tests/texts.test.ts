@@ -147,7 +147,6 @@ describe("other clients' grep arguments name what to pass instead (DESIGN §20)"
   test.each([
     [{ '-i': true }, `unexpected property "-i": ${caseHint}`],
     [{ case_insensitive: true }, `unexpected property "case_insensitive": ${caseHint}`],
-    [{ glob: '*.ts' }, 'unexpected property "glob": pass "include" instead'],
     [
       { output_mode: 'files_with_matches' },
       'unexpected property "output_mode": grep always prints each matching line under its file ("Line N: text"); for the names of the files alone, use the paths it prints, or glob',

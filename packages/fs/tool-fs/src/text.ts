@@ -40,8 +40,18 @@ export function readDescription(caps: ReadCaps): string {
   ].join(' ')
 }
 
-/** Other clients' name for read's path (Claude Code's Read `file_path`): the INVALID_ARGS text says to pass `path`. */
-export const READ_ALIASES = { file_path: 'path' } as const satisfies ArgumentAliases
+/**
+ * Other clients' names for the file tools' arguments, meaning exactly ours (DESIGN §25), so taken as ours: Claude
+ * Code's and Gemini CLI's `file_path`, opencode's `filePath`, `oldString`, `newString`, `replaceAll`.
+ */
+export const READ_ALIASES = { file_path: 'path', filePath: 'path' } as const satisfies ArgumentAliases
+export const WRITE_ALIASES = READ_ALIASES
+export const EDIT_ALIASES = {
+  ...READ_ALIASES,
+  oldString: 'old_string',
+  newString: 'new_string',
+  replaceAll: 'replace_all',
+} as const satisfies ArgumentAliases
 
 export function readParameters(caps: ReadCaps) {
   return Type.Object(

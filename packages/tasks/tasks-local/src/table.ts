@@ -111,7 +111,7 @@ export class TaskTable {
   }
 
   list(): Task[] {
-    return [...this.entries.values()].filter((entry) => entry.process !== undefined).map(snapshot)
+    return [...this.entries.values()].map(snapshot)
   }
 
   ownerOf(id: string): string | undefined {
@@ -401,6 +401,7 @@ function snapshot(entry: Entry): Task {
     startedAt: entry.startedAt,
     interactive: entry.interactive,
     leftRunning: entry.leftRunning,
+    readToEnd: entry.process === undefined && entry.lost === undefined,
   }
 }
 

@@ -58,13 +58,19 @@ async function table(config: { maxFinishedTasks?: number; maxForgottenTasks?: nu
 test("past maxFinishedTasks unread, the oldest finished task's output is dropped; its read says so and where it is", async () => {
   const { tasks, finished } = await table({ maxFinishedTasks: 2 })
   const [a, b, c] = [await finished('a'), await finished('b'), await finished('c')]
-  expect(tasks.list().map((task) => task.id)).toEqual([b, c])
+  // Dropped unread, a stays listed as not read to its end until a read says what was lost.
+  expect(tasks.list().map((task) => [task.id, task.readToEnd])).toEqual([
+    [a, false],
+    [b, false],
+    [c, false],
+  ])
   expect(tasks.readOutput(a)).toEqual({
     stdout: { text: '', lossy: true, spillPath: '/spill/a' },
     stderr: { text: '', lossy: false },
     status: { state: 'completed', exitCode: 0 },
   })
   expect(tasks.readOutput(a).stdout).toEqual({ text: '', lossy: false })
+  expect(tasks.get(a)?.readToEnd).toBe(true)
   expect(tasks.readOutput(b).stdout.text).toBe('b\n')
 })
 
@@ -75,7 +81,10 @@ test('past maxForgottenTasks, the oldest task read to its end becomes unknown', 
   expect(tasks.get(ids[0] as string)).toBeUndefined()
   expect(() => tasks.readOutput(ids[0] as string)).toThrow(expect.objectContaining({ code: 'BASH_UNKNOWN_TASK' }))
   expect(tasks.get(ids[1] as string)?.status).toEqual({ state: 'completed', exitCode: 0 })
-  expect(tasks.list()).toEqual([])
+  expect(tasks.list().map((task) => [task.id, task.readToEnd])).toEqual([
+    [ids[1], true],
+    [ids[2], true],
+  ])
 })
 
 test('a kill that meets a shell which already exited by itself still ends as killed (the texts never disagree)', async () => {

@@ -93,6 +93,8 @@ export interface Task {
   readonly interactive: boolean
   /** Processes outside the task's process group that still held its output open when a kill stopped the task. */
   readonly leftRunning: readonly StrayProcess[]
+  /** A read has delivered the end of its output (the final status came with it): nothing of it is held any more. */
+  readonly readToEnd: boolean
 }
 
 /** Output of one stream that no earlier `readOutput` delivered. */
@@ -196,7 +198,10 @@ export abstract class TaskService extends Service {
   /** A snapshot, or undefined for an unknown id; also for a task dropped after its end was read (bounded). */
   abstract get(id: string): Task | undefined
 
-  /** The tasks whose output is still held (running, or finished and not yet read to the end), in registration order. */
+  /**
+   * Every task `get` answers for, in registration order: running, finished and not yet read to the end, and finished
+   * and read to the end (`readToEnd`; bounded like `get`).
+   */
   abstract list(): Task[]
 
   /** The owner token given at `add`, verbatim; undefined for an unknown or ownerless task. */
