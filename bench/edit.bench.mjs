@@ -1,10 +1,13 @@
 // edit of one line in a 1 MB and a 20 MB file, through the tool, against a bare fs.readFile + writeFile + rename of
 // the same file in the same run; the peak memory of the 20 MB edit; and the cost of the seen-before-changed guard on
-// read (a page read with the guard following it against the same read without).
+// read (a page read with the guard following it against the same read without); first, in a process of its own, the
+// peak memory of an edit of a file at tool-fs.editMaxBytes (64 MiB), the largest an edit takes.
+import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync, utimesSync } from 'node:fs'
 import { open, readFile, rename, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { Context } from 'cordis'
 import { ToolsService } from '@deepseek-ai/dsh-tools'
 import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
@@ -32,13 +35,48 @@ function makeFile(name, size) {
   return path
 }
 
+/** Bytes of tool-fs.editMaxBytes by default: the largest file an edit takes. */
+const BOUND = 64 * 1048576
+
+/**
+ * One edit of a file at the bound, in a process of its own (`--bound`): RSS does not shrink back, so a process that
+ * held a 20 MB file already would hide part of this one's growth.
+ */
+async function atTheBound(execute) {
+  const path = makeFile('bound.txt', BOUND - 100)
+  await execute('read', { path, limit: 10 })
+  globalThis.gc?.()
+  const { result, peakGrowth } = await peakRssDuring(() =>
+    execute('edit', { path, old_string: 'MARKER A', new_string: 'MARKER B' }),
+  )
+  if (result.isError) throw new Error(result.content[0].text)
+  row(`peak RSS growth during one edit of a ${mib(BOUND - 100)} file (the bound)`, mib(peakGrowth))
+  summaryRow({
+    figure: `peak RSS growth of an edit at the bound (${mib(BOUND - 100)} file)`,
+    value: peakGrowth / 1048576,
+    goal: (4 * BOUND) / 1048576,
+    unit: 'MiB',
+  })
+}
+
 async function main() {
+  if (!process.argv.includes('--bound')) {
+    const bound = spawnSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), '--bound'], {
+      stdio: 'inherit',
+    })
+    if (bound.status !== 0) throw new Error(`the bound measurement exited ${bound.status ?? bound.signal}`)
+  }
   const ctx = new Context()
   await ctx.plugin(ToolsService)
   await ctx.plugin(SystemPromptService)
   await ctx.plugin(ToolFs, {})
   await new Promise((resolve) => setTimeout(resolve, 50))
   const execute = (name, args) => ctx.tools.execute(name, args, { session })
+  if (process.argv.includes('--bound')) {
+    await atTheBound(execute)
+    await ctx.fiber.dispose()
+    return
+  }
 
   for (const [label, size] of [
     ['20 MB', 20_000_000],

@@ -82,7 +82,63 @@ export const DENIED: readonly {
   { name: 'create_module', x64: 174, why: 'obsolete' },
   { name: 'get_kernel_syms', x64: 177, why: 'obsolete' },
   { name: 'query_module', x64: 178, why: 'obsolete' },
+  // Docker's default profile denies these too (docs/decisions/2026-12-04-seccomp-vs-docker.md).
+  { name: 'modify_ldt', x64: 154, why: 'the local descriptor table: a staple of kernel exploits' },
+  { name: 'kcmp', x64: 312, arm64: 272, why: "compares other processes' kernel objects (an address oracle)" },
+  { name: 'pidfd_getfd', x64: 438, arm64: 438, why: "copies another process's descriptors" },
+  { name: 'process_madvise', x64: 440, arm64: 440, why: "advises on another process's memory" },
+  { name: 'move_pages', x64: 279, arm64: 239, why: "moves another process's pages between NUMA nodes" },
+  { name: 'migrate_pages', x64: 256, arm64: 238, why: 'as move_pages, for a whole process' },
+  { name: 'mbind', x64: 237, arm64: 235, why: 'NUMA policy: host-wide placement, no command needs it' },
+  { name: 'set_mempolicy', x64: 238, arm64: 237, why: 'NUMA policy' },
+  { name: 'get_mempolicy', x64: 239, arm64: 236, why: 'NUMA policy' },
+  { name: 'set_mempolicy_home_node', x64: 450, arm64: 450, why: 'NUMA policy' },
+  { name: 'settimeofday', x64: 164, arm64: 170, why: 'the clock is host-wide' },
+  { name: 'clock_settime', x64: 227, arm64: 112, why: 'the clock is host-wide' },
+  { name: 'clock_adjtime', x64: 305, arm64: 266, why: 'the clock is host-wide' },
+  { name: 'adjtimex', x64: 159, arm64: 171, why: 'the clock is host-wide' },
+  { name: 'fanotify_init', x64: 300, arm64: 262, why: 'watches whole mounts' },
+  { name: 'quotactl_fd', x64: 443, arm64: 443, why: 'host-wide' },
+  // A file capability (security.capability) is a setuid bit by another name; a filter cannot read the name.
+  { name: 'setxattr', x64: 188, arm64: 5, why: 'could set a file capability' },
+  { name: 'lsetxattr', x64: 189, arm64: 6, why: 'could set a file capability' },
+  { name: 'fsetxattr', x64: 190, arm64: 7, why: 'could set a file capability' },
+  { name: 'setxattrat', x64: 463, arm64: 463, why: 'could set a file capability' },
 ]
+
+/** The setuid and setgid bits: a file made with either runs as its owner (root, when dsh runs as root). */
+export const SET_ID_BITS = 0o6000
+
+/**
+ * Calls denied when their mode argument (the index given) carries SET_ID_BITS: a sandboxed command may make files
+ * and change modes, never a setuid or setgid file. mknod and mknodat are denied for device nodes only (FIFOs pass).
+ */
+const MODE_ARG: readonly {
+  readonly name: string
+  readonly x64?: number
+  readonly arm64?: number
+  readonly arg: number
+}[] = [
+  { name: 'chmod', x64: 90, arg: 1 },
+  { name: 'fchmod', x64: 91, arm64: 52, arg: 1 },
+  { name: 'fchmodat', x64: 268, arm64: 53, arg: 2 },
+  { name: 'fchmodat2', x64: 452, arm64: 452, arg: 2 },
+  { name: 'creat', x64: 85, arg: 1 },
+  { name: 'open', x64: 2, arg: 2 },
+  { name: 'openat', x64: 257, arm64: 56, arg: 3 },
+]
+const MKNOD_ARG: readonly {
+  readonly name: string
+  readonly x64?: number
+  readonly arm64?: number
+  readonly arg: number
+}[] = [
+  { name: 'mknod', x64: 133, arg: 1 },
+  { name: 'mknodat', x64: 259, arm64: 33, arg: 2 },
+]
+/** S_IFCHR and S_IFBLK both have 0o20000 and neither 0o10000 nor 0o100000 (which FIFOs, links and sockets have). */
+const DEVICE_BIT = 0o20000
+const NOT_DEVICE_BITS = 0o110000
 
 /** Calls allowed only with some arguments (the rest get EPERM), and clone3, which gets ENOSYS (see below). */
 const SYSCALL = {
@@ -90,6 +146,7 @@ const SYSCALL = {
   clone: { x64: 56, arm64: 220 },
   clone3: { x64: 435, arm64: 435 },
   personality: { x64: 135, arm64: 92 },
+  openat2: { x64: 437, arm64: 437 },
 } as const
 
 /** ioctl requests denied: typing into the terminal's input queue (TIOCSTI) and the console's (TIOCLINUX). */
@@ -128,13 +185,18 @@ interface Insn {
  * sock_filter, 8 bytes each, host order), or undefined for an architecture it does not know.
  *
  * clone3 gets ENOSYS, not EPERM: its flags sit in memory a filter cannot read, and glibc falls back to clone (whose
- * flags it can) only on ENOSYS.
+ * flags it can) only on ENOSYS. openat2 gets ENOSYS for the same reason (its mode sits in a struct): callers fall
+ * back to openat, whose mode the filter reads.
  */
 export function seccompFilter(arch: string = process.arch): Buffer | undefined {
   const audit = AUDIT_ARCH[arch]
   if (audit === undefined) return undefined
   const key = arch as 'x64' | 'arm64'
   const denied = DENIED.map((call) => call[key]).filter((nr): nr is number => nr !== undefined)
+  const known = <T extends { x64?: number; arm64?: number; arg: number }>(calls: readonly T[]) =>
+    calls.flatMap((call) => (call[key] === undefined ? [] : [{ nr: call[key] as number, arg: call.arg }]))
+  const modeCalls = known(MODE_ARG)
+  const mknodCalls = known(MKNOD_ARG)
   // Labels name later instructions: classic BPF jumps only forward, by an offset.
   const code: (
     | Insn
@@ -148,6 +210,9 @@ export function seccompFilter(arch: string = process.arch): Buffer | undefined {
     ...(key === 'x64' ? [{ jump: 'JGE' as const, k: X32_BIT, yes: 'eperm' }] : []),
     ...denied.map((nr) => ({ jump: 'JEQ' as const, k: nr, yes: 'eperm' })),
     { jump: 'JEQ', k: SYSCALL.clone3[key], yes: 'enosys' },
+    { jump: 'JEQ', k: SYSCALL.openat2[key], yes: 'enosys' },
+    ...modeCalls.map((call) => ({ jump: 'JEQ' as const, k: call.nr, yes: `mode${call.arg}` })),
+    ...mknodCalls.map((call) => ({ jump: 'JEQ' as const, k: call.nr, yes: `mknod${call.arg}` })),
     { jump: 'JEQ', k: SYSCALL.ioctl[key], yes: 'ioctl' },
     { jump: 'JEQ', k: SYSCALL.clone[key], yes: 'clone' },
     { jump: 'JEQ', k: SYSCALL.personality[key], yes: 'personality' },
@@ -160,11 +225,25 @@ export function seccompFilter(arch: string = process.arch): Buffer | undefined {
     { code: LD_W_ABS, jt: 0, jf: 0, k: arg(0) },
     { jump: 'JSET', k: NAMESPACE_FLAGS, yes: 'eperm' },
     { code: RET_K, jt: 0, jf: 0, k: RET_ALLOW },
+    ...[...new Set(modeCalls.map((call) => call.arg))].flatMap((i) => [
+      { label: `mode${i}` },
+      { code: LD_W_ABS, jt: 0, jf: 0, k: arg(i) },
+      { jump: 'JSET' as const, k: SET_ID_BITS, yes: 'eperm' },
+      { code: RET_K, jt: 0, jf: 0, k: RET_ALLOW },
+    ]),
+    ...[...new Set(mknodCalls.map((call) => call.arg))].flatMap((i) => [
+      { label: `mknod${i}` },
+      { code: LD_W_ABS, jt: 0, jf: 0, k: arg(i) },
+      { jump: 'JSET' as const, k: SET_ID_BITS, yes: 'eperm' },
+      { jump: 'JSET' as const, k: DEVICE_BIT, no: 'allow' },
+      { jump: 'JSET' as const, k: NOT_DEVICE_BITS, yes: 'allow', no: 'eperm' },
+    ]),
     { label: 'personality' },
     { code: LD_W_ABS, jt: 0, jf: 0, k: arg(0) },
     ...PERSONALITIES.map((value) => ({ jump: 'JEQ' as const, k: value, yes: 'known' })),
     { goto: 'eperm' },
     { label: 'known' },
+    { label: 'allow' },
     { code: RET_K, jt: 0, jf: 0, k: RET_ALLOW },
     { label: 'eperm' },
     { code: RET_K, jt: 0, jf: 0, k: RET_ERRNO | EPERM },

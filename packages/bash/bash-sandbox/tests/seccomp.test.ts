@@ -85,6 +85,57 @@ for (const arch of ['x64', 'arm64'] as const) {
     expect(call(personality, 0x0040000)).toBe(EPERM) // ADDR_NO_RANDOMIZE
   })
 
+  test(`${arch}: chmod, open and mknod with a setuid or setgid bit are EPERM; mknod of a device is EPERM, of a FIFO passes`, () => {
+    const modeCalls: [number | undefined, number][] =
+      arch === 'x64'
+        ? [
+            [90, 1],
+            [91, 1],
+            [268, 2],
+            [452, 2],
+            [85, 1],
+            [2, 2],
+            [257, 3],
+          ]
+        : [
+            [52, 1],
+            [53, 2],
+            [452, 2],
+            [56, 3],
+          ]
+    for (const [number, index] of modeCalls) {
+      const withMode = (mode: number) =>
+        call(number as number, ...Array.from({ length: 6 }, (_, i) => (i === index ? mode : 0)))
+      expect(withMode(0o4755), `${number} setuid`).toBe(EPERM)
+      expect(withMode(0o2755), `${number} setgid`).toBe(EPERM)
+      expect(withMode(0o6777), `${number} both`).toBe(EPERM)
+      expect(withMode(0o755), `${number} plain`).toBe(ALLOW)
+      expect(withMode(0o1777), `${number} sticky`).toBe(ALLOW)
+    }
+    const mknodCalls: [number, number][] =
+      arch === 'x64'
+        ? [
+            [133, 1],
+            [259, 2],
+          ]
+        : [[33, 2]]
+    for (const [number, index] of mknodCalls) {
+      const withMode = (mode: number) => call(number, ...Array.from({ length: 6 }, (_, i) => (i === index ? mode : 0)))
+      expect(withMode(0o20666), `${number} char device`).toBe(EPERM)
+      expect(withMode(0o60666), `${number} block device`).toBe(EPERM)
+      expect(withMode(0o10644), `${number} fifo`).toBe(ALLOW)
+      expect(withMode(0o100644), `${number} regular`).toBe(ALLOW)
+      expect(withMode(0o140644), `${number} socket`).toBe(ALLOW)
+      expect(withMode(0o14644), `${number} setuid fifo`).toBe(EPERM)
+    }
+    expect(call(437)).toBe(ENOSYS) // openat2: its mode is out of the filter's reach
+  })
+
+  test(`${arch}: the calls Docker's default profile denies are EPERM`, () => {
+    const docker = ['kcmp', 'pidfd_getfd', 'move_pages', 'mbind', 'set_mempolicy', 'clock_settime', 'settimeofday']
+    for (const name of arch === 'x64' ? [...docker, 'modify_ldt'] : docker) expect(call(nr(name)), name).toBe(EPERM)
+  })
+
   test(`${arch}: a call of another ABI is EPERM; any call not on the list passes`, () => {
     expect(run(filter, { nr: 0, arch: 0x40000003 })).toBe(EPERM) // i386
     if (arch === 'x64') expect(call(0x40000000 | 1)).toBe(EPERM) // x32 write
@@ -93,7 +144,9 @@ for (const arch of ['x64', 'arm64'] as const) {
       arch === 'x64' ? 16 : 29,
       arch === 'x64' ? 56 : 220,
       435,
+      437,
       arch === 'x64' ? 135 : 92,
+      ...(arch === 'x64' ? [90, 91, 268, 452, 85, 2, 257, 133, 259] : [52, 53, 452, 56, 33]),
     ])
     fc.assert(
       fc.property(

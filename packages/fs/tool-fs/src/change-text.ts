@@ -162,7 +162,19 @@ export function renderStale(facts: StaleFacts): string {
   }
 }
 
+/** `64 MiB`, `1.5 GiB`, `900 bytes`: a size as a person reads it. */
+const sizeText = (bytes: number) =>
+  bytes >= 2 ** 30
+    ? `${(bytes / 2 ** 30).toFixed(1)} GiB`
+    : bytes >= 2 ** 20
+      ? `${(bytes / 2 ** 20).toFixed(1).replace(/\.0$/, '')} MiB`
+      : `${bytes} bytes`
+
 export const changeMessages = {
+  tooLarge: (tool: string, path: string, size: number, max: number) =>
+    `${tool} refused: ${quotePath(path)} is ${sizeText(size)}, more than the ${sizeText(max)} that ${tool} handles (tool-fs.editMaxBytes); change it with bash instead (e.g. sed -i 's/old/new/' on it), or split it into smaller files`,
+  tooLargeResult: (tool: string, path: string, size: number, max: number) =>
+    `${tool} refused: the new content of ${quotePath(path)} would be ${sizeText(size)}, more than the ${sizeText(max)} that ${tool} handles (tool-fs.editMaxBytes); the file is unchanged. Write it in parts with bash (e.g. cat >> on it), or split it into smaller files`,
   notRead: (tool: string, path: string) =>
     `${tool} refused: ${quotePath(path)} has not been read in this session; read it first (any page), so that you change what is there now`,
   stale: (tool: string, path: string, facts: StaleFacts) =>

@@ -17,6 +17,8 @@ export const FsErrorCode = {
   FS_NO_MATCH: 'FS_NO_MATCH',
   /** edit: old_string occurs more than once and replace_all is not set. */
   FS_MANY_MATCHES: 'FS_MANY_MATCHES',
+  /** write/edit of a file, or of new content, larger than `editMaxBytes` (the file is left as it was). */
+  FS_TOO_LARGE: 'FS_TOO_LARGE',
   /** write/edit could not write the new content (the file is left as it was). */
   FS_WRITE_FAILED: 'FS_WRITE_FAILED',
 } as const

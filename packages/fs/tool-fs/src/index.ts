@@ -83,6 +83,7 @@ export interface Config {
   maxLineChars: number
   maxResultBytes: number
   timeoutMs: number
+  editMaxBytes: number
 }
 
 export const Config: Schema<Partial<Config>, Config> = Schema.object({
@@ -106,6 +107,12 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
     .default(30_000)
     .description(
       'Time budget of one read, write or edit call, enforced by the timeout policy (TOOL_TIMEOUT): a read that scans far into a huge file ends; a write or edit that runs out of time before its rename leaves the file as it was.',
+    ),
+  editMaxBytes: Schema.natural()
+    .min(1)
+    .default(64 * 1024 * 1024)
+    .description(
+      'Largest file that write and edit read, and largest content they write, in bytes (FS_TOO_LARGE past it: bash changes such a file). One call holds a few copies of the file, so this bounds its memory.',
     ),
 })
 
@@ -152,6 +159,7 @@ export function apply(ctx: Context, config: Config): void {
   const deps = {
     guard,
     caps: { maxLineChars: config.maxLineChars, maxResultBytes: config.maxResultBytes },
+    maxBytes: config.editMaxBytes,
     policy: (cwd: string, tool: string) => ctx.get('workspace')?.policy(cwd, tool),
   }
   const changing = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false } as const

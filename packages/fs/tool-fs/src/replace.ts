@@ -34,6 +34,8 @@ export interface ReplaceRequest {
   readonly signal: AbortSignal
   /** write may create the file (and its missing parents); edit needs it to exist. */
   readonly create: boolean
+  /** Largest file read, and largest content written (FS_TOO_LARGE past it): one call's memory stays a small multiple. */
+  readonly maxBytes: number
 }
 
 /** The file as it is now (under the lock), for the caller to decide the new bytes from. */
@@ -88,6 +90,7 @@ async function replaceOnce(
   if (first === 'missing') return request.create ? await createFile(request, decide, committed) : missing(request)
   await first.close()
   if (!first.stats.isFile()) throw irregular(tool, path, first.stats)
+  if (first.stats.size > request.maxBytes) throw tooLarge(request, first.stats.size, 'file')
   // Serialised on the real path; opened again inside, so a call that waited sees what the one before it wrote.
   return await serialised(first.real, async () => {
     const file = await openExisting(request, checks)
@@ -95,6 +98,7 @@ async function replaceOnce(
     try {
       if (file.real !== first.real) return 'retry'
       if (!file.stats.isFile()) throw irregular(tool, path, file.stats)
+      if (file.stats.size > request.maxBytes) throw tooLarge(request, file.stats.size, 'file')
       await using dir = await openParent(file.real, checks, path)
       const name = basename(file.real)
       // The name must still be the file that was opened and checked (not renamed away or replaced meanwhile).
@@ -109,6 +113,7 @@ async function replaceOnce(
       )
         throw changedDuring(tool, path)
       const next = await decide({ real: file.real, stats, bytes })
+      if (next.length > request.maxBytes) throw tooLarge(request, next.length, 'result')
       request.signal.throwIfAborted()
       const replaced = await put(dir, name, next, { tool, path, signal: request.signal, like: stats })
       const result: Replaced = { real: file.real, stats: replaced, bytes: next, created: false }
@@ -184,6 +189,7 @@ async function createFile(
     }
     if (entry) return 'retry' // it appeared meanwhile: replace it, under its own checks
     const next = await decide(undefined)
+    if (next.length > request.maxBytes) throw tooLarge(request, next.length, 'result')
     request.signal.throwIfAborted()
     const stats = await put(dir, name, next, { tool, path, signal: request.signal, like: undefined })
     const result: Replaced = { real, stats, bytes: next, created: true }
@@ -281,6 +287,11 @@ function irregular(tool: string, path: string, info: Stats): FsError {
   if (info.isDirectory())
     return new FsError(changeMessages.directory(tool, path), { code: FsErrorCode.FS_NOT_REGULAR_FILE })
   return new FsError(changeMessages.notRegular(tool, path, fileKind(info)), { code: FsErrorCode.FS_NOT_REGULAR_FILE })
+}
+
+function tooLarge(request: ReplaceRequest, size: number, what: 'file' | 'result'): FsError {
+  const text = what === 'file' ? changeMessages.tooLarge : changeMessages.tooLargeResult
+  return new FsError(text(request.tool, request.path, size, request.maxBytes), { code: FsErrorCode.FS_TOO_LARGE })
 }
 
 function changedDuring(tool: string, path: string): FsError {

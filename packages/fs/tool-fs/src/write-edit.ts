@@ -45,6 +45,8 @@ export interface ChangeDeps {
   readonly guard: Observations
   readonly caps: ChangeCaps
   readonly policy: (cwd: string, tool: string) => PathPolicy | undefined
+  /** tool-fs.editMaxBytes: the largest file write and edit read or write. */
+  readonly maxBytes: number
 }
 
 /** Lines of context shown around each change. */
@@ -106,7 +108,7 @@ export async function runWrite(
   const { cwd, path, session, policy } = where('write', args, exec, deps)
   let lines = 0
   const replaced = await replaceFile(
-    { tool: 'write', path, cwd, policy, signal: exec.signal, create: true },
+    { tool: 'write', path, cwd, policy, signal: exec.signal, create: true, maxBytes: deps.maxBytes },
     async (current) => {
       const existing = current && textOf('write', path, current)
       if (current) await admit('write', path, session, current, deps)
@@ -128,7 +130,7 @@ export async function runEdit(args: EditArgs, exec: ToolExecution, deps: ChangeD
   const { cwd, path, session, policy } = where('edit', args, exec, deps)
   let plan: EditedPlan | undefined
   await replaceFile(
-    { tool: 'edit', path, cwd, policy, signal: exec.signal, create: false },
+    { tool: 'edit', path, cwd, policy, signal: exec.signal, create: false, maxBytes: deps.maxBytes },
     async (current) => {
       if (!current) throw new FsError(changeMessages.notFound(path), { code: FsErrorCode.FS_NOT_FOUND })
       const classified = classify(current.bytes)

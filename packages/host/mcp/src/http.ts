@@ -1,6 +1,6 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server as NodeHttpServer, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { AddressInfo, Socket } from 'node:net'
 import { hostname, networkInterfaces } from 'node:os'
 import type { Context } from 'cordis'
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
@@ -24,7 +24,19 @@ export interface HttpOptions extends Omit<McpOptions, 'sessionId'> {
    * for a loopback bind; the bound address for a specific one; the machine's addresses and name for 0.0.0.0/::.
    */
   allowedHosts?: readonly string[]
+  /** Most MCP sessions open at once (mcp.maxSessions); the next initialize is refused with 503. Default 64. */
+  maxSessions?: number
+  /**
+   * A session with no request in flight for this long ends, its calls aborted and its tasks ended
+   * (mcp.sessionIdleMs). Default 30 minutes.
+   */
+  sessionIdleMs?: number
+  /** A socket that has not sent a whole request head within this long is closed (before any check). Default 10 s. */
+  headersTimeoutMs?: number
 }
+
+/** Defaults of the limits that keep a server up under load (DESIGN §24). */
+export const HTTP_LIMITS = { maxSessions: 64, sessionIdleMs: 30 * 60_000, headersTimeoutMs: 10_000 } as const
 
 export interface McpHttpServer {
   /** `http://<host>:<port>/mcp` */
@@ -149,6 +161,18 @@ async function readBody(
 
 let servers = 0
 
+/** JSON-RPC error code of the refused initialize past mcp.maxSessions (a server error, in the implementation range). */
+export const TOO_MANY_SESSIONS = -32001
+
+interface Session {
+  readonly id: string
+  readonly transport: StreamableHTTPServerTransport
+  readonly connection: Promise<McpConnection>
+  /** Requests of this session whose responses are still open (an event stream counts until it closes). */
+  inFlight: number
+  idle: NodeJS.Timeout | undefined
+}
+
 /**
  * Serves `ctx.tools` over MCP's Streamable HTTP transport at `/mcp`, one `connect()` session per MCP session
  * (each with its own tool session, background tasks and notices). Every request must come with the bearer token
@@ -170,11 +194,24 @@ export async function serveHttp(ctx: Context, options: HttpOptions): Promise<Mcp
   const log = options.log ?? (() => {})
   const server = servers++
   let sessionCount = 0
-  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; connection: Promise<McpConnection> }>()
+  const sessions = new Map<string, Session>()
+  const maxSessions = options.maxSessions ?? HTTP_LIMITS.maxSessions
+  const idleMs = options.sessionIdleMs ?? HTTP_LIMITS.sessionIdleMs
+  /** Sessions whose initialize is still being answered: they count against maxSessions already. */
+  let starting = 0
   let allowed = new Set<string>()
   let stopping = false
 
-  const { token: _token, host: _host, port: _port, allowedHosts: _allowed, ...given } = options
+  const {
+    token: _token,
+    host: _host,
+    port: _port,
+    allowedHosts: _allowed,
+    maxSessions: _max,
+    sessionIdleMs: _idle,
+    headersTimeoutMs: _headers,
+    ...given
+  } = options
   // Anyone with the token may connect: a client's roots may only narrow the server's own, never widen them (§17).
   const connectOptions = { ...given, roots: given.roots ?? [given.cwd ?? process.cwd()], rootsAtFirstCall: true }
 
@@ -196,15 +233,57 @@ export async function serveHttp(ctx: Context, options: HttpOptions): Promise<Mcp
     if (sessionId !== undefined) {
       const entry = sessions.get(sessionId)
       if (!entry) return send(res, 404, 'Session not found')
+      // A GET is the client's listening stream: it stays open while the client is away, so it never keeps a session.
+      if (req.method !== 'GET') busy(entry, res)
       return entry.transport.handleRequest(req, res, body)
     }
     if (req.method !== 'POST' || !isInitializeRequest(body)) {
       return send(res, 400, 'Bad Request: no Mcp-Session-Id; the first request of a session is a POST of initialize')
     }
+    if (sessions.size + starting >= maxSessions) {
+      return send(
+        res,
+        503,
+        `Service Unavailable: ${maxSessions} MCP sessions are open, the most this server keeps (mcp.maxSessions); end one (DELETE ${MCP_HTTP_PATH} with its Mcp-Session-Id) or wait for an idle one to expire, then initialize again`,
+        { 'Retry-After': '1' },
+        TOO_MANY_SESSIONS,
+      )
+    }
+    starting++
+    try {
+      await startSession(req, res, body)
+    } finally {
+      starting--
+    }
+  }
+
+  /** A request of `entry` is in flight until its response closes; then the idle clock starts again. */
+  const busy = (entry: Session, res: ServerResponse) => {
+    entry.inFlight++
+    clearTimeout(entry.idle)
+    res.once('close', () => {
+      if (--entry.inFlight === 0 && sessions.get(entry.id) === entry) entry.idle = idleTimer(entry)
+    })
+  }
+  const idleTimer = (entry: Session) => {
+    const timer = setTimeout(() => {
+      if (entry.inFlight > 0 || sessions.get(entry.id) !== entry) return
+      sessions.delete(entry.id)
+      log(`session ${entry.id} ended after ${idleMs} ms without a request (mcp.sessionIdleMs)`)
+      void entry.connection.then((open) => open.close()).catch(() => {})
+    }, idleMs)
+    timer.unref()
+    return timer
+  }
+
+  const startSession = async (req: IncomingMessage, res: ServerResponse, body: unknown) => {
+    let entry: Session | undefined
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        sessions.set(id, { transport, connection })
+        entry = { id, transport, connection, inFlight: 0, idle: undefined }
+        sessions.set(id, entry)
+        busy(entry, res)
       },
     })
     const connection = connect(ctx, transport, {
@@ -216,6 +295,7 @@ export async function serveHttp(ctx: Context, options: HttpOptions): Promise<Mcp
       .then(
         () => {
           if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)
+          clearTimeout(entry?.idle)
         },
         (error: Error) => log(`a session could not start: ${error.message}`),
       )
@@ -225,11 +305,28 @@ export async function serveHttp(ctx: Context, options: HttpOptions): Promise<Mcp
     await transport.handleRequest(req, res, body)
   }
 
-  const http: NodeHttpServer = createServer((req, res) => {
+  // Sockets are checked for a slow head at this interval, so a short timeout takes effect (Node checks every 30 s).
+  const headersTimeout = options.headersTimeoutMs ?? HTTP_LIMITS.headersTimeoutMs
+  const timeouts = {
+    headersTimeout,
+    requestTimeout: Math.max(headersTimeout, 300_000),
+    connectionsCheckingInterval: Math.min(headersTimeout, 30_000),
+  }
+  const heads = new WeakMap<Socket, NodeJS.Timeout>()
+  const http: NodeHttpServer = createServer(timeouts, (req, res) => {
+    clearTimeout(heads.get(req.socket))
     handle(req, res).catch((error: Error) => {
       log(`request failed: ${error.message}`)
       send(res, 500, 'Internal Server Error')
     })
+  })
+  // A socket must bring a whole request head within headersTimeout (Node's own check misses a socket that sends
+  // nothing); after its first request, keep-alive sockets are closed by Node's keepAliveTimeout.
+  http.on('connection', (socket: Socket) => {
+    const silent = setTimeout(() => socket.destroy(), headersTimeout)
+    silent.unref()
+    heads.set(socket, silent)
+    socket.once('close', () => clearTimeout(silent))
   })
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject)
@@ -251,6 +348,7 @@ export async function serveHttp(ctx: Context, options: HttpOptions): Promise<Mcp
     (closing ??= (async () => {
       stopping = true
       const stopped = new Promise<void>((resolve) => http.close(() => resolve()))
+      for (const entry of sessions.values()) clearTimeout(entry.idle)
       const open = await Promise.all([...sessions.values()].map((entry) => entry.connection.catch(() => undefined)))
       sessions.clear()
       await Promise.all(open.map((connection) => connection?.close()))

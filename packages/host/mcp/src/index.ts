@@ -11,5 +11,13 @@ export {
 export { progressMessage, toCallToolResult, toMcpTool } from './results.ts'
 // dsh's wire conventions live below both ends of the wire; re-exported for this package's users.
 export { ERROR_META_KEY, instructionsPreamble, LineSplitter } from '@deepseek-ai/dsh-mcp-wire'
-export { HttpConfigError, MCP_HTTP_PATH, serveHttp, type HttpOptions, type McpHttpServer } from './http.ts'
+export {
+  HTTP_LIMITS,
+  HttpConfigError,
+  MCP_HTTP_PATH,
+  serveHttp,
+  TOO_MANY_SESSIONS,
+  type HttpOptions,
+  type McpHttpServer,
+} from './http.ts'
 export { LineTransport, serveStdio, type StdioOptions } from './stdio.ts'

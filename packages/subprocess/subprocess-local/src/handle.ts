@@ -12,6 +12,7 @@ import { Collector } from './collect.ts'
 import type { SpillFile } from './output-dir.ts'
 import { GroupWatch, signalGroup } from './group.ts'
 import { endOf, holdersOf, likelyPeer, ourEnd } from './holders.ts'
+import type { Mark } from './reaper.ts'
 
 /** Longest pause between two checks of whether a group is gone, in ms (the first check is immediate). */
 const MAX_POLL_MS = 100
@@ -51,6 +52,8 @@ export class LocalHandle implements SubprocessHandle {
   private gone = false
   private readonly groupGone: Promise<void>
   private markGone!: () => void
+  /** After a stop: the processes that carry this spawn's mark outside its group are gone. */
+  private marksGone: Promise<void> = Promise.resolve()
   /** The child's collected streams, for output listeners. */
   private readonly sources: Readable[] = []
   /** The child's ends of the collected streams (`socket:[…]`), for finding who still holds them. */
@@ -60,6 +63,7 @@ export class LocalHandle implements SubprocessHandle {
   constructor(
     child: ChildProcess,
     request: SpawnRequest,
+    private readonly mark: Mark,
     private readonly hooks: HandleHooks,
   ) {
     const pid = child.pid as number
@@ -112,11 +116,19 @@ export class LocalHandle implements SubprocessHandle {
     this.signal?.addEventListener('abort', this.terminate, { once: true })
   }
 
+  /**
+   * SIGTERM to the group, SIGKILL after the grace; what left the group (setsid, a double fork) but carries the
+   * spawn's mark is stopped alike once the group is gone, and waitForExit() waits for it too.
+   */
   readonly terminate = (): void => {
     if (this.terminating) return
     this.terminating = true
-    if (this.gone) return this.abandonOutputLater()
+    if (this.gone) {
+      this.marksGone = this.mark.stop(this.graceMs)
+      return this.abandonOutputLater()
+    }
     signalGroup(this.pid, 'SIGTERM')
+    this.mark.signal('SIGTERM')
     this.killTimer = setTimeout(() => {
       this.killTimer = undefined
       if (!this.gone) signalGroup(this.pid, 'SIGKILL')
@@ -133,6 +145,7 @@ export class LocalHandle implements SubprocessHandle {
         this.waiters--
       }
     }
+    await this.marksGone
     return this.exited
   }
 
@@ -167,6 +180,7 @@ export class LocalHandle implements SubprocessHandle {
   /** Last resort at host exit: no grace, no waiting. */
   kill(): void {
     if (!this.gone) signalGroup(this.pid, 'SIGKILL')
+    this.mark.signal('SIGKILL')
   }
 
   private poll(delay: number): void {
@@ -181,17 +195,19 @@ export class LocalHandle implements SubprocessHandle {
     clearTimeout(this.killTimer)
     this.killTimer = undefined
     this.signal?.removeEventListener('abort', this.terminate)
+    // Stopped: what left the group gets the rest of the grace (it had its SIGTERM with the group's).
+    if (this.terminating) this.marksGone = this.mark.stop(this.graceMs)
     this.hooks.gone(this)
     this.markGone()
     if (this.terminating) this.abandonOutputLater()
   }
 
   /**
-   * After terminate(), once the group is dead, a collected pipe may still be held open by a process that left the
-   * group (setsid). Give the last bytes one grace period to arrive, then stop waiting for that pipe, so that
+   * After terminate(), once the group and the marked processes are dead, a collected pipe may still be held open by a
+   * process that left the group and dropped its mark (`env -i`). Give the last bytes one grace period to arrive, then stop waiting for that pipe, so that
    * `done` (and the provider's dispose) cannot hang on a process we may not kill.
    */
   private abandonOutputLater(): void {
-    setTimeout(() => void this.abandonOutput(), this.graceMs).unref()
+    void this.marksGone.then(() => setTimeout(() => void this.abandonOutput(), this.graceMs).unref())
   }
 }

@@ -8,6 +8,7 @@ import {
 } from '@deepseek-ai/dsh-subprocess'
 import { LocalHandle } from './handle.ts'
 import { OutputDir } from './output-dir.ts'
+import { MARK, Reaper } from './reaper.ts'
 import { checkRequest, spawnFailure } from './request.ts'
 
 const stdio = (mode: OutputDisposition) => (typeof mode === 'object' ? 'pipe' : mode)
@@ -21,6 +22,9 @@ export class Spawner {
   private readonly live = new Set<LocalHandle>()
   private closed = false
   private readonly output: OutputDir
+  private readonly reaper = new Reaper()
+  /** The longest grace a spawn asked for: disposal gives marked processes that long after SIGTERM. */
+  private graceMs = 0
 
   constructor(spillDir: string | undefined) {
     this.output = new OutputDir(spillDir)
@@ -46,9 +50,12 @@ export class Spawner {
       stdio(request.stdout),
       stdio(request.stderr),
     ]
+    const mark = this.reaper.next()
+    this.graceMs = Math.max(this.graceMs, request.graceMs)
     let child: ChildProcess
     try {
-      child = spawnChild(file, args, { cwd: request.cwd, env: childEnv(request.env), stdio: modes, detached: true })
+      const env = childEnv({ ...request.env, [MARK]: mark.value })
+      child = spawnChild(file, args, { cwd: request.cwd, env, stdio: modes, detached: true })
     } catch (error) {
       throw spawnFailure(request, error)
     }
@@ -56,7 +63,7 @@ export class Spawner {
       const error = await new Promise((resolve) => child.once('error', resolve))
       throw spawnFailure(request, error)
     }
-    const handle = new LocalHandle(child, request, {
+    const handle = new LocalHandle(child, request, mark, {
       spillFile: (pid, stream) => this.output.createFile(pid, stream),
       // Tracked until the tree is gone and its output is complete (spill files flushed), so close() awaits both.
       gone: (gone) => void gone.done.then(() => this.live.delete(gone)),
@@ -65,9 +72,10 @@ export class Spawner {
     return handle
   }
 
-  /** At host exit: SIGKILL every tree still tracked, synchronously (no grace, no waiting). */
+  /** At host exit: SIGKILL every tree still tracked and every process that carries a mark, synchronously. */
   killAll(): void {
     for (const handle of this.live) handle.kill()
+    this.reaper.killAll()
   }
 
   /** Refuses new spawns, terminates every live tree and waits until each is gone with its output complete. */
@@ -76,6 +84,8 @@ export class Spawner {
     const handles = [...this.live]
     for (const handle of handles) handle.terminate()
     await Promise.all(handles.map((handle) => Promise.all([handle.waitForExit(), handle.done])))
+    // What left its group, also of spawns whose group ended long ago (a foreground command's setsid'd daemon).
+    await this.reaper.close(this.graceMs)
     await this.output.close()
   }
 }

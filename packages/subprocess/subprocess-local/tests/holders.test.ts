@@ -29,6 +29,7 @@ test('abandonOutput names the process outside the group that holds the output, a
   const handle = await f.spawn({ argv: ['bash', '-c', `setsid ${sleep.command} & echo started`] })
   await handle.waitForExit()
   await until(() => processesWith(sleep.marker).length === 1, 'the stray runs')
+  await until(() => handle.collected.stdout?.readFrom(0).text === 'started\n', 'the output arrived')
   const holders = handle.abandonOutput()
   expect(holders).toEqual([{ pid: processesWith(sleep.marker)[0], command: `sleep ${sleep.marker}` }])
   expect(handle.abandonOutput()).toBe(holders)

@@ -157,14 +157,14 @@ export abstract class SubprocessService extends Service {
 }
 
 /**
- * Names that look like they hold a credential (any case): KEY, TOKEN, SECRET, PASSW(ORD), CREDENTIAL, AUTH (not
- * AUTHOR: GIT_AUTHOR_NAME, nor XAUTHORITY), JWT,
- * COOKIE, DSN, CONNECTION_STRING anywhere in the name; `_PAT`, `_PWD`, `_PASS` at its end (so PWD and OLDPWD stay);
+ * Names that look like they hold a credential (any case): KEY, TOKEN, SECRET, PASSW(ORD), PASSPHRASE, CREDENTIAL,
+ * AUTH (AUTHORIZATION and AUTHORISATION too, but not AUTHOR: GIT_AUTHOR_NAME, nor XAUTHORITY), JWT, COOKIE, DSN,
+ * CONNECTION_STRING, WEBHOOK anywhere in the name; `_PAT`, `_PWD`, `_PASS`, `_SK` at its end (so PWD and OLDPWD stay);
  * the password managers' session tokens (BW_SESSION, OP_SESSION_*; not XDG_SESSION_* nor
  * DBUS_SESSION_BUS_ADDRESS); and the agent sockets that sign for the user (SSH_AUTH_SOCK, GPG_AGENT_INFO).
  */
 const CREDENTIAL =
-  /KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH(?!OR)|JWT|COOKIE|DSN|CONNECTION_STRING|_PAT$|_PWD$|_PASS$|^BW_SESSION$|^OP_SESSION_|^SSH_AUTH_SOCK$|^GPG_AGENT_INFO$/i
+  /KEY|TOKEN|SECRET|PASSW|PASSPHRASE|CREDENTIAL|AUTH(?!OR(?!I[ZS]))|JWT|COOKIE|DSN|CONNECTION_STRING|WEBHOOK|_PAT$|_PWD$|_PASS$|_SK$|^BW_SESSION$|^OP_SESSION_|^SSH_AUTH_SOCK$|^GPG_AGENT_INFO$/i
 
 /** A value holding a password in a URL: `scheme://user:password@host…` (a database URL, a git remote with a token). */
 const URL_CREDENTIAL = /[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s/?#@:]*:[^\s/?#@]*@/
@@ -179,7 +179,8 @@ export function isScrubbed(name: string, value: string): boolean {
 
 /**
  * The parent's env without credentials — credential-looking names (see CREDENTIAL: KEY, TOKEN, SECRET, PASSW,
- * CREDENTIAL, AUTH, JWT, COOKIE, DSN, CONNECTION_STRING, `*_PAT`, `*_PWD`, `*_PASS`, BW_SESSION, OP_SESSION_*,
+ * PASSPHRASE, CREDENTIAL, AUTH, JWT, COOKIE, DSN, CONNECTION_STRING, WEBHOOK, `*_PAT`, `*_PWD`, `*_PASS`, `*_SK`,
+ * BW_SESSION, OP_SESSION_*,
  * SSH_AUTH_SOCK, GPG_AGENT_INFO; any case) and values with a password in a URL — and without the managed `DSH_*`
  * namespace. PATH, HOME, PWD, LANG and the rest pass through.
  */

@@ -84,3 +84,32 @@ test('the widened scrub (DESIGN §17) drops credential shapes and keeps the name
   expect(scrubbedParentEnv({ ...dropped, ...kept })).toEqual(kept)
   for (const [name, value] of Object.entries(dropped)) expect(isScrubbed(name, value), name).toBe(true)
 })
+
+test('the scrub drops AUTHORIZATION, *PASSPHRASE*, *WEBHOOK*, *_SK and *_SECRET* and keeps AUTHOR names', () => {
+  const dropped = {
+    AUTHORIZATION: 'Bearer x',
+    HTTP_AUTHORIZATION: 'Basic x',
+    proxy_authorisation: 'x',
+    GPG_PASSPHRASE: 'x',
+    SSH_KEY_PASSPHRASE_FILE: '/p',
+    SLACK_WEBHOOK: 'https://hooks.example/x',
+    DISCORD_WEBHOOK_URL: 'https://hooks.example/y',
+    STRIPE_SK: 'sk_live_x',
+    stripe_sk: 'x',
+    CLIENT_SECRET_V2: 'x',
+  }
+  const kept = {
+    AUTHOR: 'me',
+    AUTHORS_FILE: 'AUTHORS',
+    GIT_AUTHOR_NAME: 'a',
+    GIT_AUTHOR_EMAIL: 'a@example.com',
+    GIT_COMMITTER_NAME: 'c',
+    XAUTHORITY: '/x',
+    DESK: 'x',
+    TASK_ID: '3',
+    SKIP_TESTS: '1',
+    HOOK_DIR: '/h',
+  }
+  expect(scrubbedParentEnv({ ...dropped, ...kept })).toEqual(kept)
+  for (const [name, value] of Object.entries(dropped)) expect(isScrubbed(name, value), name).toBe(true)
+})
