@@ -86,6 +86,8 @@ async function admit(tool: string, path: string, session: string, current: Curre
         )
       const rows = fitRows(facts.rows, room)
       facts = { ...facts, rows, more: facts.more || rows.length < facts.rows.length }
+      // The refusal shows every line as it is now: the session has seen the new content, so its next try goes through.
+      if (!facts.more) deps.guard.recordBytes(session, current.real, current.stats, current.bytes)
     }
     throw new FsError(changeMessages.stale(tool, path, facts), { code: FsErrorCode.FS_STALE })
   }
