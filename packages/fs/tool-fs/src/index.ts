@@ -81,6 +81,7 @@ export interface Config {
   maxLineChars: number
   maxResultBytes: number
   timeoutMs: number
+  requireRead: boolean
 }
 
 export const Config: Schema<Partial<Config>, Config> = Schema.object({
@@ -104,6 +105,11 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
     .default(30_000)
     .description(
       'Time budget of one read, write or edit call, enforced by the timeout policy (TOOL_TIMEOUT): a read that scans far into a huge file ends; a write or edit that runs out of time before its rename leaves the file as it was.',
+    ),
+  requireRead: Schema.boolean()
+    .default(true)
+    .description(
+      'write and edit of an existing file need this session to have seen its current content (FS_NOT_READ, FS_STALE). dsh call turns it off: the person or script running it is the one who has seen the file.',
     ),
 })
 
@@ -149,6 +155,7 @@ export function apply(ctx: Context, config: Config): void {
 
   const deps = {
     guard,
+    requireRead: config.requireRead,
     caps: { maxLineChars: config.maxLineChars, maxResultBytes: config.maxResultBytes },
     policy: (cwd: string, tool: string) => ctx.get('workspace')?.policy(cwd, tool),
   }

@@ -43,6 +43,8 @@ import type { PathPolicy } from '@deepseek-ai/dsh-workspace'
 
 export interface ChangeDeps {
   readonly guard: Observations
+  /** False: the guard records what is written but never refuses (one-shot calls, whose caller has seen the file). */
+  readonly requireRead: boolean
   readonly caps: ChangeCaps
   readonly policy: (cwd: string, tool: string) => PathPolicy | undefined
 }
@@ -67,6 +69,7 @@ function textOf(tool: string, path: string, current: Current): TextFile {
 
 /** The guard: the session must have seen exactly these bytes. */
 async function admit(tool: string, path: string, session: string, current: Current, deps: ChangeDeps): Promise<void> {
+  if (!deps.requireRead) return
   const verdict = await deps.guard.check(session, current.real, current.stats, current.bytes)
   if (verdict.kind === 'not-read')
     throw new FsError(changeMessages.notRead(tool, path), { code: FsErrorCode.FS_NOT_READ })

@@ -153,6 +153,32 @@ describe('dsh call', () => {
     expect(run.stdout).toMatch(/^Error: /)
   })
 
+  test('edit and write of an existing file work without an earlier read; --help says the guard is for model sessions', async () => {
+    const files = workspace({ 'e.txt': 'alpha\nbeta\n', 'w.txt': 'old\n' })
+    try {
+      const edit = await dsh([
+        'call',
+        'edit',
+        '{"path":"e.txt","old_string":"beta","new_string":"BETA"}',
+        '--cwd',
+        files.dir,
+      ])
+      expect(edit).toMatchObject({ code: 0, stderr: '' })
+      expect(edit.stdout).toBe(`Updated ${files.dir}/e.txt: replaced 1 occurrence\n\n1: alpha\n2: BETA\n`)
+      const write = await dsh(['call', 'write', '{"path":"w.txt","content":"new\\n"}', '--cwd', files.dir])
+      expect([write.code, write.stdout]).toEqual([0, `Updated ${files.dir}/w.txt (1 line)\n`])
+      // A model session (dsh mcp, the library) keeps the guard.
+      expect(await inProcess('edit', { path: 'e.txt', old_string: 'alpha', new_string: 'A' }, files.dir)).toMatch(
+        /^Error: edit refused: .* has not been read in this session/,
+      )
+    } finally {
+      files.cleanup()
+    }
+    expect((await dsh(['call', '--help'])).stdout).toContain(
+      'the guard that refuses a file not seen (FS_NOT_READ)\nor changed since (FS_STALE) applies to model sessions (dsh mcp)',
+    )
+  })
+
   test('malformed JSON arguments exit 2 with a message that shows what to type', async () => {
     const run = await dsh(['call', 'grep', '{pattern:TODO}'])
     expect(run.code).toBe(2)
