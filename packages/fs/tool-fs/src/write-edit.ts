@@ -9,9 +9,11 @@ import {
   encode,
   planEdit,
   planEditBytes,
+  planEdits,
   shapeWrite,
   textLines,
   type Change,
+  type EditPlan,
   type LineSource,
   type MatchKind,
   type TextFile,
@@ -27,6 +29,7 @@ import {
   type ChangeCaps,
   type EditArgs,
   type EditOutcome,
+  type OneEdit,
   type WriteArgs,
   type WriteOutcome,
 } from './change-text.ts'
@@ -125,11 +128,26 @@ export async function runWrite(
   return { text: renderWrite(value), value }
 }
 
-export async function runEdit(args: EditArgs, exec: ToolExecution, deps: ChangeDeps): Promise<ToolOutput<EditOutcome>> {
-  if (args.old_string.length === 0) throw invalidArgs(changeMessages.emptyOld())
-  if (args.old_string === args.new_string) throw invalidArgs(changeMessages.same())
+/** An argument problem of one replacement, or undefined. */
+function editProblem(edit: OneEdit): string | undefined {
+  if (edit.old_string.length === 0) return changeMessages.emptyOld()
+  if (edit.old_string === edit.new_string) return changeMessages.same()
   for (const name of ['old_string', 'new_string'] as const)
-    if (LONE_SURROGATE.test(args[name])) throw invalidArgs(changeMessages.loneSurrogate(name))
+    if (LONE_SURROGATE.test(edit[name])) return changeMessages.loneSurrogate(name)
+  return undefined
+}
+
+export async function runEdit(args: EditArgs, exec: ToolExecution, deps: ChangeDeps): Promise<ToolOutput<EditOutcome>> {
+  if (args.edits !== undefined) {
+    if (args.old_string !== undefined || args.new_string !== undefined || args.replace_all !== undefined)
+      throw invalidArgs(changeMessages.oneOrList())
+    return runEdits(args.path, args.edits, exec, deps)
+  }
+  if (args.old_string === undefined) throw invalidArgs(changeMessages.missingOld())
+  if (args.new_string === undefined) throw invalidArgs('invalid arguments: missing required property "new_string"')
+  const one = { old_string: args.old_string, new_string: args.new_string }
+  const problem = editProblem(one)
+  if (problem) throw invalidArgs(problem)
   const { cwd, path, session, policy } = where('edit', args, exec, deps)
   let plan: EditedPlan | undefined
   await replaceFile(
@@ -142,7 +160,7 @@ export async function runEdit(args: EditArgs, exec: ToolExecution, deps: ChangeD
       if (classified.kind === 'invalid')
         throw new FsError(changeMessages.invalidUtf8('edit', path, classified.line), { code: FsErrorCode.FS_NOT_TEXT })
       await admit('edit', path, session, current, deps)
-      const request = { oldString: args.old_string, newString: args.new_string, replaceAll: args.replace_all ?? false }
+      const request = { oldString: one.old_string, newString: one.new_string, replaceAll: args.replace_all ?? false }
       // The common case on the bytes, without decoding a large file; the rest on its text.
       const start = classified.bom ? 3 : 0
       const fast = planEditBytes(current.bytes, start, request)
@@ -156,22 +174,68 @@ export async function runEdit(args: EditArgs, exec: ToolExecution, deps: ChangeD
       }
       const file = textOf('edit', path, current)
       const planned = planEdit(file.text, request)
-      if (planned.kind === 'not-found') {
-        const rows = planned.closest ? rowsOf(planned.closest, deps.caps.maxLineChars) : []
-        const scaffold = changeMessages.noMatch(path, [{ line: Number.MAX_SAFE_INTEGER, text: '', truncated: false }])
-        const shown = fitRows(rows, deps.caps.maxResultBytes - ERROR_PREFIX - Buffer.byteLength(scaffold))
-        throw new FsError(changeMessages.noMatch(path, shown), { code: FsErrorCode.FS_NO_MATCH })
-      }
-      if (planned.kind === 'ambiguous')
-        throw new FsError(changeMessages.manyMatches(path, planned.count, planned.lines), {
-          code: FsErrorCode.FS_MANY_MATCHES,
-        })
+      if (planned.kind !== 'edited') throw missed(path, planned, deps.caps)
       plan = { count: planned.count, match: planned.match, changes: planned.changes, lines: textLines(planned.text) }
       return encode({ bom: file.bom, text: planned.text })
     },
     (done) => deps.guard.recordBytes(session, done.real, done.stats, done.bytes),
   )
   const value = outcome(path, plan!, deps.caps)
+  return { text: renderEdit(value), value }
+}
+
+/** The refusal of an edit that found old_string nowhere, or more than once; `wrap` puts it in context. */
+function missed(
+  path: string,
+  planned: Exclude<EditPlan, { kind: 'edited' }>,
+  caps: ChangeCaps,
+  wrap: (message: string) => string = (message) => message,
+): FsError {
+  if (planned.kind === 'ambiguous')
+    return new FsError(wrap(changeMessages.manyMatches(path, planned.count, planned.lines)), {
+      code: FsErrorCode.FS_MANY_MATCHES,
+    })
+  const rows = planned.closest ? rowsOf(planned.closest, caps.maxLineChars) : []
+  const scaffold = wrap(changeMessages.noMatch(path, [{ line: Number.MAX_SAFE_INTEGER, text: '', truncated: false }]))
+  const shown = fitRows(rows, caps.maxResultBytes - ERROR_PREFIX - Buffer.byteLength(scaffold))
+  return new FsError(wrap(changeMessages.noMatch(path, shown)), { code: FsErrorCode.FS_NO_MATCH })
+}
+
+/** edit with `edits`: every replacement planned on the text in order, then one write; any failure writes nothing. */
+async function runEdits(
+  given: string,
+  edits: readonly OneEdit[],
+  exec: ToolExecution,
+  deps: ChangeDeps,
+): Promise<ToolOutput<EditOutcome>> {
+  for (const [index, edit] of edits.entries()) {
+    const problem = editProblem(edit)
+    if (problem) throw invalidArgs(changeMessages.inList(index, edits.length, problem))
+  }
+  const { cwd, path, session, policy } = where('edit', { path: given }, exec, deps)
+  let plan: EditedPlan | undefined
+  await replaceFile(
+    { tool: 'edit', path, cwd, policy, signal: exec.signal, create: false },
+    async (current) => {
+      if (!current) throw new FsError(changeMessages.notFound(path), { code: FsErrorCode.FS_NOT_FOUND })
+      const file = textOf('edit', path, current)
+      await admit('edit', path, session, current, deps)
+      const requests = edits.map((edit) => ({
+        oldString: edit.old_string,
+        newString: edit.new_string,
+        replaceAll: edit.replace_all ?? false,
+      }))
+      const planned = planEdits(file.text, requests)
+      if (planned.kind === 'failed')
+        throw missed(path, planned.plan, deps.caps, (message) =>
+          changeMessages.inList(planned.index, edits.length, message),
+        )
+      plan = { ...planned, lines: textLines(planned.text) }
+      return encode({ bom: file.bom, text: planned.text })
+    },
+    (done) => deps.guard.recordBytes(session, done.real, done.stats, done.bytes),
+  )
+  const value = outcome(path, plan!, deps.caps, edits.length)
   return { text: renderEdit(value), value }
 }
 
@@ -196,9 +260,9 @@ interface EditedPlan {
 }
 
 /** The changed regions with context, merged where they touch, as many rows as the result budget holds. */
-function outcome(path: string, plan: EditedPlan, caps: ChangeCaps): EditOutcome {
+function outcome(path: string, plan: EditedPlan, caps: ChangeCaps, edits?: number): EditOutcome {
   const ranges = merge(plan.changes, plan.lines.total)
-  const head = { path, count: plan.count, match: plan.match }
+  const head = { path, ...(edits === undefined ? {} : { edits }), count: plan.count, match: plan.match }
   // Room for the rows: the budget less the heading, the blank line and the widest cut note.
   let room =
     caps.maxResultBytes -
