@@ -18,6 +18,7 @@ export function changePrompt(): string {
     "To change a file, use this server's edit tool (replace an exact piece of text) rather than shell commands such as sed, perl -i or a heredoc; use write only for a new file or to replace a whole file.",
     'Read a file before you change it: edit and write refuse a file this session has not read, or that changed since it last saw it (then read it again).',
     'Copy old_string from read\'s rows without the "N: " line-number prefix, with enough surrounding lines to occur exactly once. Line endings, a BOM and the final newline are kept as the file had them.',
+    "For several changes to one file, pass edit's edits list; for changes to several files (add, update, move, delete), use apply_patch. Each applies all of its changes or none.",
   ].join('\n')
 }
 

@@ -17,6 +17,8 @@ export const FsErrorCode = {
   FS_NO_MATCH: 'FS_NO_MATCH',
   /** edit: old_string occurs more than once and replace_all is not set. */
   FS_MANY_MATCHES: 'FS_MANY_MATCHES',
+  /** apply_patch: the patch does not follow the format, changes a file twice, or moves a file onto another. */
+  FS_PATCH_INVALID: 'FS_PATCH_INVALID',
   /** write/edit could not write the new content (the file is left as it was). */
   FS_WRITE_FAILED: 'FS_WRITE_FAILED',
 } as const

@@ -18,6 +18,8 @@ import {
 import { Observations } from './guard.ts'
 import { readPage } from './read.ts'
 import { runEdit, runWrite } from './write-edit.ts'
+import { runPatch } from './patch.ts'
+import { patchDescription, patchParameters, type PatchArgs } from './patch-text.ts'
 import {
   capsWithin,
   messages,
@@ -51,6 +53,15 @@ export {
   type WriteArgs,
   type WriteOutcome,
 } from './change-text.ts'
+export {
+  patchDescription,
+  patchMessages,
+  patchParameters,
+  renderPatch,
+  type PatchArgs,
+  type PatchFileOutcome,
+  type PatchOutcome,
+} from './patch-text.ts'
 export {
   capsWithin,
   messages,
@@ -180,6 +191,16 @@ export function apply(ctx: Context, config: Config): void {
     maxResultBytes: config.maxResultBytes,
     timeoutMs: config.timeoutMs,
     execute: (args, exec) => runEdit(args, exec, deps),
+  })
+  ctx.tools.register<PatchArgs>({
+    name: 'apply_patch',
+    title: 'Apply a patch to files',
+    annotations: changing,
+    description: patchDescription(),
+    parameters: patchParameters,
+    maxResultBytes: config.maxResultBytes,
+    timeoutMs: config.timeoutMs,
+    execute: (args, exec) => runPatch(args, exec, deps),
   })
 }
 

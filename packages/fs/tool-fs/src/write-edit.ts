@@ -62,7 +62,7 @@ function where(tool: string, args: { path: string }, exec: ToolExecution, deps: 
 }
 
 /** The current file as text, or the FS_NOT_TEXT refusal. */
-function textOf(tool: string, path: string, current: Current): TextFile {
+export function textOf(tool: string, path: string, current: Current): TextFile {
   const decoded = decode(current.bytes)
   if (decoded.kind === 'binary') throw new FsError(changeMessages.binary(tool, path), { code: FsErrorCode.FS_NOT_TEXT })
   if (decoded.kind === 'invalid')
@@ -71,7 +71,13 @@ function textOf(tool: string, path: string, current: Current): TextFile {
 }
 
 /** The guard: the session must have seen exactly these bytes. */
-async function admit(tool: string, path: string, session: string, current: Current, deps: ChangeDeps): Promise<void> {
+export async function admit(
+  tool: string,
+  path: string,
+  session: string,
+  current: Current,
+  deps: ChangeDeps,
+): Promise<void> {
   if (!deps.requireRead) return
   const verdict = await deps.guard.check(session, current.real, current.stats, current.bytes)
   if (verdict.kind === 'not-read')
@@ -100,10 +106,10 @@ async function admit(tool: string, path: string, session: string, current: Curre
 }
 
 /** "Error: " before an error's message in its result. */
-const ERROR_PREFIX = 7
+export const ERROR_PREFIX = 7
 
 /** A lone UTF-16 surrogate (JSON allows "\ud800") is no character: it cannot be written as UTF-8, nor matched. */
-const LONE_SURROGATE = /\p{Surrogate}/u
+export const LONE_SURROGATE = /\p{Surrogate}/u
 
 export async function runWrite(
   args: WriteArgs,
@@ -240,7 +246,7 @@ async function runEdits(
 }
 
 /** Rows while they fit in `maxBytes` (an error shows a region, never a huge one). */
-function fitRows(rows: readonly ReadRow[], maxBytes: number): ReadRow[] {
+export function fitRows(rows: readonly ReadRow[], maxBytes: number): ReadRow[] {
   const kept: ReadRow[] = []
   let bytes = 0
   for (const row of rows) {
@@ -252,7 +258,7 @@ function fitRows(rows: readonly ReadRow[], maxBytes: number): ReadRow[] {
 }
 
 /** What an edit did, with the new file's lines to show the changes from. */
-interface EditedPlan {
+export interface EditedPlan {
   readonly count: number
   readonly match: MatchKind
   readonly changes: readonly Change[]
@@ -260,7 +266,7 @@ interface EditedPlan {
 }
 
 /** The changed regions with context, merged where they touch, as many rows as the result budget holds. */
-function outcome(path: string, plan: EditedPlan, caps: ChangeCaps, edits?: number): EditOutcome {
+export function outcome(path: string, plan: EditedPlan, caps: ChangeCaps, edits?: number): EditOutcome {
   const ranges = merge(plan.changes, plan.lines.total)
   const head = { path, ...(edits === undefined ? {} : { edits }), count: plan.count, match: plan.match }
   // Room for the rows: the budget less the heading, the blank line and the widest cut note.

@@ -41,9 +41,9 @@ async function file(name: string, content: string | Buffer): Promise<string> {
   return join(dir, name)
 }
 
-test('registers read and its prompt section at order 100 (beside write and edit)', async () => {
+test('registers read and its prompt section at order 100 (beside apply_patch, write and edit)', async () => {
   await setup()
-  expect(t.ctx.tools.schemas().map((s) => s.name)).toEqual(['edit', 'read', 'write'])
+  expect(t.ctx.tools.schemas().map((s) => s.name)).toEqual(['apply_patch', 'edit', 'read', 'write'])
   expect(t.ctx.systemPrompt.list().map(({ id, order }) => ({ id, order }))).toEqual([
     { id: 'tool:read', order: 100 },
     { id: 'tool:write-edit', order: 110 },

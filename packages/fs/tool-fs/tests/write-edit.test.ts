@@ -61,9 +61,14 @@ async function file(name: string, content: string | Buffer): Promise<string> {
 }
 const bytes = (name: string) => readFile(join(dir, name))
 
-test("registers read, write and edit, and the prompt guidance after read's", async () => {
+test("registers read, write, edit and apply_patch, and the prompt guidance after read's", async () => {
   await setup()
   expect(t.ctx.tools.schemas().map((s) => [s.name, s.title, s.annotations])).toEqual([
+    [
+      'apply_patch',
+      'Apply a patch to files',
+      { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+    ],
     [
       'edit',
       'Edit a file',
