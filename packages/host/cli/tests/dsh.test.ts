@@ -287,6 +287,7 @@ describe('dsh tools and dsh prompt', () => {
     const tools = JSON.parse(run.stdout) as { name: string; title?: string; annotations?: unknown }[]
     const readOnly = { readOnlyHint: true, destructiveHint: false, openWorldHint: false }
     expect(Object.fromEntries(tools.map((tool) => [tool.name, tool.annotations]))).toEqual({
+      apply_patch: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
       bash: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
       bash_input: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
       bash_kill: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
