@@ -73,7 +73,7 @@ export function parsePatch(patch: string): PatchOp[] {
   let last = lines.length - 1
   while (last > first && lines[last]!.trim() === '') last--
   if (first >= lines.length || lines[first]!.trim() !== BEGIN)
-    throw malformed(first + 1, lines[first] ?? '', `the patch must start with "${BEGIN}"`)
+    throw malformed(Math.min(first, lines.length - 1) + 1, lines[first] ?? '', `the patch must start with "${BEGIN}"`)
   if (last === first || lines[last]!.trim() !== END)
     throw malformed(last + 1, lines[last]!, `the patch must end with "${END}"`)
   const ops: PatchOp[] = []
