@@ -57,10 +57,33 @@ export async function readPage(request: ReadRequest, caps: ReadCaps): Promise<Re
   try {
     refuseIrregular(path, file.stats)
     request.observer?.opened(file.real, file.stats)
-    return await scan(file.handle, request, caps)
+    const page = await scan(file.handle, request, caps)
+    if (page.end.kind === 'eof' || file.stats.size > COUNT_LINES_BYTES) return page
+    // A small file's line count costs one more read of it; a large one's would cost a pass over all of it.
+    const totalLines = await countLines(file.handle, file.stats.size, request.signal)
+    return { ...page, end: { kind: page.end.kind, totalLines } }
   } finally {
     await file.close()
   }
+}
+
+/** Files up to this size have their line count in every footer. */
+const COUNT_LINES_BYTES = 1024 * 1024
+
+/** Lines as read counts them: newlines, plus a last line without one. */
+async function countLines(handle: FileHandle, size: number, signal: AbortSignal): Promise<number> {
+  const buffer = Buffer.allocUnsafe(Math.min(CHUNK, Math.max(1, size)))
+  let lines = 0
+  let last = NEWLINE
+  for (let position = 0; ; ) {
+    signal.throwIfAborted()
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, position)
+    if (bytesRead === 0) break
+    for (let at = buffer.indexOf(NEWLINE, 0); at >= 0 && at < bytesRead; at = buffer.indexOf(NEWLINE, at + 1)) lines++
+    last = buffer[bytesRead - 1]!
+    position += bytesRead
+  }
+  return last === NEWLINE ? lines : lines + 1
 }
 
 function refuseIrregular(path: string, info: Stats): void {

@@ -71,8 +71,8 @@ export interface ReadRow {
 /** How the page ended: the file ended (with its line count), or more lines follow (the line cap or the byte cap). */
 export type ReadEnd =
   | { readonly kind: 'eof'; readonly totalLines: number }
-  | { readonly kind: 'limit' }
-  | { readonly kind: 'bytes' }
+  | { readonly kind: 'limit'; readonly totalLines?: number }
+  | { readonly kind: 'bytes'; readonly totalLines?: number }
 
 export interface ReadPage {
   readonly offset: number
@@ -96,9 +96,11 @@ export function renderFooter(page: ReadPage, caps: ReadCaps): string {
       : `[end of file: ${end.totalLines} ${end.totalLines === 1 ? 'line' : 'lines'}]`
   }
   const next = (rows.at(-1)?.line ?? page.offset - 1) + 1
+  const total =
+    end.totalLines === undefined ? '' : `; the file has ${end.totalLines} ${end.totalLines === 1 ? 'line' : 'lines'}`
   return end.kind === 'bytes'
-    ? `[more lines follow; this read stopped at its ${caps.limitBytes}-byte limit: continue with offset=${next}]`
-    : `[more lines follow: continue with offset=${next}]`
+    ? `[more lines follow; this read stopped at its ${caps.limitBytes}-byte limit: continue with offset=${next}${total}]`
+    : `[more lines follow: continue with offset=${next}${total}]`
 }
 
 /**
@@ -122,8 +124,13 @@ export function capsWithin(limits: {
 
 /** The whole result: the rows, a blank line, the footer (just the footer when there are no rows). */
 export function render(page: ReadPage, caps: ReadCaps): string {
-  const footer = renderFooter(page, caps)
-  return page.rows.length ? `${page.rows.map(renderRow).join('\n')}\n\n${footer}` : footer
+  const rows = page.rows.map(renderRow).join('\n')
+  const whole = (footer: string) => (page.rows.length ? `${rows}\n\n${footer}` : footer)
+  const text = whole(renderFooter(page, caps))
+  // The line count is told when it fits within the limit; the rows were cut for the footer without it.
+  if (page.end.kind === 'eof' || page.end.totalLines === undefined || Buffer.byteLength(text) <= caps.limitBytes)
+    return text
+  return whole(renderFooter({ ...page, end: { kind: page.end.kind } }, caps))
 }
 
 /** Longest piece of a path an error quotes: a huge `path` argument is named once, in part, never whole. */

@@ -101,10 +101,21 @@ test('offset and limit choose the window; the footer gives the offset to continu
   await setup()
   await file('n.txt', `${Array.from({ length: 10 }, (_, i) => `L${i + 1}`).join('\n')}\n`)
   expect(text(await read({ path: 'n.txt', offset: 3, limit: 2 }))).toBe(
-    '3: L3\n4: L4\n\n[more lines follow: continue with offset=5]',
+    '3: L3\n4: L4\n\n[more lines follow: continue with offset=5; the file has 10 lines]',
   )
   expect(text(await read({ path: 'n.txt', offset: 9, limit: 2 }))).toBe('9: L9\n10: L10\n\n[end of file: 10 lines]')
   expect(text(await read({ path: 'n.txt', offset: 10, limit: 5 }))).toBe('10: L10\n\n[end of file: 10 lines]')
+})
+
+test('a page of a small file says how many lines the file has; a file over 1 MiB is not read through for it', async () => {
+  await setup()
+  await file('one-more.txt', 'a\nb\nno final newline')
+  expect(text(await read({ path: 'one-more.txt', limit: 1 }))).toBe(
+    '1: a\n\n[more lines follow: continue with offset=2; the file has 3 lines]',
+  )
+  await file('big.txt', 'x\n'.repeat(600_000))
+  expect(text(await read({ path: 'big.txt', limit: 1 }))).toBe('1: x\n\n[more lines follow: continue with offset=2]')
+  expect(text(await read({ path: 'big.txt', offset: 600_000 }))).toBe('600000: x\n\n[end of file: 600000 lines]')
 })
 
 test('an offset past the end is FS_NOT_FOUND and says how many lines the file has', async () => {
@@ -123,7 +134,7 @@ test('limit is clamped to maxLines, which is also the default', async () => {
   await setup({ maxLines: 3 })
   await file('n.txt', 'a\nb\nc\nd\ne\n')
   expect(text(await read({ path: 'n.txt', limit: 100 }))).toBe(
-    '1: a\n2: b\n3: c\n\n[more lines follow: continue with offset=4]',
+    '1: a\n2: b\n3: c\n\n[more lines follow: continue with offset=4; the file has 5 lines]',
   )
   expect(text(await read({ path: 'n.txt', offset: 4 }))).toBe('4: d\n5: e\n\n[end of file: 5 lines]')
 })
@@ -140,7 +151,7 @@ test('a page stops before the row that would pass maxBytes, and says so', async 
     text(result).endsWith('\n\n[more lines follow; this read stopped at its 1000-byte limit: continue with offset=10]'),
   ).toBe(true)
   expect(text(await read({ path: 'w.txt', offset: 10, limit: 1 }))).toBe(
-    `10: ${lines[9]}\n\n[more lines follow: continue with offset=11]`,
+    `10: ${lines[9]}\n\n[more lines follow: continue with offset=11; the file has 50 lines]`,
   )
 })
 
@@ -342,7 +353,9 @@ test('concurrent reads of one file and of several files each get their own page'
       .slice(offset - 1, offset + 49)
       .map((l, k) => `${offset + k}: ${l}`)
       .join('\n')
-    expect(text(results[i]!)).toBe(`${expected}\n\n[more lines follow: continue with offset=${offset + 50}]`)
+    expect(text(results[i]!)).toBe(
+      `${expected}\n\n[more lines follow: continue with offset=${offset + 50}; the file has ${lines.length} lines]`,
+    )
   }
   expect(text(results.at(-1)!)).toBe('1: other\n\n[end of file: 1 line]')
 })
@@ -405,13 +418,13 @@ test('the result limit wins over maxBytes: pages of long lines stay within 30 00
     expect(Buffer.byteLength(page)).toBeLessThanOrEqual(30_000)
     const [rows, footer] = page.split('\n\n')
     seen.push(...rows!.split('\n').map((row) => row.replace(/^\d+: /, '')))
-    const next = /continue with offset=(\d+)\]$/.exec(footer!)
+    const next = /continue with offset=(\d+); the file has 100 lines\]$/.exec(footer!)
     if (!next) {
       expect(footer).toBe('[end of file: 100 lines]')
       break
     }
     expect(footer).toBe(
-      `[more lines follow; this read stopped at its 30000-byte limit: continue with offset=${next[1]}]`,
+      `[more lines follow; this read stopped at its 30000-byte limit: continue with offset=${next[1]}; the file has 100 lines]`,
     )
     offset = Number(next[1])
   }
