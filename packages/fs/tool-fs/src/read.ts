@@ -1,8 +1,16 @@
 import type { Stats } from 'node:fs'
-import { stat, type FileHandle } from 'node:fs/promises'
+import { readdir, stat, type FileHandle } from 'node:fs/promises'
+import { basename, join, relative } from 'node:path'
 import { isUtf8 } from 'node:buffer'
 import { charBoundary, completeLength, cutChars, systemErrorReason } from '@deepseek-ai/dsh-text'
-import { checkPath, openFile, WorkspaceError, type OpenedFile, type PathPolicy } from '@deepseek-ai/dsh-workspace'
+import {
+  checkPath,
+  openFile,
+  WorkspaceError,
+  type OpenedFile,
+  type OpenOptions,
+  type PathPolicy,
+} from '@deepseek-ai/dsh-workspace'
 import { FsError, FsErrorCode } from './errors.ts'
 import type { ReadObserver } from './guard.ts'
 import { messages, renderRow, type ReadCaps, type ReadPage, type ReadRow } from './text.ts'
@@ -52,7 +60,10 @@ export async function readPage(request: ReadRequest, caps: ReadCaps): Promise<Re
     file = await openFile(path, checks)
   } catch (error) {
     if (error instanceof WorkspaceError) throw error
-    throw fsFailure(path, error, request.notFoundHint)
+    const code = (error as NodeJS.ErrnoException | undefined)?.code
+    const missing = code === 'ENOENT' || code === 'ENOTDIR'
+    const alike = missing && request.cwd ? await sameName(path, request.cwd, checks, request.signal) : []
+    throw fsFailure(path, error, (request.notFoundHint ?? '') + (alike.length ? messages.didYouMean(alike) : ''))
   }
   try {
     refuseIrregular(path, file.stats)
@@ -65,6 +76,45 @@ export async function readPage(request: ReadRequest, caps: ReadCaps): Promise<Re
   } finally {
     await file.close()
   }
+}
+
+/** How far the search for a missing file's namesakes goes: directory entries looked at, and depth. */
+const ALIKE_ENTRIES = 20_000
+const ALIKE_DEPTH = 12
+/** Directories no one means when naming a file of their project. */
+const ALIKE_SKIPPED = new Set(['.git', 'node_modules'])
+
+/**
+ * Up to three readable files named like `path`'s last component under `root` (relative to it, shallowest first):
+ * a bounded breadth-first walk that follows no link; each one is checked by the workspace policy before it is named.
+ */
+async function sameName(path: string, root: string, checks: OpenOptions, signal: AbortSignal): Promise<string[]> {
+  const name = basename(path)
+  const found: string[] = []
+  let budget = ALIKE_ENTRIES
+  let level = [root]
+  for (let depth = 0; depth <= ALIKE_DEPTH && level.length && budget > 0 && found.length < 3; depth++) {
+    const next: string[] = []
+    for (const dir of level) {
+      if (budget <= 0 || found.length >= 3 || signal.aborted) break
+      const entries = await readdir(dir, { withFileTypes: true }).catch(() => [])
+      budget -= entries.length
+      entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      for (const entry of entries) {
+        const full = join(dir, entry.name)
+        if (entry.isDirectory() && !ALIKE_SKIPPED.has(entry.name)) next.push(full)
+        else if (entry.isFile() && entry.name === name && full !== path && found.length < 3) {
+          const allowed = await checkPath(full, checks).then(
+            () => true,
+            () => false,
+          )
+          if (allowed) found.push(relative(root, full))
+        }
+      }
+    }
+    level = next
+  }
+  return found
 }
 
 /** Files up to this size have their line count in every footer. */

@@ -143,6 +143,11 @@ export function quotePath(path: string): string {
 
 export const messages = {
   notFound: (path: string) => `file not found: ${quotePath(path)}`,
+  didYouMean: (paths: readonly string[]) => {
+    const quoted = paths.map(quotePath)
+    const last = quoted.pop()!
+    return `; did you mean ${quoted.length ? `${quoted.join(', ')} or ${last}` : last}?`
+  },
   offsetPastEnd: (path: string, offset: number, totalLines: number) =>
     `offset ${offset} is past the end of ${quotePath(path)}: ${totalLines === 0 ? 'the file is empty' : `the file has ${totalLines} ${totalLines === 1 ? 'line' : 'lines'}`}`,
   directory: (path: string) => `${quotePath(path)} is a directory, not a file; use glob to list the files in it`,

@@ -2,12 +2,13 @@ import { execFileSync } from 'node:child_process'
 import { mkdir, mkdtemp, readdir, rm, symlink, truncate, writeFile } from 'node:fs/promises'
 import { createServer, type Server } from 'node:net'
 import { homedir, tmpdir } from 'node:os'
-import { isAbsolute, join, relative } from 'node:path'
+import { dirname, isAbsolute, join, relative } from 'node:path'
 import { afterEach, beforeEach, expect, test } from 'vitest'
 import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
 import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
 import type { ToolResult } from '@deepseek-ai/dsh-tools'
 import TimeoutPolicy from '@deepseek-ai/dsh-timeout-policy'
+import Workspace from '@deepseek-ai/dsh-workspace'
 import ToolFs, { type Config, type ReadPage } from '@deepseek-ai/dsh-tool-fs'
 
 let t: TestContext
@@ -37,6 +38,7 @@ async function read(
 }
 const text = (result: ToolResult) => result.content[0].text
 async function file(name: string, content: string | Buffer): Promise<string> {
+  await mkdir(dirname(join(dir, name)), { recursive: true })
   await writeFile(join(dir, name), content)
   return join(dir, name)
 }
@@ -116,6 +118,32 @@ test('a page of a small file says how many lines the file has; a file over 1 MiB
   await file('big.txt', 'x\n'.repeat(600_000))
   expect(text(await read({ path: 'big.txt', limit: 1 }))).toBe('1: x\n\n[more lines follow: continue with offset=2]')
   expect(text(await read({ path: 'big.txt', offset: 600_000 }))).toBe('600000: x\n\n[end of file: 600000 lines]')
+})
+
+test('a missing file names up to three files of the same name under the session root, shallowest first, none in node_modules', async () => {
+  await setup()
+  for (const name of ['lib/foo.ts', 'test/deep/foo.ts', 'a/b/c/d/foo.ts', 'z/foo.ts', 'node_modules/x/foo.ts'])
+    await file(name, 'x\n')
+  const result = await read({ path: 'src/foo.ts' })
+  expect([result.error?.code, text(result)]).toEqual([
+    'FS_NOT_FOUND',
+    `Error: file not found: ${join(dir, 'src/foo.ts')}; did you mean lib/foo.ts, z/foo.ts or test/deep/foo.ts?`,
+  ])
+  expect(text(await read({ path: 'nothing-like-it.ts' }))).toBe(
+    `Error: file not found: ${join(dir, 'nothing-like-it.ts')}`,
+  )
+})
+
+test('with a workspace, did you mean leaves out hidden paths', async () => {
+  t = await createTestContext()
+  await t.ctx.plugin(SystemPromptService)
+  await t.active(t.ctx.plugin(Workspace, { denyRead: [join(dir, 'secret')] }))
+  await t.active(t.ctx.plugin(ToolFs, {}))
+  await file('secret/id.txt', 'k\n')
+  await file('docs/id.txt', 'd\n')
+  expect(text(await read({ path: 'id.txt' }))).toBe(
+    `Error: file not found: ${join(dir, 'id.txt')}; did you mean docs/id.txt?`,
+  )
 })
 
 test('an offset past the end is FS_NOT_FOUND and says how many lines the file has', async () => {
