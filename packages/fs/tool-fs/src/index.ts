@@ -93,6 +93,7 @@ export interface Config {
   maxResultBytes: number
   timeoutMs: number
   requireRead: boolean
+  maxImageBytes: number
 }
 
 export const Config: Schema<Partial<Config>, Config> = Schema.object({
@@ -116,6 +117,12 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
     .default(30_000)
     .description(
       'Time budget of one read, write or edit call, enforced by the timeout policy (TOOL_TIMEOUT): a read that scans far into a huge file ends; a write or edit that runs out of time before its rename leaves the file as it was.',
+    ),
+  maxImageBytes: Schema.natural()
+    .min(1024)
+    .default(3_932_160)
+    .description(
+      'Largest PNG, JPEG, GIF or WebP file read returns as an image (base64 in an MCP image block; 3.75 MiB is 5 MiB of base64); a larger one is FS_IMAGE_TOO_LARGE.',
     ),
   requireRead: Schema.boolean()
     .default(true)
@@ -156,9 +163,19 @@ export function apply(ctx: Context, config: Config): void {
           signal: exec.signal,
           notFoundHint: tildeHint(args.path),
           observer,
+          maxImageBytes: config.maxImageBytes,
         },
         caps,
       )
+      if ('kind' in page) {
+        const text = messages.image(path, page.mimeType, page.bytes.length)
+        const value = { kind: page.kind, mimeType: page.mimeType, bytes: page.bytes.length }
+        return {
+          text,
+          value,
+          images: [{ type: 'image', data: page.bytes.toString('base64'), mimeType: page.mimeType }],
+        }
+      }
       observer.done()
       return { text: render(page, caps), value: page }
     },

@@ -36,6 +36,26 @@ export interface ReadRequest {
   readonly cwd?: string
   /** Told what the read opened and every chunk it read (the "seen before changed" guard follows reads). */
   readonly observer?: ReadObserver
+  /** Set: a PNG, JPEG, GIF or WebP file up to this size is returned whole, as an image (larger: FS_IMAGE_TOO_LARGE). */
+  readonly maxImageBytes?: number
+}
+
+/** An image file read whole (read's answer for a PNG, JPEG, GIF or WebP when images are asked for). */
+export interface ImageFile {
+  readonly kind: 'image'
+  readonly mimeType: string
+  readonly bytes: Buffer
+}
+
+/** The image type a file's first bytes announce, if any. */
+export function imageType(head: Buffer): { mimeType: string; name: string } | undefined {
+  if (head.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])))
+    return { mimeType: 'image/png', name: 'PNG' }
+  if (head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) return { mimeType: 'image/jpeg', name: 'JPEG' }
+  const ascii = head.toString('latin1', 0, 12)
+  if (ascii.startsWith('GIF87a') || ascii.startsWith('GIF89a')) return { mimeType: 'image/gif', name: 'GIF' }
+  if (ascii.startsWith('RIFF') && ascii.slice(8, 12) === 'WEBP') return { mimeType: 'image/webp', name: 'WebP' }
+  return undefined
 }
 
 /**
@@ -43,7 +63,12 @@ export interface ReadRequest {
  * counted, lines of the window keep at most `4 × maxLineChars` bytes, and reading stops as soon as the page is
  * complete — memory is bounded whatever the size of the file or of its lines.
  */
-export async function readPage(request: ReadRequest, caps: ReadCaps): Promise<ReadPage> {
+export async function readPage(
+  request: ReadRequest & { readonly maxImageBytes: number },
+  caps: ReadCaps,
+): Promise<ReadPage | ImageFile>
+export async function readPage(request: ReadRequest, caps: ReadCaps): Promise<ReadPage>
+export async function readPage(request: ReadRequest, caps: ReadCaps): Promise<ReadPage | ImageFile> {
   const { path } = request
   const checks = { cwd: request.cwd ?? path, tool: 'read', access: 'read', policy: request.policy } as const
   // A FIFO or device is refused from the path's stat, never opened (opening one can block, release a waiting writer,
@@ -67,6 +92,10 @@ export async function readPage(request: ReadRequest, caps: ReadCaps): Promise<Re
   }
   try {
     refuseIrregular(path, file.stats)
+    if (request.maxImageBytes !== undefined) {
+      const image = await asImage(file, path, request.maxImageBytes)
+      if (image) return image
+    }
     request.observer?.opened(file.real, file.stats)
     const page = await scan(file.handle, request, caps)
     if (page.end.kind === 'eof' || file.stats.size > COUNT_LINES_BYTES) return page
@@ -76,6 +105,30 @@ export async function readPage(request: ReadRequest, caps: ReadCaps): Promise<Re
   } finally {
     await file.close()
   }
+}
+
+/** The whole file as an image when its first bytes say it is one; FS_IMAGE_TOO_LARGE past the bound. */
+async function asImage(file: OpenedFile, path: string, maxBytes: number): Promise<ImageFile | undefined> {
+  const head = Buffer.alloc(12)
+  const { bytesRead } = await file.handle.read(head, 0, head.length, 0).catch((error: unknown) => {
+    throw fsFailure(path, error)
+  })
+  const type = imageType(head.subarray(0, bytesRead))
+  if (!type) return undefined
+  if (file.stats.size > maxBytes)
+    throw new FsError(messages.imageTooLarge(path, type.name, file.stats.size, maxBytes), {
+      code: FsErrorCode.FS_IMAGE_TOO_LARGE,
+    })
+  const bytes = Buffer.alloc(file.stats.size)
+  let at = 0
+  while (at < bytes.length) {
+    const { bytesRead: got } = await file.handle.read(bytes, at, bytes.length - at, at).catch((error: unknown) => {
+      throw fsFailure(path, error)
+    })
+    if (got === 0) break
+    at += got
+  }
+  return { kind: 'image', mimeType: type.mimeType, bytes: bytes.subarray(0, at) }
 }
 
 /** How far the search for a missing file's namesakes goes: directory entries looked at, and depth. */

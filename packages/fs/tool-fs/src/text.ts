@@ -37,6 +37,7 @@ export function readDescription(caps: ReadCaps): string {
     'Read a UTF-8 text file as numbered rows "N: <line>" (1-based line numbers, matching grep).',
     `Reads up to ${caps.maxLines} lines and ${caps.limitBytes} bytes per call from offset; a footer says whether the file ended or gives the offset to continue with.`,
     `Lines over ${caps.maxLineChars} characters are cut. Directories, binary and non-UTF-8 files are refused with an error.`,
+    'A PNG, JPEG, GIF or WebP file is returned as an image.',
   ].join(' ')
 }
 
@@ -143,6 +144,9 @@ export function quotePath(path: string): string {
 
 export const messages = {
   notFound: (path: string) => `file not found: ${quotePath(path)}`,
+  image: (path: string, mimeType: string, bytes: number) => `Image ${quotePath(path)} (${mimeType}, ${bytes} bytes)`,
+  imageTooLarge: (path: string, kind: string, bytes: number, maxBytes: number) =>
+    `${quotePath(path)} is a ${kind} image of ${bytes} bytes, more than read's limit of ${maxBytes} bytes for images; make a smaller copy (for instance with bash: convert <file> -resize 50% /tmp/smaller.png) and read that`,
   didYouMean: (paths: readonly string[]) => {
     const quoted = paths.map(quotePath)
     const last = quoted.pop()!

@@ -146,6 +146,47 @@ test('with a workspace, did you mean leaves out hidden paths', async () => {
   )
 })
 
+const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(40, 7)])
+
+test('read of a PNG, JPEG, GIF or WebP returns it as an image block after one line of text', async () => {
+  await setup()
+  const png = await file('shot.png', PNG)
+  const result = await read({ path: 'shot.png' })
+  expect(result.isError).toBe(false)
+  expect(result.content).toEqual([
+    { type: 'text', text: `Image ${png} (image/png, 48 bytes)` },
+    { type: 'image', data: PNG.toString('base64'), mimeType: 'image/png' },
+  ])
+  const kinds: Array<[string, Buffer]> = [
+    ['image/jpeg', Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 0x10, 0x4a, 0x46, 0x49, 0x46, 0, 1])],
+    ['image/gif', Buffer.from('GIF89a\x01\x00\x01\x00\x00\x00', 'latin1')],
+    ['image/webp', Buffer.concat([Buffer.from('RIFF'), Buffer.from([4, 0, 0, 0]), Buffer.from('WEBPVP8 ')])],
+  ]
+  for (const [mimeType, bytes] of kinds) {
+    await file('pic', bytes)
+    expect((await read({ path: 'pic' })).content[1]).toEqual({
+      type: 'image',
+      data: bytes.toString('base64'),
+      mimeType,
+    })
+  }
+  // By content, not by name: a text file called .png is text, and other binaries stay FS_NOT_TEXT.
+  await file('notes.png', 'just text\n')
+  expect(text(await read({ path: 'notes.png' }))).toBe('1: just text\n\n[end of file: 1 line]')
+  await file('blob.bin', Buffer.from([1, 0, 2]))
+  expect((await read({ path: 'blob.bin' })).error?.code).toBe('FS_NOT_TEXT')
+})
+
+test('an image over maxImageBytes is FS_IMAGE_TOO_LARGE and says how to make it smaller', async () => {
+  await setup({ maxImageBytes: 1024 })
+  const big = await file('big.png', Buffer.concat([PNG, Buffer.alloc(2000)]))
+  const result = await read({ path: 'big.png' })
+  expect([result.error?.code, text(result)]).toEqual([
+    'FS_IMAGE_TOO_LARGE',
+    `Error: ${big} is a PNG image of 2048 bytes, more than read's limit of 1024 bytes for images; make a smaller copy (for instance with bash: convert <file> -resize 50% /tmp/smaller.png) and read that`,
+  ])
+})
+
 test('an offset past the end is FS_NOT_FOUND and says how many lines the file has', async () => {
   await setup()
   await file('n.txt', 'a\nb\nc')

@@ -311,11 +311,11 @@ async function runCall(invocation: Of<'call'>): Promise<number> {
       // DESIGN §17, shows a session only its own saved results).
       session: { id: CLI_SESSION, cwd },
     })
-    const text = result.content[0].text
+    const [{ text }, ...images] = result.content
     await write(
       process.stdout,
       invocation.json
-        ? `${JSON.stringify({ text, isError: result.isError, error: result.error ?? null })}\n`
+        ? `${JSON.stringify({ text, isError: result.isError, error: result.error ?? null, ...(images.length ? { images } : {}) })}\n`
         : text.endsWith('\n')
           ? text
           : `${text}\n`,

@@ -179,6 +179,21 @@ describe('dsh call', () => {
     )
   })
 
+  test('--json carries the image of a read of a PNG as an image block; the text alone without it', async () => {
+    const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(8)])
+    writeFileSync(join(ws.dir, 'shot.png'), png)
+    const run = await dsh(['call', 'read', '{"path":"shot.png"}', '--cwd', ws.dir, '--json'])
+    expect(run.code).toBe(0)
+    expect(JSON.parse(run.stdout)).toEqual({
+      text: `Image ${join(ws.dir, 'shot.png')} (image/png, 16 bytes)`,
+      isError: false,
+      error: null,
+      images: [{ type: 'image', data: png.toString('base64'), mimeType: 'image/png' }],
+    })
+    const plain = await dsh(['call', 'read', '{"path":"shot.png"}', '--cwd', ws.dir])
+    expect(plain.stdout).toBe(`Image ${join(ws.dir, 'shot.png')} (image/png, 16 bytes)\n`)
+  })
+
   test('malformed JSON arguments exit 2 with a message that shows what to type', async () => {
     const run = await dsh(['call', 'grep', '{pattern:TODO}'])
     expect(run.code).toBe(2)
