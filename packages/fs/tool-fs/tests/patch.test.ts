@@ -1,4 +1,4 @@
-import { chmod, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, expect, test } from 'vitest'
@@ -266,4 +266,28 @@ test('with a workspace, a hidden or read-only path anywhere in the patch refuses
   expect(code(outside)).toBe('WORKSPACE_OUTSIDE_ROOTS')
   expect([await content('a.txt'), await content('secret/key'), await readdir(ro)]).toEqual(['a\n', 'k\n', ['r.txt']])
   await rm(ro, { recursive: true, force: true })
+})
+
+test('with a workspace, a symlink inside the root that leads out is refused for update, delete and move; nothing changes', async () => {
+  const out = await realpath(await mkdtemp(join(tmpdir(), 'tool-fs-patch-out-')))
+  await setup({})
+  await writeFile(join(out, 'victim.txt'), 'keep\n')
+  await symlink(join(out, 'victim.txt'), join(dir, 'link.txt'))
+  await symlink(out, join(dir, 'linkdir'))
+  await file('a.txt', 'a\n')
+  await call('read', { path: 'a.txt' })
+  const first = ['*** Update File: a.txt', '@@', '-a', '+b']
+  for (const lines of [
+    [...first, '*** Update File: link.txt', '@@', '-keep', '+PWNED'],
+    [...first, '*** Delete File: link.txt'],
+    [...first, '*** Add File: linkdir/planted.txt', '+PWNED'],
+    ['*** Update File: a.txt', '*** Move to: linkdir/moved.txt', '@@', '-a', '+A'],
+  ]) {
+    const result = await call('apply_patch', { patch: patch(...lines) })
+    expect(code(result), text(result)).toBe('WORKSPACE_OUTSIDE_ROOTS')
+  }
+  expect(await readFile(join(out, 'victim.txt'), 'utf8')).toBe('keep\n')
+  expect(await readdir(out)).toEqual(['victim.txt'])
+  expect(await content('a.txt')).toBe('a\n')
+  await rm(out, { recursive: true, force: true })
 })
