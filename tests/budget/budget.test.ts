@@ -277,6 +277,19 @@ test('no error result passes the budget, however long and strange the arguments 
         }),
       ),
     }),
+    // apply_patch: a malformed patch (its line is quoted), a hunk that matches nothing (closest region), a path.
+    fc.record({
+      tool: fc.constant('apply_patch'),
+      args: fc.oneof(
+        fc.record({ patch: value }),
+        fc.record({
+          patch: value.map(
+            (text) => `*** Begin Patch\n*** Update File: mixed.md\n@@\n-line 1 functionZ ${text}\n+x\n*** End Patch`,
+          ),
+        }),
+        fc.record({ patch: path.map((p) => `*** Begin Patch\n*** Delete File: ${p}\n*** End Patch`) }),
+      ),
+    }),
     fc.record({
       tool: fc.constant('write'),
       args: fc.oneof(
@@ -313,6 +326,7 @@ test('no error result passes the budget, however long and strange the arguments 
   )
   // Every tool was driven into an error, and some texts repeated enough of their arguments to come near the bound.
   expect([...largest.keys()].sort()).toEqual([
+    'apply_patch',
     'bash',
     'bash_input',
     'bash_kill',

@@ -22,7 +22,18 @@ const DSH = installedDsh().bin
 const CLAUDE = agentCli('claude')
 const TEST_TIMEOUT_MS = 120_000
 
-const DSH_TOOLS = ['bash', 'bash_input', 'bash_kill', 'bash_output', 'edit', 'glob', 'grep', 'read', 'write']
+const DSH_TOOLS = [
+  'apply_patch',
+  'bash',
+  'bash_input',
+  'bash_kill',
+  'bash_output',
+  'edit',
+  'glob',
+  'grep',
+  'read',
+  'write',
+]
 const READ_ONLY_ALLOW = {
   permissions: { allow: ['mcp__dsh__glob', 'mcp__dsh__grep', 'mcp__dsh__read', 'mcp__dsh__bash_output'] },
 }

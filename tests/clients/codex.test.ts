@@ -1,5 +1,5 @@
 import { processesWith, until } from '@deepseek-ai/dsh-testing'
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -131,14 +131,16 @@ describe('Codex CLI (codex exec) with dsh mcp', () => {
       const first = model.requests[0]?.body
       expect(first).toBeDefined()
       expect(offeredTools(first!).filter((tool) => tool.namespace === 'mcp__dsh')).toEqual(
-        ['bash', 'bash_input', 'bash_kill', 'bash_output', 'edit', 'glob', 'grep', 'read', 'write'].map((name) => ({
-          namespace: 'mcp__dsh',
-          name,
-        })),
+        ['apply_patch', 'bash', 'bash_input', 'bash_kill', 'bash_output', 'edit', 'glob', 'grep', 'read', 'write'].map(
+          (name) => ({
+            namespace: 'mcp__dsh',
+            name,
+          }),
+        ),
       )
       // The namespace's description is dsh's MCP `instructions`.
       expect(first!.tools?.find((tool) => tool.name === 'mcp__dsh')?.description).toMatch(
-        /^These instructions are about the tools of the MCP server dsh: bash, bash_input, bash_kill, bash_output, edit, glob, grep, read, write\./,
+        /^These instructions are about the tools of the MCP server dsh: apply_patch, bash, bash_input, bash_kill, bash_output, edit, glob, grep, read, write\./,
       )
       expect(model.outputs).toEqual([
         [WALL_TIME, 'Found 1 match\n\nsrc/a.ts\nLine 2: export const marker = "zebrafish"'],
@@ -191,6 +193,41 @@ describe('Codex CLI (codex exec) with dsh mcp', () => {
       // Codex's sandbox confines its own shell tool, not an MCP server: dsh's bash wrote into the project.
       expect(run.stderr).toContain('sandbox: read-only')
       expect(existsSync(join(at.project, 'ran.txt'))).toBe(true)
+    },
+    TIMEOUT,
+  )
+
+  test(
+    'runs apply_patch unattended with default_tools_approval_mode = "approve": a Codex-format patch changes the project',
+    async () => {
+      const at = fixture()
+      const patch = [
+        '*** Begin Patch',
+        '*** Update File: src/a.ts',
+        '@@',
+        ' export const a = 1',
+        '-export const marker = "zebrafish"',
+        '+export const marker = "salmon"',
+        '*** Add File: src/b.ts',
+        '+export const b = 2',
+        '*** End Patch',
+      ].join('\n')
+      await using model = await startResponsesModel({
+        calls: [dsh('read', { path: 'src/a.ts' }), dsh('apply_patch', { patch })],
+        finalText: FINAL,
+      })
+      writeConfig(at, model, { approveTools: true })
+      const run = await codexExec(at, 'Rename the marker to salmon and add src/b.ts.')
+      await expectCleanRun(at, model, run)
+
+      expect(model.outputs[1]).toEqual([
+        WALL_TIME,
+        `Applied the patch: 2 files changed\n\nUpdated ${at.project}/src/a.ts\n1: export const a = 1\n2: export const marker = "salmon"\n\nCreated ${at.project}/src/b.ts (1 line)`,
+      ])
+      expect(readFileSync(join(at.project, 'src/a.ts'), 'utf8')).toBe(
+        'export const a = 1\nexport const marker = "salmon"\n',
+      )
+      expect(readFileSync(join(at.project, 'src/b.ts'), 'utf8')).toBe('export const b = 2\n')
     },
     TIMEOUT,
   )

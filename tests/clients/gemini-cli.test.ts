@@ -16,6 +16,7 @@ import { startGeminiModel, type GeminiModel, type ScriptedCall } from './gemini-
 const DSH = installedDsh().bin
 const TIMEOUT = 120_000
 const DSH_TOOLS = [
+  'mcp_dsh_apply_patch',
   'mcp_dsh_bash',
   'mcp_dsh_bash_input',
   'mcp_dsh_bash_kill',

@@ -153,6 +153,7 @@ describe('opencode run against dsh mcp, mounted as the README says', () => {
     const offered = agentRequests(run)[0]?.body?.tools ?? []
     expect(offered.map((t) => t.function.name).sort()).toEqual([
       'bash',
+      'dsh_apply_patch',
       'dsh_bash',
       'dsh_bash_input',
       'dsh_bash_kill',
@@ -189,7 +190,7 @@ describe('opencode run against dsh mcp, mounted as the README says', () => {
       .map((m) => textOf(m.content))
       .join('\n')
     expect(system).toContain(
-      'These instructions are about the tools of the MCP server dsh: bash, bash_input, bash_kill, bash_output, edit, glob, grep, read, write.',
+      'These instructions are about the tools of the MCP server dsh: apply_patch, bash, bash_input, bash_kill, bash_output, edit, glob, grep, read, write.',
     )
   })
 

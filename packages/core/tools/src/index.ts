@@ -4,6 +4,7 @@ export { ToolsService } from './service.ts'
 export type {
   ArgumentAliases,
   ExecuteOptions,
+  ImageContent,
   JsonSchema,
   SessionNotice,
   ToolAnnotations,
@@ -16,5 +17,6 @@ export type {
   ToolResult,
   ToolSchema,
   ToolSession,
+  TextContent,
 } from './types.ts'
 export { ToolsService as default } from './service.ts'

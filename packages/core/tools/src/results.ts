@@ -21,7 +21,9 @@ export function errorResult(error: unknown, fallbackCode: string = CoreErrorCode
 export function outputToResult(output: string | ToolOutput): ToolResult {
   if (typeof output === 'string') return textResult(output)
   if (output !== null && typeof output === 'object' && typeof output.text === 'string') {
-    return textResult(output.text, output.value)
+    const result = textResult(output.text, output.value)
+    if (output.images?.length) result.content = [result.content[0], ...output.images]
+    return result
   }
   throw new HarnessError('tool returned neither text nor { text }', { code: CoreErrorCode.TOOL_FAILED })
 }

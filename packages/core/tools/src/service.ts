@@ -172,7 +172,9 @@ class Pipeline {
     queue.dropped = 0
     queue.notices.splice(0, delivered)
     if (queue.notices.length === 0) this.pending.delete(sessionId)
-    return { ...result, content: [{ type: 'text', text: `${text}\n\n${lines.slice(0, fitting).join('\n')}` }] }
+    const joined = `${text}\n\n${lines.slice(0, fitting).join('\n')}`
+    const [, ...images] = result.content
+    return { ...result, content: [{ type: 'text', text: joined }, ...images] }
   }
 
   private async preExecute(call: ToolCall): Promise<string | undefined> {

@@ -28,6 +28,20 @@ export interface ToolExecution {
 export interface ToolOutput<V = unknown> {
   text: string
   value?: V
+  /** Images shown after the text (read of a PNG, JPEG, GIF or WebP): MCP image content blocks. */
+  images?: readonly ImageContent[]
+}
+
+export interface TextContent {
+  type: 'text'
+  text: string
+}
+
+/** An MCP image content block: the image's bytes in base64 and its MIME type. */
+export interface ImageContent {
+  type: 'image'
+  data: string
+  mimeType: string
 }
 
 /** MCP tool annotations: hints clients use to decide whether a call needs the user's approval. */
@@ -79,7 +93,8 @@ export interface ToolErrorInfo {
 }
 
 export interface ToolResult {
-  content: [{ type: 'text'; text: string }]
+  /** The text first, always; images (if any) after it. Budgets and spilling apply to the text. */
+  content: [TextContent, ...ImageContent[]]
   isError: boolean
   error?: ToolErrorInfo
   /** Structured value a tool may return beside its text (library users only; never shown to the model). */

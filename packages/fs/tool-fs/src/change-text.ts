@@ -18,6 +18,7 @@ export function changePrompt(): string {
     "To change a file, use this server's edit tool (replace an exact piece of text) rather than shell commands such as sed, perl -i or a heredoc; use write only for a new file or to replace a whole file.",
     'Read a file before you change it: edit and write refuse a file this session has not read, or that changed since it last saw it (then read it again).',
     'Copy old_string from read\'s rows without the "N: " line-number prefix, with enough surrounding lines to occur exactly once. Line endings, a BOM and the final newline are kept as the file had them.',
+    "For several changes to one file, pass edit's edits list; for changes to several files (add, update, move, delete), use apply_patch. Each applies all of its changes or none.",
   ].join('\n')
 }
 
@@ -34,6 +35,7 @@ export function editDescription(): string {
     'Replace an exact piece of text in a UTF-8 text file: old_string must occur exactly once (include surrounding lines to make it unique), or pass replace_all to replace every occurrence.',
     'Needs a read of the file in this session first. Line endings (LF or CRLF), BOM and the final newline are kept.',
     'The result shows the changed lines as "N: line" rows with the file\'s new line numbers.',
+    'For several changes to one file in one call, pass edits: [{ old_string, new_string, replace_all? }, …] instead: applied in order, all or none.',
   ].join(' ')
 }
 
@@ -55,19 +57,41 @@ export const editParameters = Type.Object(
       minLength: 1,
       description: 'The file to change, absolute or relative to the working directory.',
     }),
-    old_string: Type.String({
-      description: 'The exact text to replace, as the file has it (without read\'s "N: " prefixes).',
-    }),
-    new_string: Type.String({ description: 'The text to put in its place (different from old_string).' }),
+    old_string: Type.Optional(
+      Type.String({
+        description: 'The exact text to replace, as the file has it (without read\'s "N: " prefixes).',
+      }),
+    ),
+    new_string: Type.Optional(
+      Type.String({ description: 'The text to put in its place (different from old_string).' }),
+    ),
     replace_all: Type.Optional(
       Type.Boolean({
         description: 'Replace every occurrence of old_string. Default false: it must occur exactly once.',
       }),
     ),
+    edits: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            old_string: Type.String({ description: 'The exact text to replace.' }),
+            new_string: Type.String({ description: 'The text to put in its place.' }),
+            replace_all: Type.Optional(Type.Boolean({ description: 'Replace every occurrence. Default false.' })),
+          },
+          { additionalProperties: false },
+        ),
+        {
+          minItems: 1,
+          description:
+            'Several replacements in this file, instead of old_string/new_string: applied in order (each sees the text the previous ones made), all or none.',
+        },
+      ),
+    ),
   },
   { additionalProperties: false },
 )
 export type EditArgs = Static<typeof editParameters>
+export type OneEdit = NonNullable<EditArgs['edits']>[number]
 
 /** What write did, as a plain value. */
 export interface WriteOutcome {
@@ -80,6 +104,8 @@ export interface WriteOutcome {
 /** What edit did: the changed regions (with context) as read rows, as many as the result budget holds. */
 export interface EditOutcome {
   readonly path: string
+  /** How many edits of an `edits` list were applied (undefined for one old_string/new_string). */
+  readonly edits?: number | undefined
   readonly count: number
   readonly match: MatchKind
   readonly hunks: readonly (readonly ReadRow[])[]
@@ -98,8 +124,9 @@ export function renderWrite(outcome: WriteOutcome): string {
   return `${outcome.created ? 'Created' : 'Updated'} ${quotePath(outcome.path)} (${plural(outcome.lines, 'line', 'lines')})`
 }
 
-export function editHeading(outcome: Pick<EditOutcome, 'path' | 'count' | 'match'>): string {
-  const head = `Updated ${quotePath(outcome.path)}: replaced ${plural(outcome.count, 'occurrence', 'occurrences')}`
+export function editHeading(outcome: Pick<EditOutcome, 'path' | 'count' | 'match' | 'edits'>): string {
+  const edits = outcome.edits === undefined ? '' : `${plural(outcome.edits, 'edit', 'edits')}, `
+  const head = `Updated ${quotePath(outcome.path)}: ${edits}replaced ${plural(outcome.count, 'occurrence', 'occurrences')}`
   return outcome.match === 'row-prefixes'
     ? `${head}\n(old_string matched once the "N: " line-number prefixes that read shows were removed; leave them out next time)`
     : head
@@ -205,6 +232,12 @@ export const changeMessages = {
     closest.length === 0
       ? `old_string was not found in ${quotePath(path)} (nor with other line endings or without "N: " prefixes), and no line of the file resembles it; read the file to see what it holds now`
       : `old_string was not found in ${quotePath(path)} (nor with other line endings or without "N: " prefixes). The closest region, lines ${closest[0]!.line}-${closest.at(-1)!.line}:\n${closest.map(renderRow).join('\n')}\nCopy old_string from the file exactly (what follows each "N: "), or read the file again`,
+  oneOrList: () =>
+    'pass old_string and new_string (one replacement) or edits: [{ old_string, new_string }, …] (several), not both',
+  missingOld: () =>
+    'invalid arguments: missing required property "old_string"; pass old_string and new_string, or edits: [{ old_string, new_string }, …]',
+  inList: (index: number, total: number, message: string) =>
+    `edits[${index}] (edit ${index + 1} of ${total}) failed, so none of the edits was applied: ${message}`,
   manyMatches: (path: string, count: number, lines: readonly number[]) =>
     `old_string occurs ${count} times in ${quotePath(path)} (at ${lines.length === 1 ? 'line' : 'lines'} ${lines.join(', ')}${count > lines.length ? ', …' : ''}); include more surrounding lines to make it unique, or pass replace_all: true to replace every one`,
 } as const

@@ -124,6 +124,8 @@ export type EditPlan =
       readonly count: number
       readonly match: MatchKind
       readonly changes: readonly Change[]
+      /** Per change: the last line it replaced in the text before the edit, and how many lines it added there. */
+      readonly shifts: readonly Shift[]
     }
   | { readonly kind: 'not-found'; readonly closest: Region | undefined }
   | { readonly kind: 'ambiguous'; readonly lines: readonly number[]; readonly count: number }
@@ -265,7 +267,65 @@ function replaceSpans(text: string, spans: readonly Span[], replacement: string,
     placed.flatMap((span) => [span.start, Math.max(span.start, span.end - 1)]),
   )
   for (let i = 0; i < placed.length; i++) changes.push({ firstLine: starts[2 * i]!, lastLine: starts[2 * i + 1]! })
-  return { kind: 'edited', text: result, count: spans.length, match, changes }
+  const lasts = lineNumbersAt(
+    text,
+    spans.map((span) => span.end - 1),
+  )
+  const shifts = spans.map((span, i) => ({
+    after: lasts[i]!,
+    delta: newlines(result, placed[i]!.start, placed[i]!.end) - newlines(text, span.start, span.end),
+  }))
+  return { kind: 'edited', text: result, count: spans.length, match, changes, shifts }
+}
+
+export interface Shift {
+  readonly after: number
+  readonly delta: number
+}
+
+function newlines(text: string, from: number, to: number): number {
+  let count = 0
+  for (let at = text.indexOf('\n', from); at >= 0 && at < to; at = text.indexOf('\n', at + 1)) count++
+  return count
+}
+
+/** Several edits of one text, applied in order: the final text and every change in its line numbers, or why not. */
+export type EditsPlan =
+  | {
+      readonly kind: 'edited'
+      readonly text: string
+      readonly count: number
+      readonly match: MatchKind
+      readonly changes: readonly Change[]
+    }
+  | { readonly kind: 'failed'; readonly index: number; readonly plan: Exclude<EditPlan, { kind: 'edited' }> }
+
+export function planEdits(text: string, requests: readonly EditRequest[]): EditsPlan {
+  let current = text
+  let count = 0
+  let match: MatchKind = 'exact'
+  let changes: Change[] = []
+  for (const [index, request] of requests.entries()) {
+    const plan = planEdit(current, request)
+    if (plan.kind !== 'edited') return { kind: 'failed', index, plan }
+    // Earlier changes move with the lines this edit added or removed before them.
+    const moved = changes.map((change) => ({
+      firstLine: change.firstLine + shiftBefore(plan, change.firstLine),
+      lastLine: change.lastLine + shiftBefore(plan, change.lastLine),
+    }))
+    changes = [...moved, ...plan.changes].sort((a, b) => a.firstLine - b.firstLine)
+    current = plan.text
+    count += plan.count
+    if (plan.match === 'row-prefixes') match = 'row-prefixes'
+  }
+  return { kind: 'edited', text: current, count, match, changes }
+}
+
+/** Lines an edit added (or removed, negative) above `line` of the text before it. */
+function shiftBefore(plan: Extract<EditPlan, { kind: 'edited' }>, line: number): number {
+  let shift = 0
+  for (const { after, delta } of plan.shifts) if (after < line) shift += delta
+  return Math.max(shift, 1 - line)
 }
 
 /** The 1-based line of each position (positions ascending). */

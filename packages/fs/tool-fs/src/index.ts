@@ -18,6 +18,8 @@ import {
 import { Observations } from './guard.ts'
 import { readPage } from './read.ts'
 import { runEdit, runWrite } from './write-edit.ts'
+import { runPatch } from './patch.ts'
+import { patchDescription, patchParameters, type PatchArgs } from './patch-text.ts'
 import {
   capsWithin,
   messages,
@@ -54,6 +56,15 @@ export {
   type WriteOutcome,
 } from './change-text.ts'
 export {
+  patchDescription,
+  patchMessages,
+  patchParameters,
+  renderPatch,
+  type PatchArgs,
+  type PatchFileOutcome,
+  type PatchOutcome,
+} from './patch-text.ts'
+export {
   capsWithin,
   messages,
   MAX_QUOTED_PATH_BYTES,
@@ -84,6 +95,8 @@ export interface Config {
   maxResultBytes: number
   timeoutMs: number
   editMaxBytes: number
+  requireRead: boolean
+  maxImageBytes: number
 }
 
 export const Config: Schema<Partial<Config>, Config> = Schema.object({
@@ -113,6 +126,17 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
     .default(64 * 1024 * 1024)
     .description(
       'Largest file that write and edit read, and largest content they write, in bytes (FS_TOO_LARGE past it: bash changes such a file). One call holds a few copies of the file, so this bounds its memory.',
+    ),
+  maxImageBytes: Schema.natural()
+    .min(1024)
+    .default(3_932_160)
+    .description(
+      'Largest PNG, JPEG, GIF or WebP file read returns as an image (base64 in an MCP image block; 3.75 MiB is 5 MiB of base64); a larger one is FS_IMAGE_TOO_LARGE.',
+    ),
+  requireRead: Schema.boolean()
+    .default(true)
+    .description(
+      'write and edit of an existing file need this session to have seen its current content (FS_NOT_READ, FS_STALE). dsh call turns it off: the person or script running it is the one who has seen the file.',
     ),
 })
 
@@ -148,9 +172,19 @@ export function apply(ctx: Context, config: Config): void {
           signal: exec.signal,
           notFoundHint: tildeHint(args.path),
           observer,
+          maxImageBytes: config.maxImageBytes,
         },
         caps,
       )
+      if ('kind' in page) {
+        const text = messages.image(path, page.mimeType, page.bytes.length)
+        const value = { kind: page.kind, mimeType: page.mimeType, bytes: page.bytes.length }
+        return {
+          text,
+          value,
+          images: [{ type: 'image', data: page.bytes.toString('base64'), mimeType: page.mimeType }],
+        }
+      }
       observer.done()
       return { text: render(page, caps), value: page }
     },
@@ -158,6 +192,7 @@ export function apply(ctx: Context, config: Config): void {
 
   const deps = {
     guard,
+    requireRead: config.requireRead,
     caps: { maxLineChars: config.maxLineChars, maxResultBytes: config.maxResultBytes },
     maxBytes: config.editMaxBytes,
     policy: (cwd: string, tool: string) => ctx.get('workspace')?.policy(cwd, tool),
@@ -185,6 +220,16 @@ export function apply(ctx: Context, config: Config): void {
     maxResultBytes: config.maxResultBytes,
     timeoutMs: config.timeoutMs,
     execute: (args, exec) => runEdit(args, exec, deps),
+  })
+  ctx.tools.register<PatchArgs>({
+    name: 'apply_patch',
+    title: 'Apply a patch to files',
+    annotations: changing,
+    description: patchDescription(),
+    parameters: patchParameters,
+    maxResultBytes: config.maxResultBytes,
+    timeoutMs: config.timeoutMs,
+    execute: (args, exec) => runPatch(args, exec, deps),
   })
 }
 

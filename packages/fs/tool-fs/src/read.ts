@@ -1,8 +1,16 @@
 import type { Stats } from 'node:fs'
-import { stat, type FileHandle } from 'node:fs/promises'
+import { readdir, stat, type FileHandle } from 'node:fs/promises'
+import { basename, join, relative } from 'node:path'
 import { isUtf8 } from 'node:buffer'
 import { charBoundary, completeLength, cutChars, fileKind, systemErrorReason } from '@deepseek-ai/dsh-text'
-import { checkPath, openFile, WorkspaceError, type OpenedFile, type PathPolicy } from '@deepseek-ai/dsh-workspace'
+import {
+  checkPath,
+  openFile,
+  WorkspaceError,
+  type OpenedFile,
+  type OpenOptions,
+  type PathPolicy,
+} from '@deepseek-ai/dsh-workspace'
 import { FsError, FsErrorCode } from './errors.ts'
 import type { ReadObserver } from './guard.ts'
 import { messages, renderRow, type ReadCaps, type ReadPage, type ReadRow } from './text.ts'
@@ -28,6 +36,26 @@ export interface ReadRequest {
   readonly cwd?: string
   /** Told what the read opened and every chunk it read (the "seen before changed" guard follows reads). */
   readonly observer?: ReadObserver
+  /** Set: a PNG, JPEG, GIF or WebP file up to this size is returned whole, as an image (larger: FS_IMAGE_TOO_LARGE). */
+  readonly maxImageBytes?: number
+}
+
+/** An image file read whole (read's answer for a PNG, JPEG, GIF or WebP when images are asked for). */
+export interface ImageFile {
+  readonly kind: 'image'
+  readonly mimeType: string
+  readonly bytes: Buffer
+}
+
+/** The image type a file's first bytes announce, if any. */
+export function imageType(head: Buffer): { mimeType: string; name: string } | undefined {
+  if (head.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])))
+    return { mimeType: 'image/png', name: 'PNG' }
+  if (head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) return { mimeType: 'image/jpeg', name: 'JPEG' }
+  const ascii = head.toString('latin1', 0, 12)
+  if (ascii.startsWith('GIF87a') || ascii.startsWith('GIF89a')) return { mimeType: 'image/gif', name: 'GIF' }
+  if (ascii.startsWith('RIFF') && ascii.slice(8, 12) === 'WEBP') return { mimeType: 'image/webp', name: 'WebP' }
+  return undefined
 }
 
 /**
@@ -35,7 +63,12 @@ export interface ReadRequest {
  * counted, lines of the window keep at most `4 × maxLineChars` bytes, and reading stops as soon as the page is
  * complete — memory is bounded whatever the size of the file or of its lines.
  */
-export async function readPage(request: ReadRequest, caps: ReadCaps): Promise<ReadPage> {
+export async function readPage(
+  request: ReadRequest & { readonly maxImageBytes: number },
+  caps: ReadCaps,
+): Promise<ReadPage | ImageFile>
+export async function readPage(request: ReadRequest, caps: ReadCaps): Promise<ReadPage>
+export async function readPage(request: ReadRequest, caps: ReadCaps): Promise<ReadPage | ImageFile> {
   const { path } = request
   const checks = { cwd: request.cwd ?? path, tool: 'read', access: 'read', policy: request.policy } as const
   // A FIFO or device is refused from the path's stat, never opened (opening one can block, release a waiting writer,
@@ -52,15 +85,108 @@ export async function readPage(request: ReadRequest, caps: ReadCaps): Promise<Re
     file = await openFile(path, checks)
   } catch (error) {
     if (error instanceof WorkspaceError) throw error
-    throw fsFailure(path, error, request.notFoundHint)
+    const code = (error as NodeJS.ErrnoException | undefined)?.code
+    const missing = code === 'ENOENT' || code === 'ENOTDIR'
+    const alike = missing && request.cwd ? await sameName(path, request.cwd, checks, request.signal) : []
+    throw fsFailure(path, error, (request.notFoundHint ?? '') + (alike.length ? messages.didYouMean(alike) : ''))
   }
   try {
     refuseIrregular(path, file.stats)
+    if (request.maxImageBytes !== undefined) {
+      const image = await asImage(file, path, request.maxImageBytes)
+      if (image) return image
+    }
     request.observer?.opened(file.real, file.stats)
-    return await scan(file.handle, request, caps)
+    const page = await scan(file.handle, request, caps)
+    if (page.end.kind === 'eof' || file.stats.size > COUNT_LINES_BYTES) return page
+    // A small file's line count costs one more read of it; a large one's would cost a pass over all of it.
+    const totalLines = await countLines(file.handle, file.stats.size, request.signal)
+    return { ...page, end: { kind: page.end.kind, totalLines } }
   } finally {
     await file.close()
   }
+}
+
+/** The whole file as an image when its first bytes say it is one; FS_IMAGE_TOO_LARGE past the bound. */
+async function asImage(file: OpenedFile, path: string, maxBytes: number): Promise<ImageFile | undefined> {
+  const head = Buffer.alloc(12)
+  const { bytesRead } = await file.handle.read(head, 0, head.length, 0).catch((error: unknown) => {
+    throw fsFailure(path, error)
+  })
+  const type = imageType(head.subarray(0, bytesRead))
+  if (!type) return undefined
+  if (file.stats.size > maxBytes)
+    throw new FsError(messages.imageTooLarge(path, type.name, file.stats.size, maxBytes), {
+      code: FsErrorCode.FS_IMAGE_TOO_LARGE,
+    })
+  const bytes = Buffer.alloc(file.stats.size)
+  let at = 0
+  while (at < bytes.length) {
+    const { bytesRead: got } = await file.handle.read(bytes, at, bytes.length - at, at).catch((error: unknown) => {
+      throw fsFailure(path, error)
+    })
+    if (got === 0) break
+    at += got
+  }
+  return { kind: 'image', mimeType: type.mimeType, bytes: bytes.subarray(0, at) }
+}
+
+/** How far the search for a missing file's namesakes goes: directory entries looked at, and depth. */
+const ALIKE_ENTRIES = 20_000
+const ALIKE_DEPTH = 12
+/** Directories no one means when naming a file of their project. */
+const ALIKE_SKIPPED = new Set(['.git', 'node_modules'])
+
+/**
+ * Up to three readable files named like `path`'s last component under `root` (relative to it, shallowest first):
+ * a bounded breadth-first walk that follows no link; each one is checked by the workspace policy before it is named.
+ */
+async function sameName(path: string, root: string, checks: OpenOptions, signal: AbortSignal): Promise<string[]> {
+  const name = basename(path)
+  const found: string[] = []
+  let budget = ALIKE_ENTRIES
+  let level = [root]
+  for (let depth = 0; depth <= ALIKE_DEPTH && level.length && budget > 0 && found.length < 3; depth++) {
+    const next: string[] = []
+    for (const dir of level) {
+      if (budget <= 0 || found.length >= 3 || signal.aborted) break
+      const entries = await readdir(dir, { withFileTypes: true }).catch(() => [])
+      budget -= entries.length
+      entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      for (const entry of entries) {
+        const full = join(dir, entry.name)
+        if (entry.isDirectory() && !ALIKE_SKIPPED.has(entry.name)) next.push(full)
+        else if (entry.isFile() && entry.name === name && full !== path && found.length < 3) {
+          const allowed = await checkPath(full, checks).then(
+            () => true,
+            () => false,
+          )
+          if (allowed) found.push(relative(root, full))
+        }
+      }
+    }
+    level = next
+  }
+  return found
+}
+
+/** Files up to this size have their line count in every footer. */
+const COUNT_LINES_BYTES = 1024 * 1024
+
+/** Lines as read counts them: newlines, plus a last line without one. */
+async function countLines(handle: FileHandle, size: number, signal: AbortSignal): Promise<number> {
+  const buffer = Buffer.allocUnsafe(Math.min(CHUNK, Math.max(1, size)))
+  let lines = 0
+  let last = NEWLINE
+  for (let position = 0; ; ) {
+    signal.throwIfAborted()
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, position)
+    if (bytesRead === 0) break
+    for (let at = buffer.indexOf(NEWLINE, 0); at >= 0 && at < bytesRead; at = buffer.indexOf(NEWLINE, at + 1)) lines++
+    last = buffer[bytesRead - 1]!
+    position += bytesRead
+  }
+  return last === NEWLINE ? lines : lines + 1
 }
 
 function refuseIrregular(path: string, info: Stats): void {

@@ -26,7 +26,7 @@ import {
  */
 
 export interface ReplaceRequest {
-  readonly tool: 'write' | 'edit'
+  readonly tool: 'write' | 'edit' | 'apply_patch'
   /** Absolute, as the model gave it (for texts). */
   readonly path: string
   readonly cwd: string
@@ -51,7 +51,13 @@ export interface Replaced {
   readonly stats: Stats
   readonly bytes: Buffer
   readonly created: boolean
+  /** `decide` returned REMOVE: the file's name was unlinked (`bytes` is empty). */
+  readonly removed?: boolean
 }
+
+/** What `decide` returns to remove the file instead of replacing it (apply_patch's "*** Delete File"). */
+export const REMOVE: unique symbol = Symbol('remove')
+type Decided = Buffer | typeof REMOVE
 
 /** Test seam: a fault forced at a named step (tests that use it say "forced fault" in their names). */
 export const forcedFaults: { beforeRename?: () => void } = {}
@@ -62,7 +68,7 @@ export const forcedFaults: { beforeRename?: () => void } = {}
  */
 export async function replaceFile(
   request: ReplaceRequest,
-  decide: (current: Current | undefined) => Promise<Buffer> | Buffer,
+  decide: (current: Current | undefined) => Promise<Decided> | Decided,
   committed: (replaced: Replaced) => void,
 ): Promise<Replaced> {
   // Once more if the file appears between "it does not exist" and creating it.
@@ -75,7 +81,7 @@ export async function replaceFile(
 
 async function replaceOnce(
   request: ReplaceRequest,
-  decide: (current: Current | undefined) => Promise<Buffer> | Buffer,
+  decide: (current: Current | undefined) => Promise<Decided> | Decided,
   committed: (replaced: Replaced) => void,
 ): Promise<Replaced | 'retry'> {
   const { tool, path } = request
@@ -113,8 +119,19 @@ async function replaceOnce(
       )
         throw changedDuring(tool, path)
       const next = await decide({ real: file.real, stats, bytes })
-      if (next.length > request.maxBytes) throw tooLarge(request, next.length, 'result')
+      if (next !== REMOVE && next.length > request.maxBytes) throw tooLarge(request, next.length, 'result')
       request.signal.throwIfAborted()
+      if (next === REMOVE) {
+        await unlink(`${dir.fdPath}/${name}`).catch((error: unknown) => {
+          throw new FsError(changeMessages.writeFailed(path, systemErrorReason(error)), {
+            code: FsErrorCode.FS_WRITE_FAILED,
+            cause: error,
+          })
+        })
+        const result: Replaced = { real: file.real, stats, bytes: Buffer.alloc(0), created: false, removed: true }
+        committed(result)
+        return result
+      }
       const replaced = await put(dir, name, next, { tool, path, signal: request.signal, like: stats })
       const result: Replaced = { real: file.real, stats: replaced, bytes: next, created: false }
       committed(result)
@@ -159,7 +176,7 @@ function missing(request: ReplaceRequest): never {
 
 async function createFile(
   request: ReplaceRequest,
-  decide: (current: Current | undefined) => Promise<Buffer> | Buffer,
+  decide: (current: Current | undefined) => Promise<Decided> | Decided,
   committed: (replaced: Replaced) => void,
 ): Promise<Replaced | 'retry'> {
   const { tool, path } = request
@@ -189,6 +206,7 @@ async function createFile(
     }
     if (entry) return 'retry' // it appeared meanwhile: replace it, under its own checks
     const next = await decide(undefined)
+    if (next === REMOVE) throw missing(request)
     if (next.length > request.maxBytes) throw tooLarge(request, next.length, 'result')
     request.signal.throwIfAborted()
     const stats = await put(dir, name, next, { tool, path, signal: request.signal, like: undefined })

@@ -37,6 +37,7 @@ export function readDescription(caps: ReadCaps): string {
     'Read a UTF-8 text file as numbered rows "N: <line>" (1-based line numbers, matching grep).',
     `Reads up to ${caps.maxLines} lines and ${caps.limitBytes} bytes per call from offset; a footer says whether the file ended or gives the offset to continue with.`,
     `Lines over ${caps.maxLineChars} characters are cut. Directories, binary and non-UTF-8 files are refused with an error.`,
+    'A PNG, JPEG, GIF or WebP file is returned as an image.',
   ].join(' ')
 }
 
@@ -81,8 +82,8 @@ export interface ReadRow {
 /** How the page ended: the file ended (with its line count), or more lines follow (the line cap or the byte cap). */
 export type ReadEnd =
   | { readonly kind: 'eof'; readonly totalLines: number }
-  | { readonly kind: 'limit' }
-  | { readonly kind: 'bytes' }
+  | { readonly kind: 'limit'; readonly totalLines?: number }
+  | { readonly kind: 'bytes'; readonly totalLines?: number }
 
 export interface ReadPage {
   readonly offset: number
@@ -106,9 +107,11 @@ export function renderFooter(page: ReadPage, caps: ReadCaps): string {
       : `[end of file: ${end.totalLines} ${end.totalLines === 1 ? 'line' : 'lines'}]`
   }
   const next = (rows.at(-1)?.line ?? page.offset - 1) + 1
+  const total =
+    end.totalLines === undefined ? '' : `; the file has ${end.totalLines} ${end.totalLines === 1 ? 'line' : 'lines'}`
   return end.kind === 'bytes'
-    ? `[more lines follow; this read stopped at its ${caps.limitBytes}-byte limit: continue with offset=${next}]`
-    : `[more lines follow: continue with offset=${next}]`
+    ? `[more lines follow; this read stopped at its ${caps.limitBytes}-byte limit: continue with offset=${next}${total}]`
+    : `[more lines follow: continue with offset=${next}${total}]`
 }
 
 /**
@@ -132,8 +135,13 @@ export function capsWithin(limits: {
 
 /** The whole result: the rows, a blank line, the footer (just the footer when there are no rows). */
 export function render(page: ReadPage, caps: ReadCaps): string {
-  const footer = renderFooter(page, caps)
-  return page.rows.length ? `${page.rows.map(renderRow).join('\n')}\n\n${footer}` : footer
+  const rows = page.rows.map(renderRow).join('\n')
+  const whole = (footer: string) => (page.rows.length ? `${rows}\n\n${footer}` : footer)
+  const text = whole(renderFooter(page, caps))
+  // The line count is told when it fits within the limit; the rows were cut for the footer without it.
+  if (page.end.kind === 'eof' || page.end.totalLines === undefined || Buffer.byteLength(text) <= caps.limitBytes)
+    return text
+  return whole(renderFooter({ ...page, end: { kind: page.end.kind } }, caps))
 }
 
 /** Longest piece of a path an error quotes: a huge `path` argument is named once, in part, never whole. */
@@ -146,6 +154,14 @@ export function quotePath(path: string): string {
 
 export const messages = {
   notFound: (path: string) => `file not found: ${quotePath(path)}`,
+  image: (path: string, mimeType: string, bytes: number) => `Image ${quotePath(path)} (${mimeType}, ${bytes} bytes)`,
+  imageTooLarge: (path: string, kind: string, bytes: number, maxBytes: number) =>
+    `${quotePath(path)} is a ${kind} image of ${bytes} bytes, more than read's limit of ${maxBytes} bytes for images; make a smaller copy (for instance with bash: convert <file> -resize 50% /tmp/smaller.png) and read that`,
+  didYouMean: (paths: readonly string[]) => {
+    const quoted = paths.map(quotePath)
+    const last = quoted.pop()!
+    return `; did you mean ${quoted.length ? `${quoted.join(', ')} or ${last}` : last}?`
+  },
   offsetPastEnd: (path: string, offset: number, totalLines: number) =>
     `offset ${offset} is past the end of ${quotePath(path)}: ${totalLines === 0 ? 'the file is empty' : `the file has ${totalLines} ${totalLines === 1 ? 'line' : 'lines'}`}`,
   directory: (path: string) => `${quotePath(path)} is a directory, not a file; use glob to list the files in it`,

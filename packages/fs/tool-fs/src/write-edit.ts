@@ -9,9 +9,11 @@ import {
   encode,
   planEdit,
   planEditBytes,
+  planEdits,
   shapeWrite,
   textLines,
   type Change,
+  type EditPlan,
   type LineSource,
   type MatchKind,
   type TextFile,
@@ -27,6 +29,7 @@ import {
   type ChangeCaps,
   type EditArgs,
   type EditOutcome,
+  type OneEdit,
   type WriteArgs,
   type WriteOutcome,
 } from './change-text.ts'
@@ -43,6 +46,8 @@ import type { PathPolicy } from '@deepseek-ai/dsh-workspace'
 
 export interface ChangeDeps {
   readonly guard: Observations
+  /** False: the guard records what is written but never refuses (one-shot calls, whose caller has seen the file). */
+  readonly requireRead: boolean
   readonly caps: ChangeCaps
   readonly policy: (cwd: string, tool: string) => PathPolicy | undefined
   /** tool-fs.editMaxBytes: the largest file write and edit read or write. */
@@ -59,7 +64,7 @@ function where(tool: string, args: { path: string }, exec: ToolExecution, deps: 
 }
 
 /** The current file as text, or the FS_NOT_TEXT refusal. */
-function textOf(tool: string, path: string, current: Current): TextFile {
+export function textOf(tool: string, path: string, current: Current): TextFile {
   const decoded = decode(current.bytes)
   if (decoded.kind === 'binary') throw new FsError(changeMessages.binary(tool, path), { code: FsErrorCode.FS_NOT_TEXT })
   if (decoded.kind === 'invalid')
@@ -68,7 +73,14 @@ function textOf(tool: string, path: string, current: Current): TextFile {
 }
 
 /** The guard: the session must have seen exactly these bytes. */
-async function admit(tool: string, path: string, session: string, current: Current, deps: ChangeDeps): Promise<void> {
+export async function admit(
+  tool: string,
+  path: string,
+  session: string,
+  current: Current,
+  deps: ChangeDeps,
+): Promise<void> {
+  if (!deps.requireRead) return
   const verdict = await deps.guard.check(session, current.real, current.stats, current.bytes)
   if (verdict.kind === 'not-read')
     throw new FsError(changeMessages.notRead(tool, path), { code: FsErrorCode.FS_NOT_READ })
@@ -88,16 +100,18 @@ async function admit(tool: string, path: string, session: string, current: Curre
         )
       const rows = fitRows(facts.rows, room)
       facts = { ...facts, rows, more: facts.more || rows.length < facts.rows.length }
+      // The refusal shows every line as it is now: the session has seen the new content, so its next try goes through.
+      if (!facts.more) deps.guard.recordBytes(session, current.real, current.stats, current.bytes)
     }
     throw new FsError(changeMessages.stale(tool, path, facts), { code: FsErrorCode.FS_STALE })
   }
 }
 
 /** "Error: " before an error's message in its result. */
-const ERROR_PREFIX = 7
+export const ERROR_PREFIX = 7
 
 /** A lone UTF-16 surrogate (JSON allows "\ud800") is no character: it cannot be written as UTF-8, nor matched. */
-const LONE_SURROGATE = /\p{Surrogate}/u
+export const LONE_SURROGATE = /\p{Surrogate}/u
 
 export async function runWrite(
   args: WriteArgs,
@@ -122,11 +136,26 @@ export async function runWrite(
   return { text: renderWrite(value), value }
 }
 
-export async function runEdit(args: EditArgs, exec: ToolExecution, deps: ChangeDeps): Promise<ToolOutput<EditOutcome>> {
-  if (args.old_string.length === 0) throw invalidArgs(changeMessages.emptyOld())
-  if (args.old_string === args.new_string) throw invalidArgs(changeMessages.same())
+/** An argument problem of one replacement, or undefined. */
+function editProblem(edit: OneEdit): string | undefined {
+  if (edit.old_string.length === 0) return changeMessages.emptyOld()
+  if (edit.old_string === edit.new_string) return changeMessages.same()
   for (const name of ['old_string', 'new_string'] as const)
-    if (LONE_SURROGATE.test(args[name])) throw invalidArgs(changeMessages.loneSurrogate(name))
+    if (LONE_SURROGATE.test(edit[name])) return changeMessages.loneSurrogate(name)
+  return undefined
+}
+
+export async function runEdit(args: EditArgs, exec: ToolExecution, deps: ChangeDeps): Promise<ToolOutput<EditOutcome>> {
+  if (args.edits !== undefined) {
+    if (args.old_string !== undefined || args.new_string !== undefined || args.replace_all !== undefined)
+      throw invalidArgs(changeMessages.oneOrList())
+    return runEdits(args.path, args.edits, exec, deps)
+  }
+  if (args.old_string === undefined) throw invalidArgs(changeMessages.missingOld())
+  if (args.new_string === undefined) throw invalidArgs('invalid arguments: missing required property "new_string"')
+  const one = { old_string: args.old_string, new_string: args.new_string }
+  const problem = editProblem(one)
+  if (problem) throw invalidArgs(problem)
   const { cwd, path, session, policy } = where('edit', args, exec, deps)
   let plan: EditedPlan | undefined
   await replaceFile(
@@ -139,7 +168,7 @@ export async function runEdit(args: EditArgs, exec: ToolExecution, deps: ChangeD
       if (classified.kind === 'invalid')
         throw new FsError(changeMessages.invalidUtf8('edit', path, classified.line), { code: FsErrorCode.FS_NOT_TEXT })
       await admit('edit', path, session, current, deps)
-      const request = { oldString: args.old_string, newString: args.new_string, replaceAll: args.replace_all ?? false }
+      const request = { oldString: one.old_string, newString: one.new_string, replaceAll: args.replace_all ?? false }
       // The common case on the bytes, without decoding a large file; the rest on its text.
       const start = classified.bom ? 3 : 0
       const fast = planEditBytes(current.bytes, start, request)
@@ -153,16 +182,7 @@ export async function runEdit(args: EditArgs, exec: ToolExecution, deps: ChangeD
       }
       const file = textOf('edit', path, current)
       const planned = planEdit(file.text, request)
-      if (planned.kind === 'not-found') {
-        const rows = planned.closest ? rowsOf(planned.closest, deps.caps.maxLineChars) : []
-        const scaffold = changeMessages.noMatch(path, [{ line: Number.MAX_SAFE_INTEGER, text: '', truncated: false }])
-        const shown = fitRows(rows, deps.caps.maxResultBytes - ERROR_PREFIX - Buffer.byteLength(scaffold))
-        throw new FsError(changeMessages.noMatch(path, shown), { code: FsErrorCode.FS_NO_MATCH })
-      }
-      if (planned.kind === 'ambiguous')
-        throw new FsError(changeMessages.manyMatches(path, planned.count, planned.lines), {
-          code: FsErrorCode.FS_MANY_MATCHES,
-        })
+      if (planned.kind !== 'edited') throw missed(path, planned, deps.caps)
       plan = { count: planned.count, match: planned.match, changes: planned.changes, lines: textLines(planned.text) }
       return encode({ bom: file.bom, text: planned.text })
     },
@@ -172,8 +192,63 @@ export async function runEdit(args: EditArgs, exec: ToolExecution, deps: ChangeD
   return { text: renderEdit(value), value }
 }
 
+/** The refusal of an edit that found old_string nowhere, or more than once; `wrap` puts it in context. */
+function missed(
+  path: string,
+  planned: Exclude<EditPlan, { kind: 'edited' }>,
+  caps: ChangeCaps,
+  wrap: (message: string) => string = (message) => message,
+): FsError {
+  if (planned.kind === 'ambiguous')
+    return new FsError(wrap(changeMessages.manyMatches(path, planned.count, planned.lines)), {
+      code: FsErrorCode.FS_MANY_MATCHES,
+    })
+  const rows = planned.closest ? rowsOf(planned.closest, caps.maxLineChars) : []
+  const scaffold = wrap(changeMessages.noMatch(path, [{ line: Number.MAX_SAFE_INTEGER, text: '', truncated: false }]))
+  const shown = fitRows(rows, caps.maxResultBytes - ERROR_PREFIX - Buffer.byteLength(scaffold))
+  return new FsError(wrap(changeMessages.noMatch(path, shown)), { code: FsErrorCode.FS_NO_MATCH })
+}
+
+/** edit with `edits`: every replacement planned on the text in order, then one write; any failure writes nothing. */
+async function runEdits(
+  given: string,
+  edits: readonly OneEdit[],
+  exec: ToolExecution,
+  deps: ChangeDeps,
+): Promise<ToolOutput<EditOutcome>> {
+  for (const [index, edit] of edits.entries()) {
+    const problem = editProblem(edit)
+    if (problem) throw invalidArgs(changeMessages.inList(index, edits.length, problem))
+  }
+  const { cwd, path, session, policy } = where('edit', { path: given }, exec, deps)
+  let plan: EditedPlan | undefined
+  await replaceFile(
+    { tool: 'edit', path, cwd, policy, signal: exec.signal, create: false, maxBytes: deps.maxBytes },
+    async (current) => {
+      if (!current) throw new FsError(changeMessages.notFound(path), { code: FsErrorCode.FS_NOT_FOUND })
+      const file = textOf('edit', path, current)
+      await admit('edit', path, session, current, deps)
+      const requests = edits.map((edit) => ({
+        oldString: edit.old_string,
+        newString: edit.new_string,
+        replaceAll: edit.replace_all ?? false,
+      }))
+      const planned = planEdits(file.text, requests)
+      if (planned.kind === 'failed')
+        throw missed(path, planned.plan, deps.caps, (message) =>
+          changeMessages.inList(planned.index, edits.length, message),
+        )
+      plan = { ...planned, lines: textLines(planned.text) }
+      return encode({ bom: file.bom, text: planned.text })
+    },
+    (done) => deps.guard.recordBytes(session, done.real, done.stats, done.bytes),
+  )
+  const value = outcome(path, plan!, deps.caps, edits.length)
+  return { text: renderEdit(value), value }
+}
+
 /** Rows while they fit in `maxBytes` (an error shows a region, never a huge one). */
-function fitRows(rows: readonly ReadRow[], maxBytes: number): ReadRow[] {
+export function fitRows(rows: readonly ReadRow[], maxBytes: number): ReadRow[] {
   const kept: ReadRow[] = []
   let bytes = 0
   for (const row of rows) {
@@ -185,7 +260,7 @@ function fitRows(rows: readonly ReadRow[], maxBytes: number): ReadRow[] {
 }
 
 /** What an edit did, with the new file's lines to show the changes from. */
-interface EditedPlan {
+export interface EditedPlan {
   readonly count: number
   readonly match: MatchKind
   readonly changes: readonly Change[]
@@ -193,9 +268,9 @@ interface EditedPlan {
 }
 
 /** The changed regions with context, merged where they touch, as many rows as the result budget holds. */
-function outcome(path: string, plan: EditedPlan, caps: ChangeCaps): EditOutcome {
+export function outcome(path: string, plan: EditedPlan, caps: ChangeCaps, edits?: number): EditOutcome {
   const ranges = merge(plan.changes, plan.lines.total)
-  const head = { path, count: plan.count, match: plan.match }
+  const head = { path, ...(edits === undefined ? {} : { edits }), count: plan.count, match: plan.match }
   // Room for the rows: the budget less the heading, the blank line and the widest cut note.
   let room =
     caps.maxResultBytes -

@@ -20,6 +20,7 @@ test('an exact match is replaced; the result gives the new line numbers of the c
     count: 1,
     match: 'exact',
     changes: [{ firstLine: 2, lastLine: 3 }],
+    shifts: [{ after: 2, delta: 1 }],
   })
 })
 

@@ -2,12 +2,13 @@ import { execFileSync } from 'node:child_process'
 import { mkdir, mkdtemp, readdir, rm, symlink, truncate, writeFile } from 'node:fs/promises'
 import { createServer, type Server } from 'node:net'
 import { homedir, tmpdir } from 'node:os'
-import { isAbsolute, join, relative } from 'node:path'
+import { dirname, isAbsolute, join, relative } from 'node:path'
 import { afterEach, beforeEach, expect, test } from 'vitest'
 import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
 import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
 import type { ToolResult } from '@deepseek-ai/dsh-tools'
 import TimeoutPolicy from '@deepseek-ai/dsh-timeout-policy'
+import Workspace from '@deepseek-ai/dsh-workspace'
 import ToolFs, { type Config, type ReadPage } from '@deepseek-ai/dsh-tool-fs'
 
 let t: TestContext
@@ -37,13 +38,14 @@ async function read(
 }
 const text = (result: ToolResult) => result.content[0].text
 async function file(name: string, content: string | Buffer): Promise<string> {
+  await mkdir(dirname(join(dir, name)), { recursive: true })
   await writeFile(join(dir, name), content)
   return join(dir, name)
 }
 
-test('registers read and its prompt section at order 100 (beside write and edit)', async () => {
+test('registers read and its prompt section at order 100 (beside apply_patch, write and edit)', async () => {
   await setup()
-  expect(t.ctx.tools.schemas().map((s) => s.name)).toEqual(['edit', 'read', 'write'])
+  expect(t.ctx.tools.schemas().map((s) => s.name)).toEqual(['apply_patch', 'edit', 'read', 'write'])
   expect(t.ctx.systemPrompt.list().map(({ id, order }) => ({ id, order }))).toEqual([
     { id: 'tool:read', order: 100 },
     { id: 'tool:write-edit', order: 110 },
@@ -101,10 +103,88 @@ test('offset and limit choose the window; the footer gives the offset to continu
   await setup()
   await file('n.txt', `${Array.from({ length: 10 }, (_, i) => `L${i + 1}`).join('\n')}\n`)
   expect(text(await read({ path: 'n.txt', offset: 3, limit: 2 }))).toBe(
-    '3: L3\n4: L4\n\n[more lines follow: continue with offset=5]',
+    '3: L3\n4: L4\n\n[more lines follow: continue with offset=5; the file has 10 lines]',
   )
   expect(text(await read({ path: 'n.txt', offset: 9, limit: 2 }))).toBe('9: L9\n10: L10\n\n[end of file: 10 lines]')
   expect(text(await read({ path: 'n.txt', offset: 10, limit: 5 }))).toBe('10: L10\n\n[end of file: 10 lines]')
+})
+
+test('a page of a small file says how many lines the file has; a file over 1 MiB is not read through for it', async () => {
+  await setup()
+  await file('one-more.txt', 'a\nb\nno final newline')
+  expect(text(await read({ path: 'one-more.txt', limit: 1 }))).toBe(
+    '1: a\n\n[more lines follow: continue with offset=2; the file has 3 lines]',
+  )
+  await file('big.txt', 'x\n'.repeat(600_000))
+  expect(text(await read({ path: 'big.txt', limit: 1 }))).toBe('1: x\n\n[more lines follow: continue with offset=2]')
+  expect(text(await read({ path: 'big.txt', offset: 600_000 }))).toBe('600000: x\n\n[end of file: 600000 lines]')
+})
+
+test('a missing file names up to three files of the same name under the session root, shallowest first, none in node_modules', async () => {
+  await setup()
+  for (const name of ['lib/foo.ts', 'test/deep/foo.ts', 'a/b/c/d/foo.ts', 'z/foo.ts', 'node_modules/x/foo.ts'])
+    await file(name, 'x\n')
+  const result = await read({ path: 'src/foo.ts' })
+  expect([result.error?.code, text(result)]).toEqual([
+    'FS_NOT_FOUND',
+    `Error: file not found: ${join(dir, 'src/foo.ts')}; did you mean lib/foo.ts, z/foo.ts or test/deep/foo.ts?`,
+  ])
+  expect(text(await read({ path: 'nothing-like-it.ts' }))).toBe(
+    `Error: file not found: ${join(dir, 'nothing-like-it.ts')}`,
+  )
+})
+
+test('with a workspace, did you mean leaves out hidden paths', async () => {
+  t = await createTestContext()
+  await t.ctx.plugin(SystemPromptService)
+  await t.active(t.ctx.plugin(Workspace, { denyRead: [join(dir, 'secret')] }))
+  await t.active(t.ctx.plugin(ToolFs, {}))
+  await file('secret/id.txt', 'k\n')
+  await file('docs/id.txt', 'd\n')
+  expect(text(await read({ path: 'id.txt' }))).toBe(
+    `Error: file not found: ${join(dir, 'id.txt')}; did you mean docs/id.txt?`,
+  )
+})
+
+const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(40, 7)])
+
+test('read of a PNG, JPEG, GIF or WebP returns it as an image block after one line of text', async () => {
+  await setup()
+  const png = await file('shot.png', PNG)
+  const result = await read({ path: 'shot.png' })
+  expect(result.isError).toBe(false)
+  expect(result.content).toEqual([
+    { type: 'text', text: `Image ${png} (image/png, 48 bytes)` },
+    { type: 'image', data: PNG.toString('base64'), mimeType: 'image/png' },
+  ])
+  const kinds: Array<[string, Buffer]> = [
+    ['image/jpeg', Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 0x10, 0x4a, 0x46, 0x49, 0x46, 0, 1])],
+    ['image/gif', Buffer.from('GIF89a\x01\x00\x01\x00\x00\x00', 'latin1')],
+    ['image/webp', Buffer.concat([Buffer.from('RIFF'), Buffer.from([4, 0, 0, 0]), Buffer.from('WEBPVP8 ')])],
+  ]
+  for (const [mimeType, bytes] of kinds) {
+    await file('pic', bytes)
+    expect((await read({ path: 'pic' })).content[1]).toEqual({
+      type: 'image',
+      data: bytes.toString('base64'),
+      mimeType,
+    })
+  }
+  // By content, not by name: a text file called .png is text, and other binaries stay FS_NOT_TEXT.
+  await file('notes.png', 'just text\n')
+  expect(text(await read({ path: 'notes.png' }))).toBe('1: just text\n\n[end of file: 1 line]')
+  await file('blob.bin', Buffer.from([1, 0, 2]))
+  expect((await read({ path: 'blob.bin' })).error?.code).toBe('FS_NOT_TEXT')
+})
+
+test('an image over maxImageBytes is FS_IMAGE_TOO_LARGE and says how to make it smaller', async () => {
+  await setup({ maxImageBytes: 1024 })
+  const big = await file('big.png', Buffer.concat([PNG, Buffer.alloc(2000)]))
+  const result = await read({ path: 'big.png' })
+  expect([result.error?.code, text(result)]).toEqual([
+    'FS_IMAGE_TOO_LARGE',
+    `Error: ${big} is a PNG image of 2048 bytes, more than read's limit of 1024 bytes for images; make a smaller copy (for instance with bash: convert <file> -resize 50% /tmp/smaller.png) and read that`,
+  ])
 })
 
 test('an offset past the end is FS_NOT_FOUND and says how many lines the file has', async () => {
@@ -123,7 +203,7 @@ test('limit is clamped to maxLines, which is also the default', async () => {
   await setup({ maxLines: 3 })
   await file('n.txt', 'a\nb\nc\nd\ne\n')
   expect(text(await read({ path: 'n.txt', limit: 100 }))).toBe(
-    '1: a\n2: b\n3: c\n\n[more lines follow: continue with offset=4]',
+    '1: a\n2: b\n3: c\n\n[more lines follow: continue with offset=4; the file has 5 lines]',
   )
   expect(text(await read({ path: 'n.txt', offset: 4 }))).toBe('4: d\n5: e\n\n[end of file: 5 lines]')
 })
@@ -140,7 +220,7 @@ test('a page stops before the row that would pass maxBytes, and says so', async 
     text(result).endsWith('\n\n[more lines follow; this read stopped at its 1000-byte limit: continue with offset=10]'),
   ).toBe(true)
   expect(text(await read({ path: 'w.txt', offset: 10, limit: 1 }))).toBe(
-    `10: ${lines[9]}\n\n[more lines follow: continue with offset=11]`,
+    `10: ${lines[9]}\n\n[more lines follow: continue with offset=11; the file has 50 lines]`,
   )
 })
 
@@ -342,7 +422,9 @@ test('concurrent reads of one file and of several files each get their own page'
       .slice(offset - 1, offset + 49)
       .map((l, k) => `${offset + k}: ${l}`)
       .join('\n')
-    expect(text(results[i]!)).toBe(`${expected}\n\n[more lines follow: continue with offset=${offset + 50}]`)
+    expect(text(results[i]!)).toBe(
+      `${expected}\n\n[more lines follow: continue with offset=${offset + 50}; the file has ${lines.length} lines]`,
+    )
   }
   expect(text(results.at(-1)!)).toBe('1: other\n\n[end of file: 1 line]')
 })
@@ -405,13 +487,13 @@ test('the result limit wins over maxBytes: pages of long lines stay within 30 00
     expect(Buffer.byteLength(page)).toBeLessThanOrEqual(30_000)
     const [rows, footer] = page.split('\n\n')
     seen.push(...rows!.split('\n').map((row) => row.replace(/^\d+: /, '')))
-    const next = /continue with offset=(\d+)\]$/.exec(footer!)
+    const next = /continue with offset=(\d+); the file has 100 lines\]$/.exec(footer!)
     if (!next) {
       expect(footer).toBe('[end of file: 100 lines]')
       break
     }
     expect(footer).toBe(
-      `[more lines follow; this read stopped at its 30000-byte limit: continue with offset=${next[1]}]`,
+      `[more lines follow; this read stopped at its 30000-byte limit: continue with offset=${next[1]}; the file has 100 lines]`,
     )
     offset = Number(next[1])
   }

@@ -32,7 +32,7 @@ function expectedLines(content: string): string[] {
 
 const ROW = /^(\d+): (.*)$/s
 const FOOTER =
-  /^\[(?:end of file: (\d+) lines?|empty file|more lines follow(?:; this read stopped at its 400-byte limit)?: continue with offset=(\d+))\]$/
+  /^\[(?:end of file: (\d+) lines?|empty file|more lines follow(?:; this read stopped at its 400-byte limit)?: continue with offset=(\d+)(?:; the file has \d+ lines?)?)\]$/
 
 async function page(path: string, offset: number, limit?: number) {
   const result = await t.ctx.tools.execute('read', limit === undefined ? { path, offset } : { path, offset, limit })

@@ -71,7 +71,7 @@ test('the prompt section, description and schema are exact and byte-stable', () 
     ].join('\n'),
   )
   expect(readDescription(caps)).toBe(
-    'Read a UTF-8 text file as numbered rows "N: <line>" (1-based line numbers, matching grep). Reads up to 2000 lines and 30000 bytes per call from offset; a footer says whether the file ended or gives the offset to continue with. Lines over 2000 characters are cut. Directories, binary and non-UTF-8 files are refused with an error.',
+    'Read a UTF-8 text file as numbered rows "N: <line>" (1-based line numbers, matching grep). Reads up to 2000 lines and 30000 bytes per call from offset; a footer says whether the file ended or gives the offset to continue with. Lines over 2000 characters are cut. Directories, binary and non-UTF-8 files are refused with an error. A PNG, JPEG, GIF or WebP file is returned as an image.',
   )
   expect(JSON.stringify(readParameters(caps))).toBe(
     JSON.stringify({

@@ -61,9 +61,14 @@ async function file(name: string, content: string | Buffer): Promise<string> {
 }
 const bytes = (name: string) => readFile(join(dir, name))
 
-test("registers read, write and edit, and the prompt guidance after read's", async () => {
+test("registers read, write, edit and apply_patch, and the prompt guidance after read's", async () => {
   await setup()
   expect(t.ctx.tools.schemas().map((s) => [s.name, s.title, s.annotations])).toEqual([
+    [
+      'apply_patch',
+      'Apply a patch to files',
+      { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+    ],
     [
       'edit',
       'Edit a file',
@@ -206,6 +211,30 @@ test('a change by anyone else since the read is FS_STALE and says what changed; 
   expect(text(await call('edit', { path: 'g.txt', old_string: 'A', new_string: 'x' }))).toContain(
     'replaced 1 occurrence',
   )
+})
+
+test('after an FS_STALE that showed every changed line the next edit goes through; one that showed part does not', async () => {
+  await setup()
+  await file('g.txt', 'alpha\nbeta\ngamma\n')
+  await call('read', { path: 'g.txt' })
+  await writeFile(join(dir, 'g.txt'), 'alpha\nbeta\nchanged by bash\n')
+  expect(code(await call('edit', { path: 'g.txt', old_string: 'alpha', new_string: 'ALPHA' }))).toBe('FS_STALE')
+  expect(text(await call('edit', { path: 'g.txt', old_string: 'alpha', new_string: 'ALPHA' }))).toContain(
+    'replaced 1 occurrence',
+  )
+  expect((await bytes('g.txt')).toString()).toBe('ALPHA\nbeta\nchanged by bash\n')
+  // Lines removed only: the refusal says where, which is all there is to see.
+  await writeFile(join(dir, 'g.txt'), 'ALPHA\nbeta\n')
+  expect(text(await call('edit', { path: 'g.txt', old_string: 'beta', new_string: 'BETA' }))).toContain(
+    '1 line was removed at line 3',
+  )
+  expect(code(await call('edit', { path: 'g.txt', old_string: 'beta', new_string: 'BETA' }))).toBeUndefined()
+  // Twenty new lines: the refusal shows twelve, so the session has not seen the rest and must read.
+  await writeFile(join(dir, 'g.txt'), `ALPHA\nBETA\n${'new\n'.repeat(20)}`)
+  const part = await call('edit', { path: 'g.txt', old_string: 'ALPHA', new_string: 'x' })
+  expect([code(part), text(part).includes('(and more below)')]).toEqual(['FS_STALE', true])
+  expect(code(await call('edit', { path: 'g.txt', old_string: 'ALPHA', new_string: 'x' }))).toBe('FS_STALE')
+  expect((await bytes('g.txt')).toString()).toBe(`ALPHA\nBETA\n${'new\n'.repeat(20)}`)
 })
 
 test('what one session saw does not count for another, and a session that ended is forgotten', async () => {

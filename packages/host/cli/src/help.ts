@@ -68,6 +68,8 @@ Examples:
 
 Every bash command stays in the foreground until it ends or times out (tool-bash's backgroundAfterMs is off: no
 later call could wait for a task). A background bash task does not outlive the command: it is stopped when dsh exits.
+edit and write change an existing file without a read first: the guard that refuses a file not seen (FS_NOT_READ)
+or changed since (FS_STALE) applies to model sessions (dsh mcp), not to the person or script running dsh call.
 ${EXIT_CODES}
 `,
   tools: `Usage: ${USAGE.tools}

@@ -134,10 +134,19 @@ interface Unavailable {
 
 /** `config` with tool-bash's `backgroundAfterMs` off (a section that is not an object is left for validation to name). */
 function foregroundOnly(config: unknown): unknown {
+  return withSetting(config, 'tool-bash', { backgroundAfterMs: 0 })
+}
+
+/** dsh call changes files its caller has seen: the read-before-change guard is for model sessions. */
+function withoutReadGuard(config: unknown): unknown {
+  return withSetting(config, 'tool-fs', { requireRead: false })
+}
+
+function withSetting(config: unknown, plugin: string, setting: Record<string, unknown>): unknown {
   if (typeof config !== 'object' || config === null || Array.isArray(config)) return config
-  const section: unknown = (config as Record<string, unknown>)['tool-bash'] ?? {}
+  const section: unknown = (config as Record<string, unknown>)[plugin] ?? {}
   if (typeof section !== 'object' || section === null || Array.isArray(section)) return config
-  return { ...config, 'tool-bash': { ...section, backgroundAfterMs: 0 } }
+  return { ...config, [plugin]: { ...section, ...setting } }
 }
 
 /**
@@ -166,7 +175,7 @@ async function startHost(
   try {
     const read = configPath === undefined ? {} : await readConfigFile(configPath)
     // dsh call keeps every bash command in the foreground: no later call could wait for a task, and its exit ends them.
-    const config = command === 'call' && !remote ? foregroundOnly(read) : read
+    const config = command === 'call' && !remote ? withoutReadGuard(foregroundOnly(read)) : read
     const host = await createDefaultContext({ config, log, sandbox, hidden, ...(remote ? { remote } : {}) })
     release(() => true)
     // The tools never need credentials, and a command could read them back from /proc/$PPID/environ. The token
@@ -302,11 +311,11 @@ async function runCall(invocation: Of<'call'>): Promise<number> {
       // DESIGN §17, shows a session only its own saved results).
       session: { id: CLI_SESSION, cwd },
     })
-    const text = result.content[0].text
+    const [{ text }, ...images] = result.content
     await write(
       process.stdout,
       invocation.json
-        ? `${JSON.stringify({ text, isError: result.isError, error: result.error ?? null })}\n`
+        ? `${JSON.stringify({ text, isError: result.isError, error: result.error ?? null, ...(images.length ? { images } : {}) })}\n`
         : text.endsWith('\n')
           ? text
           : `${text}\n`,

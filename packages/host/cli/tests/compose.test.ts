@@ -43,6 +43,7 @@ describe('default composition', () => {
         'tool-fs-search',
       ])
       expect(host.ctx.tools.list().map((tool) => tool.name)).toEqual([
+        'apply_patch',
         'bash',
         'bash_input',
         'bash_kill',

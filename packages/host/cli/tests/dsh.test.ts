@@ -161,6 +161,47 @@ describe('dsh call', () => {
     expect(run.stdout).toMatch(/^Error: /)
   })
 
+  test('edit and write of an existing file work without an earlier read; --help says the guard is for model sessions', async () => {
+    const files = workspace({ 'e.txt': 'alpha\nbeta\n', 'w.txt': 'old\n' })
+    try {
+      const edit = await dsh([
+        'call',
+        'edit',
+        '{"path":"e.txt","old_string":"beta","new_string":"BETA"}',
+        '--cwd',
+        files.dir,
+      ])
+      expect(edit).toMatchObject({ code: 0, stderr: '' })
+      expect(edit.stdout).toBe(`Updated ${files.dir}/e.txt: replaced 1 occurrence\n\n1: alpha\n2: BETA\n`)
+      const write = await dsh(['call', 'write', '{"path":"w.txt","content":"new\\n"}', '--cwd', files.dir])
+      expect([write.code, write.stdout]).toEqual([0, `Updated ${files.dir}/w.txt (1 line)\n`])
+      // A model session (dsh mcp, the library) keeps the guard.
+      expect(await inProcess('edit', { path: 'e.txt', old_string: 'alpha', new_string: 'A' }, files.dir)).toMatch(
+        /^Error: edit refused: .* has not been read in this session/,
+      )
+    } finally {
+      files.cleanup()
+    }
+    expect((await dsh(['call', '--help'])).stdout).toContain(
+      'the guard that refuses a file not seen (FS_NOT_READ)\nor changed since (FS_STALE) applies to model sessions (dsh mcp)',
+    )
+  })
+
+  test('--json carries the image of a read of a PNG as an image block; the text alone without it', async () => {
+    const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(8)])
+    writeFileSync(join(ws.dir, 'shot.png'), png)
+    const run = await dsh(['call', 'read', '{"path":"shot.png"}', '--cwd', ws.dir, '--json'])
+    expect(run.code).toBe(0)
+    expect(JSON.parse(run.stdout)).toEqual({
+      text: `Image ${join(ws.dir, 'shot.png')} (image/png, 16 bytes)`,
+      isError: false,
+      error: null,
+      images: [{ type: 'image', data: png.toString('base64'), mimeType: 'image/png' }],
+    })
+    const plain = await dsh(['call', 'read', '{"path":"shot.png"}', '--cwd', ws.dir])
+    expect(plain.stdout).toBe(`Image ${join(ws.dir, 'shot.png')} (image/png, 16 bytes)\n`)
+  })
+
   test('malformed JSON arguments exit 2 with a message that shows what to type', async () => {
     const run = await dsh(['call', 'grep', '{pattern:TODO}'])
     expect(run.code).toBe(2)
@@ -269,6 +310,7 @@ describe('dsh tools and dsh prompt', () => {
     const tools = JSON.parse(run.stdout) as { name: string; title?: string; annotations?: unknown }[]
     const readOnly = { readOnlyHint: true, destructiveHint: false, openWorldHint: false }
     expect(Object.fromEntries(tools.map((tool) => [tool.name, tool.annotations]))).toEqual({
+      apply_patch: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
       bash: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
       bash_input: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
       bash_kill: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },

@@ -123,7 +123,7 @@ describe('the README', () => {
 })
 
 describe('the installed dsh mcp', () => {
-  test('the MCP SDK client lists the nine tools, and every one answers', async () => {
+  test('the MCP SDK client lists the ten tools, and every one answers', async () => {
     const client = new Client({ name: 'installed-test', version: '1' })
     await client.connect(
       new StdioClientTransport({ command: 'dsh', args: ['mcp', '--cwd', ws.dir], cwd: ws.dir, env, stderr: 'pipe' }),
@@ -131,6 +131,7 @@ describe('the installed dsh mcp', () => {
     try {
       const { tools } = await client.listTools()
       expect(tools.map((tool) => tool.name).sort()).toEqual([
+        'apply_patch',
         'bash',
         'bash_input',
         'bash_kill',
@@ -166,6 +167,13 @@ describe('the installed dsh mcp', () => {
         `Updated ${join(ws.dir, 'made.txt')}: replaced 1 occurrence`,
       )
       expect(readFileSync(join(ws.dir, 'made.txt'), 'utf8')).toBe('one\ndeux\n')
+      const patched = await text('apply_patch', {
+        patch: '*** Begin Patch\n*** Update File: made.txt\n@@\n one\n-deux\n+two\n*** End Patch',
+      })
+      expect(patched).toEqual({
+        text: `Applied the patch: 1 file changed\n\nUpdated ${join(ws.dir, 'made.txt')}\n1: one\n2: two`,
+        isError: false,
+      })
       const started = await text('bash', { command: 'sleep 30', description: 'Wait', run_in_background: true })
       const id = /background task (\S+)/.exec(started.text)?.[1]
       expect(id, started.text).toBeDefined()
@@ -195,6 +203,7 @@ describe('the installed dsh mcp', () => {
       (tool) => tool.name,
     )
     expect(names.sort()).toEqual([
+      'apply_patch',
       'bash',
       'bash_input',
       'bash_kill',
@@ -213,6 +222,7 @@ describe('the installed dsh mcp', () => {
       ['write', { path: 'inspected.txt', content: 'x\n' }, 0],
       // A fresh server has seen no file: an edit of one is FS_NOT_READ (an error result, exit 5).
       ['edit', { path: 'notes.txt', old_string: 'one', new_string: 'uno' }, 5],
+      ['apply_patch', { patch: '*** Begin Patch\n*** Delete File: notes.txt\n*** End Patch' }, 5],
       // Every Inspector run is a fresh server: no task exists in it, and the answer says so (an error result, exit 5).
       ['bash_output', { task_id: 'bash-1' }, 5],
       ['bash_kill', { task_id: 'bash-1' }, 5],

@@ -87,7 +87,7 @@ describe('dsh call --sandbox', () => {
     }
   })
 
-  test('write creates inside the cwd and refuses outside it; an edit in a one-call session has nothing read (FS_NOT_READ)', async () => {
+  test('write creates inside the cwd and refuses outside it; dsh call edits an existing file inside it without a read', async () => {
     const made = await dsh([
       'call',
       'write',
@@ -119,7 +119,8 @@ describe('dsh call --sandbox', () => {
       '--sandbox',
       '--json',
     ])
-    expect(JSON.parse(edit.stdout).error.code).toBe('FS_NOT_READ')
+    expect(JSON.parse(edit.stdout)).toMatchObject({ isError: false, error: null })
+    expect(readFileSync(join(work, 'sub/new.txt'), 'utf8')).toBe('one\nTWO\n')
   })
 
   test('without bubblewrap bash fails closed: exit 1, BASH_SANDBOX_UNAVAILABLE, nothing run', async () => {

@@ -17,9 +17,19 @@ export function toMcpTool(schema: ToolSchema): Tool {
   }
 }
 
-/** The pipeline's result on the wire: the same text; an error result names its error and code in `_meta`. */
+/**
+ * The pipeline's result on the wire: the same text, then its images as image blocks; an error result names its error
+ * and code in `_meta`.
+ */
 export function toCallToolResult(result: ToolResult): CallToolResult {
-  const wire: CallToolResult = { content: [{ type: 'text', text: result.content[0].text }], isError: result.isError }
+  const [text, ...images] = result.content
+  const wire: CallToolResult = {
+    content: [
+      { type: 'text', text: text.text },
+      ...images.map((image) => ({ type: 'image' as const, data: image.data, mimeType: image.mimeType })),
+    ],
+    isError: result.isError,
+  }
   if (result.error) wire._meta = { [ERROR_META_KEY]: { name: result.error.name, code: result.error.code } }
   return wire
 }
