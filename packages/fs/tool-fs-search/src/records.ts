@@ -76,6 +76,8 @@ export interface MatchSink {
   /** The matches that follow are of this file: its path below the root (a latin1 key, see pathKey) and as shown. */
   file(key: string, path: string): void
   line(line: GrepLineValue): void
+  /** A line around a match (asked for with context, before, after); without this method such lines are skipped. */
+  context?(line: GrepLineValue): void
 }
 
 /** ripgrep's JSON form of a path or a line: `text` when it is UTF-8, else base64 `bytes`. */
@@ -160,7 +162,10 @@ export class GrepCollector {
           if (bytesAt(bytes, at, end, END)) return
           break
         case 0x63:
-          if (bytesAt(bytes, at, end, CONTEXT)) return
+          if (bytesAt(bytes, at, end, CONTEXT)) {
+            if (this.sink.context !== undefined) this.contextValue(parse(bytes.toString('utf8', start, end)))
+            return
+          }
           break
       }
     }
@@ -277,6 +282,17 @@ export class GrepCollector {
         ? { start: first.start, end: first.end }
         : undefined
     this.keep(preview(line, textOf(data.lines), this.maxLineBytes, matched))
+  }
+
+  /** A context record (a line around a match), parsed in full: only calls that ask for context have them. */
+  private contextValue(value: unknown): void {
+    const data = (value as { data?: { path?: Data; lines?: Data; line_number?: unknown } } | null)?.data
+    const line = data?.line_number
+    if (!data?.path || !data.lines || typeof line !== 'number' || !Number.isSafeInteger(line) || line < 1)
+      throw new MalformedOutput('a context record without path, lines or line number')
+    this.lastPath = undefined
+    this.file(data.path)
+    this.sink.context?.({ ...preview(line, textOf(data.lines), this.maxLineBytes), context: true })
   }
 
   private keep(line: GrepLineValue): void {

@@ -264,13 +264,14 @@ describe('model-facing guidance', () => {
     expect(GLOB_PROMPT).toBe(
       [
         "To find files by name or path pattern, use this server's glob tool rather than shell commands such as find or ls.",
-        'glob lists hidden files and files ignored by .gitignore too; only the contents of version-control directories (.git, .svn, .hg, .bzr, .jj, .sl) are never listed.',
+        'glob lists hidden files and files ignored by .gitignore too (unless respect_gitignore is true); only the contents of version-control directories (.git, .svn, .hg, .bzr, .jj, .sl) are never listed.',
       ].join('\n'),
     )
     expect(GREP_PROMPT).toBe(
       [
         "To search file contents, use this server's grep tool rather than shell commands such as grep or rg.",
         'Its "Line N:" numbers are line numbers in the file: read a matched file (offset near N) to see the surrounding code.',
+        'To learn only which files match, or how often, pass output_mode "files_with_matches" or "count" rather than listing every line.',
       ].join('\n'),
     )
   })
@@ -283,7 +284,7 @@ describe('model-facing guidance', () => {
       'most recently modified first (ties in path order)',
     )
     const grep = grepDescription({ maxMatches: 250, maxLineBytes: 2000, maxResultBytes: 30_000 })
-    expect(grep).toContain('At most 250 lines and 30000 bytes are shown')
+    expect(grep).toContain('At most 250 lines (or files) and 30000 bytes are shown')
     expect(grep).toContain('Lines longer than 2000 bytes are cut and marked "(line truncated)"')
     expect(grep).toContain('the same inside and outside a git repository')
   })
