@@ -288,3 +288,52 @@ describe("other clients' names for grep's arguments are accepted silently (needs
     expect(result.content[0].text).toBe(expected)
   })
 })
+
+describe('glob says what it did (DESIGN §25)', () => {
+  test('a comma-separated list of patterns is INVALID_ARGS that says to use braces; a name with a comma is a pattern', async () => {
+    h = await harness()
+    write(h.dir, { 'src/a.spec.ts': '', 'a,b.txt': '' })
+    const result = await h.call('glob', { pattern: 'src/*.spec.ts, src/*.bench.ts' })
+    expect(result.error?.code).toBe('INVALID_ARGS')
+    expect(result.content[0].text).toBe(
+      'Error: glob pattern must be ONE glob, not a comma-separated list ("src/*.spec.ts, src/*.bench.ts"): use braces for alternatives, e.g. "{src/*.spec.ts,src/*.bench.ts}"',
+    )
+    expect(await h.text('glob', { pattern: '{src/*.spec.ts,src/*.bench.ts}' })).toBe('src/a.spec.ts')
+    expect(await h.text('glob', { pattern: 'a,b.txt' })).toBe('a,b.txt')
+  })
+
+  test('respect_gitignore: true leaves out what .gitignore ignores, also outside a git repository', async () => {
+    h = await harness()
+    write(h.dir, {
+      '.gitignore': 'node_modules/\n',
+      'node_modules/x/index.d.ts': { content: '', mtime: 3000 },
+      'src/a.d.ts': { content: '', mtime: 1000 },
+    })
+    expect(await h.text('glob', { pattern: '**/*.d.ts' })).toBe('node_modules/x/index.d.ts\nsrc/a.d.ts')
+    expect(await h.text('glob', { pattern: '**/*.d.ts', respect_gitignore: true })).toBe('src/a.d.ts')
+  })
+
+  test('a capped list mostly in ignored paths says how many and names respect_gitignore', async () => {
+    h = await harness({ config: { globMaxResults: 2 } })
+    write(h.dir, {
+      '.gitignore': 'node_modules/\n',
+      'node_modules/x/a.d.ts': { content: '', mtime: 3000 },
+      'node_modules/x/b.d.ts': { content: '', mtime: 3000 },
+      'node_modules/y/c.d.ts': { content: '', mtime: 3000 },
+      'src/a.d.ts': { content: '', mtime: 1000 },
+    })
+    expect(await h.text('glob', { pattern: '**/*.d.ts' })).toBe(
+      [
+        'node_modules/x/a.d.ts',
+        'node_modules/x/b.d.ts',
+        '',
+        '[Showing 2 of 4 files. The complete result could not be saved (no spill store is loaded). To see the rest, use a more specific pattern or a deeper path.]',
+        '',
+        '[3 of these 4 files are in paths that .gitignore (or .ignore, .rgignore) ignores, such as node_modules; pass respect_gitignore: true to leave them out.]',
+      ].join('\n'),
+    )
+    // Half or less: no note.
+    write(h.dir, { 'src/b.d.ts': { content: '', mtime: 1000 }, 'src/c.d.ts': { content: '', mtime: 1000 } })
+    expect(await h.text('glob', { pattern: '**/*.d.ts' })).not.toContain('respect_gitignore')
+  })
+})
