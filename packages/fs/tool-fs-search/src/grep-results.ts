@@ -31,7 +31,7 @@ export interface Around {
 
 /** The last line a row covers (a multiline match covers several). */
 function lastLine(line: GrepLineValue): number {
-  if (line.preview === null || !line.preview.includes('\n')) return line.line
+  if (line.multiline !== true || line.preview === null) return line.line
   return line.line + line.preview.split('\n').length - 1
 }
 

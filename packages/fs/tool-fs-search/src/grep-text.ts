@@ -161,9 +161,8 @@ export function countHeader(matches: number, files: number): string {
  */
 function rowTexts(line: GrepLineValue): string[] {
   if (line.preview === null) return [NOT_UTF8]
-  const parts = line.preview.includes('\n')
-    ? line.preview.split('\n').map((part) => part.replace(/\r$/, ''))
-    : [line.preview]
+  const parts =
+    line.multiline === true ? line.preview.split('\n').map((part) => part.replace(/\r$/, '')) : [line.preview]
   const texts = parts.map((part) => escapeControl(part, { keepTab: true }))
   if (line.truncated) texts[texts.length - 1] += TRUNCATED_MARK
   return texts
@@ -262,7 +261,7 @@ function fileRows(value: GrepValue, lines: readonly GrepLineValue[]): { text: st
     if (value.around !== undefined && end !== -1 && line.line > end + 1)
       rows.push({ text: GROUP_SEPARATOR, match: false })
     rows.push({ text, match: line.context !== true })
-    end = line.line + (line.preview === null ? 0 : line.preview.split('\n').length - 1)
+    end = line.line + (line.multiline === true && line.preview !== null ? line.preview.split('\n').length - 1 : 0)
   }
   return rows
 }

@@ -87,6 +87,7 @@ async function grepOpened(
     mode,
     around: mode === 'content' ? around(args) : undefined,
     window,
+    multiline: args.multiline === true,
   }
 
   let found: Found
@@ -205,6 +206,7 @@ interface Search {
   readonly mode: OutputMode
   readonly around: Around | undefined
   readonly window: GrepWindow | undefined
+  readonly multiline: boolean
 }
 
 /** The gatherer of the content mode: rg's JSON records, the page kept in path order, every row saved. */
@@ -219,7 +221,7 @@ function contentGatherer(config: SearchServices['config'], search: Search): Gath
       ...(search.window === undefined ? {} : { window: search.window }),
     },
   )
-  const collector = new GrepCollector(search.opened.searched, config.grepMaxLineBytes, results)
+  const collector = new GrepCollector(search.opened.searched, config.grepMaxLineBytes, results, search.multiline)
   const splitter = new RecordSplitter(0x0a, collector.record)
   return {
     push: (chunk) => splitter.push(chunk),

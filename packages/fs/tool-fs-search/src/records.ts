@@ -139,10 +139,12 @@ export class GrepCollector {
   private readonly rootKey: string
   total = 0
 
+  /** `multiline`: the search lets a match span lines (its record then holds them all). */
   constructor(
     private readonly root: SearchRoot,
     private readonly maxLineBytes: number,
     private readonly sink: MatchSink,
+    private readonly multiline = false,
   ) {
     this.rootKey = pathKey(root.bytes)
   }
@@ -297,7 +299,7 @@ export class GrepCollector {
 
   private keep(line: GrepLineValue): void {
     this.total++
-    this.sink.line(line)
+    this.sink.line(this.multiline && line.preview?.includes('\n') === true ? { ...line, multiline: true } : line)
   }
 
   /**

@@ -52,6 +52,8 @@ export interface GrepLineValue {
   readonly truncated: boolean
   /** A line shown around a match (context, before, after), not itself a match. */
   readonly context?: true
+  /** A multiline match that spans lines: its preview holds their line breaks, and it is shown a row per line. */
+  readonly multiline?: true
 }
 
 export interface GrepFileValue {
