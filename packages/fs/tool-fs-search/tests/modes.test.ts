@@ -280,6 +280,8 @@ describe("other clients' names for grep's arguments are accepted silently (needs
     [{ '-A': 1 }, { after: 1 }],
     [{ '-B': 1 }, { before: 1 }],
     [{ glob: '*.py' }, { include: '*.py' }],
+    // Rows are always numbered: -n is dropped ({ ignore: true } in the names branch's mechanism).
+    [{ '-n': true }, {}],
   ])('%o answers as %o', async (alias, ours) => {
     h = await harness()
     fixture(h.dir)
