@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from 'vitest'
-import { type Harness, harness, MemorySpillStore, write } from './helpers.ts'
+import { join } from 'node:path'
+import { type Harness, harness, MemorySpillStore, write, writeFile } from './helpers.ts'
 
 let h: Harness
 afterEach(async () => {
@@ -337,5 +338,23 @@ describe('glob says what it did (DESIGN §25)', () => {
     // Half or less: no note.
     write(h.dir, { 'src/b.d.ts': { content: '', mtime: 1000 }, 'src/c.d.ts': { content: '', mtime: 1000 } })
     expect(await h.text('glob', { pattern: '**/*.d.ts' })).not.toContain('respect_gitignore')
+  })
+})
+
+describe('the list modes read any file name', () => {
+  test('a name with a newline, a colon and digits, or a non-UTF-8 byte is one escaped row', async () => {
+    h = await harness()
+    write(h.dir, {
+      'new\nline.txt': { content: 'TODO\n', mtime: 3000 },
+      'a:1: b.txt': { content: 'TODO\nTODO\n', mtime: 2000 },
+    })
+    writeFile(Buffer.concat([Buffer.from(join(h.dir, 'caf')), Buffer.from([0xe9]), Buffer.from('.txt')]), 'TODO\n')
+    expect(await h.text('grep', { pattern: 'TODO', output_mode: 'count' })).toBe(
+      'Found 4 matches in 3 files\n\na:1: b.txt: 2\ncaf\ufffd.txt: 1\nnew\\nline.txt: 1',
+    )
+    // caf\xe9.txt was written just now: the newest.
+    expect(await h.text('grep', { pattern: 'TODO', output_mode: 'files_with_matches' })).toBe(
+      'Found 3 files\n\ncaf\ufffd.txt\nnew\\nline.txt\na:1: b.txt',
+    )
   })
 })
