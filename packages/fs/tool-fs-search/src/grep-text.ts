@@ -253,14 +253,17 @@ export function wholeResult(value: GrepResultValue, caps: GrepCaps): string | un
 }
 
 /** A file's rows in the content layout: `Line <n>:` rows, or read rows with `--` between groups that do not touch. */
-function fileRows(value: GrepValue, lines: readonly GrepLineValue[]): { text: string; match: boolean }[] {
-  const rows: { text: string; match: boolean }[] = []
+function fileRows(
+  value: GrepValue,
+  lines: readonly GrepLineValue[],
+): { text: string; match: boolean; line?: GrepLineValue }[] {
+  const rows: { text: string; match: boolean; line?: GrepLineValue }[] = []
   let end = -1
   for (const line of lines) {
     const text = value.around === undefined ? lineRow(line) : readRow(line)
     if (value.around !== undefined && end !== -1 && line.line > end + 1)
       rows.push({ text: GROUP_SEPARATOR, match: false })
-    rows.push({ text, match: line.context !== true })
+    rows.push({ text, match: line.context !== true, line })
     end = line.line + (line.multiline === true && line.preview !== null ? line.preview.split('\n').length - 1 : 0)
   }
   return rows
@@ -317,7 +320,10 @@ export function pageGrep(value: GrepValue, caps: GrepCaps): Page {
       let text = row.text
       if (cost + 1 + utf8Bytes(text) > room) {
         // Only the very first match is cut to fit, so that a page shows at least one; later ones wait for the file.
-        const cut = shown === 0 && row.match ? fitRow(text, room - cost - 1) : undefined
+        const cut =
+          shown === 0 && row.match && row.line !== undefined
+            ? fitRow(row.line, value.around !== undefined, room - cost - 1)
+            : undefined
         full = true
         if (cut === undefined) break
         text = cut
@@ -338,13 +344,16 @@ export function pageGrep(value: GrepValue, caps: GrepCaps): Page {
   return { text: withinBudget(text, caps.maxBytes), complete: false }
 }
 
-/** A row cut so that it takes at most `room` bytes, marked; undefined when not even its number and the mark fit. */
-function fitRow(row: string, room: number): string | undefined {
-  const body = row.indexOf(': ') + 2
-  const text = row.endsWith(TRUNCATED_MARK) ? row.slice(0, -TRUNCATED_MARK.length) : row
-  const left = room - utf8Bytes(TRUNCATED_MARK)
-  if (left < body || text.startsWith(NOT_UTF8, body)) return undefined
-  return cutUtf8(text.split('\n')[0] as string, left).text + TRUNCATED_MARK
+/**
+ * A match's (first) row cut so that it takes at most `room` bytes, marked; undefined when not even its number and
+ * the mark fit, or the line is not UTF-8.
+ */
+function fitRow(line: GrepLineValue, readLayout: boolean, room: number): string | undefined {
+  const prefix = readLayout ? `${line.line}: ` : `Line ${line.line}: `
+  const left = room - utf8Bytes(prefix) - utf8Bytes(TRUNCATED_MARK)
+  if (left < 0 || line.preview === null) return undefined
+  const first = line.multiline === true ? (line.preview.split('\n')[0] as string).replace(/\r$/, '') : line.preview
+  return prefix + cutUtf8(escapeControl(first, { keepTab: true }), left).text + TRUNCATED_MARK
 }
 
 function countRow(entry: { readonly path: string; readonly count: number }): string {
