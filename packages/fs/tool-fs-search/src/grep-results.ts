@@ -129,6 +129,17 @@ class PageKeeper implements Keeper {
     // One match too many: the last match of the last file goes (with context asked, it stays as a line around the
     // matches before it, as far as they reach).
     const last = this.files[this.files.length - 1] as PageFile
+    if (this.around === undefined) {
+      // Without context every line is a match: the last one simply goes.
+      last.lines.pop()
+      last.matches--
+      this.kept--
+      if (last.matches === 0) {
+        this.files.pop()
+        if (last === this.current) this.current = undefined
+      }
+      return
+    }
     let at = last.lines.length - 1
     while (at >= 0 && (last.lines[at] as GrepLineValue).context === true) at--
     last.lines[at] = demoted(last.lines[at] as GrepLineValue)
