@@ -12,14 +12,21 @@ import { VCS_DIRS } from './paths.ts'
  * directories excluded, NUL-separated so that any name survives. No `--sort`: ripgrep walks on `threads` threads
  * and the tool orders by modification time itself (docs/decisions/2026-11-30-glob-ordering.md).
  */
-export function globArgv(pattern: string, root: string, threads: number, exclude: readonly string[] = []): string[] {
+export function globArgv(
+  pattern: string,
+  root: string,
+  threads: number,
+  exclude: readonly string[] = [],
+  options: { readonly respectGitignore?: boolean } = {},
+): string[] {
   return [
     '--no-config',
     '--files',
     '--null',
     `--threads=${threads}`,
     `--glob=${pattern}`,
-    '--no-ignore',
+    // respect_gitignore: ripgrep's default visibility of ignore files, the same outside a git repository as inside.
+    ...(options.respectGitignore === true ? ['--no-require-git'] : ['--no-ignore']),
     '--hidden',
     // After the model's glob, so that they win over it; the trailing slash matches directories only. `exclude`:
     // the workspace's hidden paths below the root (`--glob=!/<rel>`), last so that nothing wins over them.
@@ -40,21 +47,60 @@ export function globThreads(cpus: number): number {
   return Math.min(12, Math.max(1, cpus - 1))
 }
 
+/** What a grep call asks of ripgrep besides its pattern, root and include (each only when given). */
+export interface GrepFlags {
+  /** Skip .ignore and .rgignore files (the retry after an unusable one). */
+  readonly noIgnoreDot?: boolean
+  /** `--glob=!/<rel>` for the workspace's hidden paths below the root: after the model's include, so they win. */
+  readonly exclude?: readonly string[]
+  /** output_mode: the JSON records of matching lines (content), NUL-ended paths, or `<path>NUL<count>` lines. */
+  readonly mode?: 'content' | 'files_with_matches' | 'count'
+  readonly caseInsensitive?: boolean
+  readonly multiline?: boolean
+  /** A ripgrep file type (`ts`, `py`). */
+  readonly type?: string
+  /** Lines of context before and after each match (content). */
+  readonly before?: number
+  readonly after?: number
+  /** Files in path order, one thread (`--sort=path`): a page from an offset reads the matches in their final order. */
+  readonly sorted?: boolean
+}
+
+const OUTPUT: Record<NonNullable<GrepFlags['mode']>, readonly string[]> = {
+  content: ['--json'],
+  files_with_matches: ['--files-with-matches', '--null'],
+  count: ['--count', '--with-filename', '--null'],
+}
+
+/** The flags of the model's own options, in one order. */
+function optionFlags(flags: GrepFlags): string[] {
+  return [
+    ...(flags.caseInsensitive === true ? ['--ignore-case'] : []),
+    ...(flags.multiline === true ? ['--multiline', '--multiline-dotall'] : []),
+    ...(flags.type === undefined ? [] : [`--type=${flags.type}`]),
+    ...(flags.before ? [`--before-context=${flags.before}`] : []),
+    ...(flags.after ? [`--after-context=${flags.after}`] : []),
+    ...(flags.sorted === true ? ['--sort=path'] : []),
+  ]
+}
+
 /**
- * Matching lines as JSON records; ripgrep's default visibility (ignore files, hidden, binary), with
- * `--no-require-git` so that `.gitignore` applies the same way outside a git repository as inside one.
+ * Matching lines as JSON records (or, in the other output modes, the matching files or their counts); ripgrep's
+ * default visibility (ignore files, hidden, binary), with `--no-require-git` so that `.gitignore` applies the same
+ * way outside a git repository as inside one.
  */
 export function grepArgv(
   pattern: string,
   root: string,
   include: string | undefined,
-  options: { readonly noIgnoreDot?: boolean; readonly exclude?: readonly string[] } = {},
+  options: GrepFlags = {},
 ): string[] {
   return [
     '--no-config',
-    '--json',
+    ...OUTPUT[options.mode ?? 'content'],
     '--no-require-git',
     ...(options.noIgnoreDot === true ? ['--no-ignore-dot'] : []),
+    ...optionFlags(options),
     // `exclude`: the workspace's hidden paths below the root (`--glob=!/<rel>`), after the model's include so they win.
     `--regexp=${pattern}`,
     ...(include === undefined ? [] : [`--glob=${include}`]),
@@ -66,19 +112,21 @@ export function grepArgv(
 
 /**
  * Whether `pattern`'s text occurs literally where grep searched (exit 0 at the first occurrence, 1 for none): the
- * same visibility and exclusions, `--fixed-strings`, nothing printed.
+ * same visibility, case, type and exclusions, `--fixed-strings`, nothing printed.
  */
 export function literalArgv(
   pattern: string,
   root: string,
   include: string | undefined,
   exclude: readonly string[] = [],
+  flags: Pick<GrepFlags, 'caseInsensitive' | 'type'> = {},
 ): string[] {
   return [
     '--no-config',
     '--quiet',
     '--fixed-strings',
     '--no-require-git',
+    ...optionFlags(flags),
     `--regexp=${pattern}`,
     ...(include === undefined ? [] : [`--glob=${include}`]),
     ...exclude,
@@ -145,6 +193,47 @@ function relativeGlob(glob: string, root: string): string | typeof OUTSIDE | typ
   }
   while (out.startsWith('./')) out = out.slice(2).replace(/^\/+/, '')
   return out === '' || out === '.' ? EMPTY : out
+}
+
+/**
+ * Whether a glob pattern reads as a comma-separated list of patterns (`src/*.spec.ts, src/*.bench.ts`), which would
+ * silently match nothing: a comma outside braces next to a space, or between parts that hold glob syntax. A name
+ * with a comma in it (`a,b.txt`) is a pattern still. Returns the braces form to suggest, or undefined.
+ */
+export function commaList(pattern: string): string | undefined {
+  if (includeProblem(pattern) !== 'a comma-separated list') return undefined
+  const parts = topLevelParts(pattern).map((part) => part.trim())
+  if (parts.some((part) => part === '')) return undefined
+  if (!/,\s|\s,/.test(pattern) && !parts.some((part) => /[*?[{]/.test(part))) return undefined
+  return `{${parts.join(',')}}`
+}
+
+/** `pattern` split at its commas outside braces and classes. */
+function topLevelParts(pattern: string): string[] {
+  const parts: string[] = []
+  let depth = 0
+  let inClass = false
+  let from = 0
+  for (let i = 0; i < pattern.length; i++) {
+    const char = pattern[i]
+    if (char === '\\') {
+      i++
+      continue
+    }
+    if (inClass) {
+      if (char === ']') inClass = false
+      continue
+    }
+    if (char === '[') inClass = true
+    else if (char === '{') depth++
+    else if (char === '}' && depth > 0) depth--
+    else if (char === ',' && depth === 0) {
+      parts.push(pattern.slice(from, i))
+      from = i + 1
+    }
+  }
+  parts.push(pattern.slice(from))
+  return parts
 }
 
 /**

@@ -9,7 +9,7 @@ export const GLOB_PROMPT_ORDER = 103
 
 export const GLOB_PROMPT = [
   "To find files by name or path pattern, use this server's glob tool rather than shell commands such as find or ls.",
-  'glob lists hidden files and files ignored by .gitignore too; only the contents of version-control directories (.git, .svn, .hg, .bzr, .jj, .sl) are never listed.',
+  'glob lists hidden files and files ignored by .gitignore too (unless respect_gitignore is true); only the contents of version-control directories (.git, .svn, .hg, .bzr, .jj, .sl) are never listed.',
 ].join('\n')
 
 export function globDescription(caps: { maxResults: number; maxResultBytes: number }): string {
@@ -18,7 +18,8 @@ export function globDescription(caps: { maxResults: number; maxResultBytes: numb
     'Syntax: "*" matches within one path component, "**" across directories, "?" one character, "[abc]" a class, "{a,b}" alternatives; a pattern without "/" matches file names at any depth, a pattern with "/" is matched relative to path.',
     'Lists hidden files and files ignored by .gitignore; never the contents of .git, .svn, .hg, .bzr, .jj or .sl directories.',
     `Prints one path per line, relative to the working directory, most recently modified first (ties in path order). At most ${caps.maxResults} paths and ${caps.maxResultBytes} bytes are shown; when there are more, the result says where the complete list was saved.`,
-    'A leading "./" is ignored, an absolute pattern inside path is made relative to it; a "!" negation is not accepted.',
+    'A leading "./" is ignored, an absolute pattern inside path is made relative to it; a "!" negation is not accepted, nor a comma-separated list (use braces: "src/*.{spec,bench}.ts").',
+    'respect_gitignore: true leaves out files that .gitignore, .ignore or .rgignore files ignore (node_modules, build output).',
   ].join(' ')
 }
 
@@ -33,6 +34,12 @@ export const GlobParameters = Type.Object(
         minLength: 1,
         description:
           'Directory to search in, absolute or relative to the working directory. Default: the working directory.',
+      }),
+    ),
+    respect_gitignore: Type.Optional(
+      Type.Boolean({
+        description:
+          'Leave out files that .gitignore (or .ignore, .rgignore) ignores, such as node_modules. Default false: they are listed.',
       }),
     ),
   },
@@ -54,9 +61,15 @@ function notes(value: GlobValue): string[] {
     out.push(
       `[${showPath(value.insideVcs.root)} is inside a ${value.insideVcs.dir} directory, whose contents glob never lists]`,
     )
+  if (value.ignored !== undefined) out.push(ignoredNote(value.ignored, value.total))
   if (value.stoppedAfterMs !== undefined) out.push(stoppedNote('glob', value.stoppedAfterMs))
   if (value.warning !== undefined) out.push(partialNote(value.warning))
   return out
+}
+
+/** Most of a capped list lies where .gitignore ignores it: how much, and the argument that leaves it out. */
+export function ignoredNote(ignored: number, total: number): string {
+  return `[${ignored} of these ${total} files are in paths that .gitignore (or .ignore, .rgignore) ignores, such as node_modules; pass respect_gitignore: true to leave them out.]`
 }
 
 /** The whole list as its page shows it, when every path fits the page (count and bytes); else undefined. */

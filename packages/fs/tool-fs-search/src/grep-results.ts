@@ -14,21 +14,88 @@ import type { GrepFileValue, GrepLineValue } from './values.ts'
  * numbers and the path per matching file; the chunks are merged into path order when the result is saved.
  */
 
-/** A file's lines on the page, while the search runs. */
+/** A file's lines on the page, while the search runs: its matches and, with context, the lines around them. */
 interface PageFile {
   readonly key: string
   readonly path: string
   readonly lines: GrepLineValue[]
+  /** Matches among `lines` (the rest are context). */
+  matches: number
 }
 
-/** The first `max` matching lines in path order, whatever order the files come in. */
-class PageKeeper {
+/** Lines asked around each match (none when the call asked for no context). */
+export interface Around {
+  readonly before: number
+  readonly after: number
+}
+
+/** The last line a row covers (a multiline match covers several). */
+function lastLine(line: GrepLineValue): number {
+  if (line.multiline !== true || line.preview === null) return line.line
+  return line.line + line.preview.split('\n').length - 1
+}
+
+/** A match shown as a line around others: it is past the page, or before the model's offset. */
+function demoted(line: GrepLineValue): GrepLineValue {
+  return { ...line, context: true }
+}
+
+/**
+ * A file's lines without the context that belongs to no match kept: a context line stays when it lies within
+ * `before` lines above a match or `after` lines below one.
+ */
+function trimmed(lines: readonly GrepLineValue[], around: Around): GrepLineValue[] {
+  const kept: GrepLineValue[] = []
+  let lastMatchEnd = -Infinity
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] as GrepLineValue
+    if (line.context !== true) {
+      kept.push(line)
+      lastMatchEnd = lastLine(line)
+      continue
+    }
+    if (line.line <= lastMatchEnd + around.after) {
+      kept.push(line)
+      continue
+    }
+    let next: GrepLineValue | undefined
+    for (let j = i + 1; j < lines.length; j++) {
+      if ((lines[j] as GrepLineValue).context !== true) {
+        next = lines[j]
+        break
+      }
+    }
+    if (next !== undefined && next.line - lastLine(line) <= around.before) kept.push(line)
+  }
+  return kept
+}
+
+/** Inserts `line` into `lines` (ascending; lines come in order within a file, but stay in order if they ever do not). */
+function insert(lines: GrepLineValue[], line: GrepLineValue): void {
+  let at = lines.length
+  while (at > 0 && (lines[at - 1] as GrepLineValue).line > line.line) at--
+  lines.splice(at, 0, line)
+}
+
+/** Where the page's matches are kept while ripgrep runs: the first page (PageKeeper) or a page from an offset. */
+interface Keeper {
+  file(key: string, path: string): void
+  line(line: GrepLineValue): void
+  context(line: GrepLineValue): void
+  values(): GrepFileValue[]
+}
+
+/** The first `max` matching lines in path order, whatever order the files come in, with their context. */
+class PageKeeper implements Keeper {
   /** In path order of their keys. */
   private readonly files: PageFile[] = []
   private kept = 0
   private current: PageFile | undefined
 
-  constructor(private readonly max: number) {}
+  constructor(
+    private readonly max: number,
+    private readonly around: Around | undefined,
+  ) {}
 
   file(key: string, path: string): void {
     const last = this.files[this.files.length - 1]
@@ -49,31 +116,124 @@ class PageKeeper {
       this.current = found
       return
     }
-    this.current = { key, path, lines: [] }
+    this.current = { key, path, lines: [], matches: 0 }
     this.files.splice(lo, 0, this.current)
   }
 
   line(line: GrepLineValue): void {
     const file = this.current
     if (file === undefined) return
-    const lines = file.lines
-    // Lines come ascending within a file; were a file's matches ever to come apart, they still go in order.
-    let at = lines.length
-    while (at > 0 && (lines[at - 1] as GrepLineValue).line > line.line) at--
-    lines.splice(at, 0, line)
+    insert(file.lines, line)
+    file.matches++
     if (++this.kept <= this.max) return
-    // One line too many: the last line of the last file goes.
+    // One match too many: the last match of the last file goes (with context asked, it stays as a line around the
+    // matches before it, as far as they reach).
     const last = this.files[this.files.length - 1] as PageFile
-    last.lines.pop()
+    if (this.around === undefined) {
+      // Without context every line is a match: the last one simply goes.
+      last.lines.pop()
+      last.matches--
+      this.kept--
+      if (last.matches === 0) {
+        this.files.pop()
+        if (last === this.current) this.current = undefined
+      }
+      return
+    }
+    let at = last.lines.length - 1
+    while (at >= 0 && (last.lines[at] as GrepLineValue).context === true) at--
+    last.lines[at] = demoted(last.lines[at] as GrepLineValue)
+    last.matches--
     this.kept--
-    if (last.lines.length === 0) {
+    if (last.matches === 0) {
       this.files.pop()
       if (last === this.current) this.current = undefined
+      return
     }
+    const reach = this.around?.after ?? 0
+    let end = last.lines.length
+    while (end > 0 && (last.lines[end - 1] as GrepLineValue).context === true) end--
+    const limit = lastLine(last.lines[end - 1] as GrepLineValue) + reach
+    while (last.lines.length > end && (last.lines[last.lines.length - 1] as GrepLineValue).line > limit)
+      last.lines.pop()
+  }
+
+  context(line: GrepLineValue): void {
+    if (this.current !== undefined) insert(this.current.lines, line)
   }
 
   values(): GrepFileValue[] {
-    return this.files.map(({ path, lines }) => ({ path, lines }))
+    const { around } = this
+    return this.files
+      .filter((file) => file.matches > 0)
+      .map(({ path, lines }) => ({ path, lines: around === undefined ? lines : trimmed(lines, around) }))
+  }
+}
+
+/**
+ * The matching lines `offset` to `offset + max` (with their context), from a ripgrep that prints files in path order
+ * (`--sort=path`): a file never comes back once another began, so what lies before the page is dropped as it goes.
+ */
+class WindowKeeper implements Keeper {
+  private readonly files: GrepFileValue[] = []
+  private current: PageFile | undefined
+  private seen = 0
+
+  constructor(
+    private readonly offset: number,
+    private readonly max: number,
+    private readonly around: Around | undefined,
+  ) {}
+
+  file(key: string, path: string): void {
+    this.finish()
+    this.current = { key, path, lines: [], matches: 0 }
+  }
+
+  line(line: GrepLineValue): void {
+    const file = this.current
+    if (file === undefined) return
+    const index = this.seen++
+    if (index < this.offset || index >= this.offset + this.max) this.context(demoted(line))
+    else {
+      file.lines.push(line)
+      file.matches++
+    }
+  }
+
+  context(line: GrepLineValue): void {
+    const file = this.current
+    if (file === undefined || this.around === undefined) return
+    if (file.matches === 0) {
+      // Nothing kept in this file yet: only the last `before` lines can still be shown, above the next match.
+      while (file.lines.length > 0 && line.line - (file.lines[0] as GrepLineValue).line >= this.around.before + 1)
+        file.lines.shift()
+      if (this.around.before > 0) file.lines.push(line)
+      return
+    }
+    if (this.seen <= this.offset + this.max || line.line <= this.lastMatchLine(file) + this.around.after)
+      file.lines.push(line)
+  }
+
+  private lastMatchLine(file: PageFile): number {
+    for (let i = file.lines.length - 1; i >= 0; i--)
+      if ((file.lines[i] as GrepLineValue).context !== true) return lastLine(file.lines[i] as GrepLineValue)
+    return -Infinity
+  }
+
+  private finish(): void {
+    const file = this.current
+    this.current = undefined
+    if (file === undefined || file.matches === 0) return
+    this.files.push({
+      path: file.path,
+      lines: this.around === undefined ? file.lines : trimmed(file.lines, this.around),
+    })
+  }
+
+  values(): GrepFileValue[] {
+    this.finish()
+    return this.files
   }
 }
 
@@ -299,13 +459,23 @@ class ForwardReader {
  * row gathered for the saved result.
  */
 export class GrepResults implements MatchSink {
-  private readonly page: PageKeeper
+  private readonly page: Keeper
   private readonly rows: SavedRows | undefined
   total = 0
 
-  /** `chunkBytes` undefined: the complete result cannot be saved anyway (no store, no session), so no rows are kept. */
-  constructor(maxMatches: number, chunkBytes: number | undefined) {
-    this.page = new PageKeeper(maxMatches)
+  /**
+   * `chunkBytes` undefined: the complete result cannot be saved anyway (no store, no session, a page of the model's
+   * own), so no rows are kept. `window`: the page from an offset, read from a ripgrep that sorts by path.
+   */
+  constructor(
+    maxMatches: number,
+    chunkBytes: number | undefined,
+    options: { readonly around?: Around; readonly window?: { readonly offset: number } } = {},
+  ) {
+    this.page =
+      options.window !== undefined && options.window.offset > 0
+        ? new WindowKeeper(options.window.offset, maxMatches, options.around)
+        : new PageKeeper(maxMatches, options.around)
     this.rows = chunkBytes === undefined ? undefined : new SavedRows(chunkBytes)
   }
 
@@ -317,6 +487,11 @@ export class GrepResults implements MatchSink {
   line(line: GrepLineValue): void {
     this.total++
     this.page.line(line)
+    this.rows?.line(line)
+  }
+
+  context(line: GrepLineValue): void {
+    this.page.context(line)
     this.rows?.line(line)
   }
 

@@ -34,7 +34,16 @@ export { Config }
 export { SearchError, SearchErrorCode } from './errors.ts'
 export type { GlobArgs } from './glob-text.ts'
 export type { GrepArgs } from './grep-text.ts'
-export type { GlobValue, GrepFileValue, GrepLineValue, GrepValue, SpillOutcome } from './values.ts'
+export type {
+  GlobValue,
+  GrepCountValue,
+  GrepFileValue,
+  GrepFilesValue,
+  GrepLineValue,
+  GrepResultValue,
+  GrepValue,
+  SpillOutcome,
+} from './values.ts'
 
 /**
  * Registers `glob` and `grep` and their prompt sections. Nothing is spawned here; the ripgrep binary is found on

@@ -53,6 +53,14 @@ export class RealPathFilter {
       line: (line) => {
         if (!dropping) sink.line(line)
       },
+      // Lines around matches (grep's context) go with their file's matches.
+      ...(sink.context === undefined
+        ? {}
+        : {
+            context: (line) => {
+              if (!dropping) sink.context?.(line)
+            },
+          }),
     }
   }
 }

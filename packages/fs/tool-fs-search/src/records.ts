@@ -76,6 +76,8 @@ export interface MatchSink {
   /** The matches that follow are of this file: its path below the root (a latin1 key, see pathKey) and as shown. */
   file(key: string, path: string): void
   line(line: GrepLineValue): void
+  /** A line around a match (asked for with context, before, after); without this method such lines are skipped. */
+  context?(line: GrepLineValue): void
 }
 
 /** ripgrep's JSON form of a path or a line: `text` when it is UTF-8, else base64 `bytes`. */
@@ -137,10 +139,12 @@ export class GrepCollector {
   private readonly rootKey: string
   total = 0
 
+  /** `multiline`: the search lets a match span lines (its record then holds them all). */
   constructor(
     private readonly root: SearchRoot,
     private readonly maxLineBytes: number,
     private readonly sink: MatchSink,
+    private readonly multiline = false,
   ) {
     this.rootKey = pathKey(root.bytes)
   }
@@ -160,7 +164,10 @@ export class GrepCollector {
           if (bytesAt(bytes, at, end, END)) return
           break
         case 0x63:
-          if (bytesAt(bytes, at, end, CONTEXT)) return
+          if (bytesAt(bytes, at, end, CONTEXT)) {
+            if (this.sink.context !== undefined) this.contextValue(parse(bytes.toString('utf8', start, end)))
+            return
+          }
           break
       }
     }
@@ -279,9 +286,20 @@ export class GrepCollector {
     this.keep(preview(line, textOf(data.lines), this.maxLineBytes, matched))
   }
 
+  /** A context record (a line around a match), parsed in full: only calls that ask for context have them. */
+  private contextValue(value: unknown): void {
+    const data = (value as { data?: { path?: Data; lines?: Data; line_number?: unknown } } | null)?.data
+    const line = data?.line_number
+    if (!data?.path || !data.lines || typeof line !== 'number' || !Number.isSafeInteger(line) || line < 1)
+      throw new MalformedOutput('a context record without path, lines or line number')
+    this.lastPath = undefined
+    this.file(data.path)
+    this.sink.context?.({ ...preview(line, textOf(data.lines), this.maxLineBytes), context: true })
+  }
+
   private keep(line: GrepLineValue): void {
     this.total++
-    this.sink.line(line)
+    this.sink.line(this.multiline && line.preview?.includes('\n') === true ? { ...line, multiline: true } : line)
   }
 
   /**

@@ -35,6 +35,11 @@ export interface GlobValue {
   readonly stoppedAfterMs?: number
   /** Set when `total` is over the page. */
   readonly spill?: SpillOutcome
+  /**
+   * Set when the list is capped and .gitignore was not respected: how many of the files listed in all lie where
+   * `.gitignore` (or `.ignore`, `.rgignore`) ignores them.
+   */
+  readonly ignored?: number
 }
 
 export interface GrepLineValue {
@@ -45,6 +50,10 @@ export interface GrepLineValue {
    */
   readonly preview: string | null
   readonly truncated: boolean
+  /** A line shown around a match (context, before, after), not itself a match. */
+  readonly context?: true
+  /** A multiline match that spans lines: its preview holds their line breaks, and it is shown a row per line. */
+  readonly multiline?: true
 }
 
 export interface GrepFileValue {
@@ -54,17 +63,25 @@ export interface GrepFileValue {
   readonly lines: readonly GrepLineValue[]
 }
 
-/** What a grep call found, before it becomes text. */
-export interface GrepValue {
-  /** What was asked: the saved result's header repeats it. `path` as shown ('' for the working directory). */
-  readonly query: { readonly pattern: string; readonly path: string; readonly include?: string }
-  /**
-   * The first matching lines in path order, grouped by file, lines ascending: at most `grepMaxMatches` of them (what
-   * a page can show; all of them when `total` is within it). The complete result is saved.
-   */
-  readonly files: readonly GrepFileValue[]
-  /** Matching lines in all files. */
-  readonly total: number
+/** What was asked: the saved result's header repeats it. `path` as shown ('' for the working directory). */
+export interface GrepQuery {
+  readonly pattern: string
+  readonly path: string
+  readonly include?: string
+  readonly type?: string
+}
+
+/** The model's own page of a result (`offset`, `head_limit`): then nothing is saved, and the footer says what is next. */
+export interface GrepWindow {
+  /** Entries (matches, files) skipped before the page. */
+  readonly offset: number
+  /** Most entries on the page (`head_limit`; the page caps still apply). */
+  readonly limit: number
+}
+
+/** The notes every mode of grep may carry after its rows. */
+export interface GrepNotes {
+  readonly query: GrepQuery
   /** Set when nothing matched: whether the pattern's text, searched literally, would have matched. */
   readonly literalMatches?: boolean
   /** ripgrep's stderr when it exited 2 but found matches (some paths could not be read). */
@@ -73,6 +90,46 @@ export interface GrepValue {
   readonly stoppedAfterMs?: number
   /** Ignore files ripgrep was told to skip, with why (see the skipped-ignore note). */
   readonly skippedIgnoreFiles?: readonly string[]
-  /** Set when `total` is over the page. */
+  /** Set when the model asked for a page of its own. */
+  readonly window?: GrepWindow
+  /** Set when the result is over the page and no window was asked for. */
   readonly spill?: SpillOutcome
+}
+
+/** What a grep call found, before it becomes text: one of its three output modes. */
+export type GrepResultValue = GrepValue | GrepFilesValue | GrepCountValue
+
+/** output_mode "files_with_matches": the matching files, most recently modified first (ties in path order). */
+export interface GrepFilesValue extends GrepNotes {
+  readonly mode: 'files_with_matches'
+  /** The files of the page (from the window's offset, at most what a page shows), as shown, not yet escaped. */
+  readonly paths: readonly string[]
+  /** Matching files in all. */
+  readonly total: number
+}
+
+/** output_mode "count": matching lines per file, files in path order. */
+export interface GrepCountValue extends GrepNotes {
+  readonly mode: 'count'
+  /** The files of the page (from the window's offset, at most what a page shows) with their counts. */
+  readonly counts: readonly { readonly path: string; readonly count: number }[]
+  /** Matching files in all. */
+  readonly total: number
+  /** Matching lines in all files. */
+  readonly matches: number
+}
+
+/** output_mode "content" (the default): the matching lines. */
+export interface GrepValue extends GrepNotes {
+  readonly mode?: 'content'
+  /** Lines shown around each match (context, before, after), when asked for: rows then read as `read`'s. */
+  readonly around?: { readonly before: number; readonly after: number }
+  /**
+   * The first matching lines in path order, grouped by file, lines ascending: at most `grepMaxMatches` of them (what
+   * a page can show; all of them when `total` is within it), from the window's offset when there is one; with
+   * `around`, the lines around them too (`context: true`). The complete result is saved.
+   */
+  readonly files: readonly GrepFileValue[]
+  /** Matching lines in all files. */
+  readonly total: number
 }

@@ -155,7 +155,7 @@ describe('grep', () => {
     const newline = await h.call('grep', { pattern: 'a\nb' })
     expect(newline.error?.code).toBe('SEARCH_INVALID_PATTERN')
     expect(newline.content[0].text).toBe(
-      'Error: invalid grep pattern: it contains a line break, but grep matches one line at a time; search for a single line of the text',
+      'Error: invalid grep pattern: it contains a line break, but grep matches one line at a time; search for a single line of the text, or pass multiline: true',
     )
     const nul = await h.call('grep', { pattern: 'a\0b' })
     expect(nul.error?.code).toBe('SEARCH_INVALID_PATTERN')

@@ -65,9 +65,22 @@ test('the schemas are byte-stable JSON Schemas without extra properties', async 
   expect(JSON.stringify(t.ctx.tools.schemas())).toBe(first)
   const [glob, grep] = t.ctx.tools.schemas()
   expect(glob?.parameters).toMatchObject({ type: 'object', required: ['pattern'], additionalProperties: false })
-  expect(Object.keys(glob?.parameters.properties as object)).toEqual(['pattern', 'path'])
+  expect(Object.keys(glob?.parameters.properties as object)).toEqual(['pattern', 'path', 'respect_gitignore'])
   expect(grep?.parameters).toMatchObject({ type: 'object', required: ['pattern'], additionalProperties: false })
-  expect(Object.keys(grep?.parameters.properties as object)).toEqual(['pattern', 'path', 'include'])
+  expect(Object.keys(grep?.parameters.properties as object)).toEqual([
+    'pattern',
+    'path',
+    'include',
+    'type',
+    'output_mode',
+    'context',
+    'before',
+    'after',
+    'case_insensitive',
+    'multiline',
+    'head_limit',
+    'offset',
+  ])
 })
 
 test('disposing the plugin removes the tools and the prompt sections', async () => {
@@ -100,9 +113,8 @@ test('the README states the exact prompt texts, descriptions and parameter descr
   )
   for (const schema of [GlobParameters, GrepParameters]) {
     for (const [key, property] of Object.entries(schema.properties)) {
-      expect(readme).toContain(
-        `"${key}": { "minLength": 1, "description": ${JSON.stringify(property.description)}, "type": "string" }`,
-      )
+      const fields = Object.entries(property).map(([name, value]) => `"${name}": ${JSON.stringify(value)}`)
+      expect(readme).toContain(`"${key}": { ${fields.join(', ')} }`)
     }
   }
 })

@@ -22,11 +22,17 @@ import { GLOB_PROMPT, globDescription, pageGlob, savedGlobRow } from '../src/glo
 import {
   GREP_PROMPT,
   grepDescription,
+  lineRow,
   literalHint,
   pageGrep,
+  readRow,
+  renderGrep as renderMode,
+  savedCountHeader,
+  savedFilesHeader,
   savedHeader,
   savedRow,
   savedRowPrefix,
+  windowFooter,
 } from '../src/grep-text.ts'
 import type { GlobValue, GrepFileValue, GrepValue } from '../src/values.ts'
 
@@ -264,13 +270,14 @@ describe('model-facing guidance', () => {
     expect(GLOB_PROMPT).toBe(
       [
         "To find files by name or path pattern, use this server's glob tool rather than shell commands such as find or ls.",
-        'glob lists hidden files and files ignored by .gitignore too; only the contents of version-control directories (.git, .svn, .hg, .bzr, .jj, .sl) are never listed.',
+        'glob lists hidden files and files ignored by .gitignore too (unless respect_gitignore is true); only the contents of version-control directories (.git, .svn, .hg, .bzr, .jj, .sl) are never listed.',
       ].join('\n'),
     )
     expect(GREP_PROMPT).toBe(
       [
         "To search file contents, use this server's grep tool rather than shell commands such as grep or rg.",
         'Its "Line N:" numbers are line numbers in the file: read a matched file (offset near N) to see the surrounding code.',
+        'To learn only which files match, or how often, pass output_mode "files_with_matches" or "count" rather than listing every line.',
       ].join('\n'),
     )
   })
@@ -283,7 +290,7 @@ describe('model-facing guidance', () => {
       'most recently modified first (ties in path order)',
     )
     const grep = grepDescription({ maxMatches: 250, maxLineBytes: 2000, maxResultBytes: 30_000 })
-    expect(grep).toContain('At most 250 lines and 30000 bytes are shown')
+    expect(grep).toContain('At most 250 lines (or files) and 30000 bytes are shown')
     expect(grep).toContain('Lines longer than 2000 bytes are cut and marked "(line truncated)"')
     expect(grep).toContain('the same inside and outside a git repository')
   })
@@ -478,5 +485,71 @@ describe('empty results that teach', () => {
     expect(literalHint('plain.text')).toBeUndefined()
     expect(literalHint('fn\\s+main(')).toBeUndefined()
     expect(renderGrep({ files: [], total: 0 }, { maxMatches: 5 })).toBe('No matches found')
+  })
+})
+
+describe('grep output modes render (DESIGN §25)', () => {
+  const caps = { maxMatches: 250, maxBytes: 200 }
+  const spill = { saved: { locator: '/s/grep-results.txt', retrievalHint: 'Read it.' } }
+
+  test('files_with_matches stops its page at the byte budget, footer and all', () => {
+    const paths = Array.from({ length: 20 }, (_, i) => `src/file-${String(i).padStart(2, '0')}.ts`)
+    const text = renderMode({ mode: 'files_with_matches', query, paths, total: 20, spill }, caps).text
+    expect(text).toBe(
+      [
+        'Found 6 of 20 files',
+        '',
+        paths.slice(0, 6).join('\n'),
+        '',
+        '[Showing 6 of 20 files. The complete result is saved at /s/grep-results.txt. Read it.]',
+      ].join('\n'),
+    )
+    expect(Buffer.byteLength(text)).toBeLessThanOrEqual(200)
+  })
+
+  test('count keeps its totals in the header whatever the page holds', () => {
+    const counts = [
+      { path: 'a.ts', count: 3 },
+      { path: 'b.ts', count: 1 },
+    ]
+    expect(renderMode({ mode: 'count', query, counts, total: 2, matches: 4 }, caps).text).toBe(
+      'Found 4 matches in 2 files\n\na.ts: 3\nb.ts: 1',
+    )
+    expect(
+      renderMode(
+        { mode: 'count', query, counts: counts.slice(0, 1), total: 2, matches: 4, spill },
+        { ...caps, maxMatches: 1 },
+      ).text,
+    ).toBe(
+      'Found 4 matches in 2 files\n\na.ts: 3\n\n[Showing 1 of 2 files. The complete result is saved at /s/grep-results.txt. Read it.]',
+    )
+  })
+
+  test("a page of the model's own names its range and the next offset; the last page names none", () => {
+    expect(windowFooter('matches', 10, 10, 57)).toBe('[Showing matches 11–20 of 57. To see more, pass offset=20.]')
+    expect(windowFooter('files', 50, 7, 57)).toBe('[Showing files 51–57 of 57.]')
+    expect(windowFooter('matches', 60, 0, 57)).toBe(
+      '[offset 60 is past the end: there are 57 matches; pass a smaller offset.]',
+    )
+  })
+
+  test('a multiline match is a row per line, in the default layout, the read layout and the saved rows', () => {
+    const line = { line: 4, preview: 'a {\r\n  b\n}', truncated: true, multiline: true } as const
+    expect(lineRow(line)).toBe('Line 4: a {\nLine 5:   b\nLine 6: } (line truncated)')
+    expect(readRow(line)).toBe('4: a {\n5:   b\n6: } (line truncated)')
+    expect(savedRow('x.ts:', line)).toBe('x.ts:4: a {\nx.ts:5:   b\nx.ts:6: } (line truncated)\n')
+  })
+
+  test('saved headers of the modes say how their rows read', () => {
+    const base = { query: { pattern: 'TODO', path: 'src', type: 'ts' }, total: 12 }
+    expect(savedFilesHeader({ ...base, mode: 'files_with_matches', paths: [] })).toBe(
+      '[grep "TODO" type ts in src: 12 files with matches, one per line, most recently modified first]',
+    )
+    expect(savedCountHeader({ ...base, mode: 'count', counts: [], matches: 40 })).toBe(
+      '[grep "TODO" type ts in src: 40 matching lines in 12 files, one file per line as <path>: <matching lines>]',
+    )
+    expect(savedHeader({ ...base, files: [], around: { before: 2, after: 1 } })).toBe(
+      '[grep "TODO" type ts in src: 12 matching lines, one per line as <path>:<line>: <text>, with 2 lines before and 1 after each match]',
+    )
   })
 })

@@ -141,25 +141,3 @@ describe('through the tool', () => {
     expect(await h.text('grep', { pattern: 'foo(baz)', include: '*.ts' })).toBe('No matches found')
   })
 })
-
-describe("other clients' grep arguments name what to pass instead (DESIGN §20)", () => {
-  const caseHint = 'there is no case-insensitive flag: start the pattern with (?i) instead, e.g. "(?i)todo"'
-  test.each([
-    [{ '-i': true }, `unexpected property "-i": ${caseHint}`],
-    [{ case_insensitive: true }, `unexpected property "case_insensitive": ${caseHint}`],
-    [
-      { output_mode: 'files_with_matches' },
-      'unexpected property "output_mode": grep always prints each matching line under its file ("Line N: text"); for the names of the files alone, use the paths it prints, or glob',
-    ],
-    [
-      { head_limit: 10 },
-      'unexpected property "head_limit": there is no result limit to pass: the first page is shown and the complete result is saved, to page through with read',
-    ],
-  ])('%o', async (extra, problem) => {
-    h = await harness()
-    const result = await h.call('grep', { pattern: 'x', ...extra })
-    expect(result.isError).toBe(true)
-    expect(result.error?.code).toBe('INVALID_ARGS')
-    expect(result.content[0]?.text).toBe(`Error: invalid arguments: ${problem}`)
-  })
-})
