@@ -36,6 +36,8 @@ export class Lifeline {
       argv: [this.sh, '-c', REAPER, 'sh', this.groupsFile, this.stateDir],
       cwd: '/',
       env: { PATH: '/usr/bin:/bin' },
+      // It kills the sandboxed groups once dsh is gone: the local reaper must not kill it first.
+      reap: false,
       stdin: 'pipe',
       stdout: 'ignore',
       stderr: 'ignore',

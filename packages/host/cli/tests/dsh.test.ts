@@ -402,7 +402,7 @@ describe('dsh call with bash', () => {
     // A foreground bash call, and a background one that failed validation, say nothing of the kind.
     const foreground = await dsh(['call', 'bash', '{"command":"true","description":"fg"}', '--cwd', ws.dir])
     expect(foreground).toMatchObject({ code: 0, stderr: '' })
-    const refused = await dsh(['call', 'bash', '{"command":"true","run_in_background":true}', '--cwd', ws.dir])
+    const refused = await dsh(['call', 'bash', '{"command":"","run_in_background":true}', '--cwd', ws.dir])
     expect(refused).toMatchObject({ code: 1, stderr: '' })
   })
 })

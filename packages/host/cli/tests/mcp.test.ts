@@ -96,7 +96,7 @@ describe('dsh mcp', () => {
       `${instructionsPreamble('dsh', names)}\n\n${host.ctx.systemPrompt.assemble()}`,
     )
     expect(client.getInstructions()).toMatch(
-      /^These instructions are about the tools of the MCP server dsh: bash, bash_input, bash_kill, bash_output, edit, glob, grep, read, write\. /,
+      /^These instructions are about the tools of the MCP server dsh: apply_patch, bash, bash_input, bash_kill, bash_output, edit, glob, grep, read, write\. /,
     )
     expect(client.getInstructions()!.endsWith(`\n\n${(await dsh(['prompt'])).stdout.trimEnd()}`)).toBe(true)
     expect(client.getServerVersion()?.name).toBe('dsh')

@@ -54,7 +54,7 @@ export class Spawner {
     this.graceMs = Math.max(this.graceMs, request.graceMs)
     let child: ChildProcess
     try {
-      const env = childEnv({ ...request.env, [MARK]: mark.value })
+      const env = childEnv(request.reap === false ? { ...request.env } : { ...request.env, [MARK]: mark.value })
       child = spawnChild(file, args, { cwd: request.cwd, env, stdio: modes, detached: true })
     } catch (error) {
       throw spawnFailure(request, error)

@@ -41,6 +41,11 @@ export interface SpawnRequest {
   cwd: string
   /** Merged over the scrubbed parent env: an entry wins, `undefined` removes the name. */
   env?: Readonly<Record<string, string | undefined>>
+  /**
+   * False for a process that must outlive dsh on purpose (a reaper of its own, e.g. the sandbox's lifeline): the
+   * provider's own reaper leaves it alone when dsh dies. Default true.
+   */
+  reap?: boolean
   stdin: StdinDisposition
   stdout: OutputDisposition
   stderr: OutputDisposition
