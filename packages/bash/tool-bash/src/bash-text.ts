@@ -131,7 +131,7 @@ export function interactiveArgsMessage(): string {
   return 'interactive needs run_in_background: true: an interactive command runs as a background task that bash_input types into'
 }
 
-/** Other clients' names for bash's arguments (DESIGN §20): the INVALID_ARGS text says what to pass instead. */
+/** Other clients' names for bash's arguments (docs/model-surface.md#errors): the INVALID_ARGS text says what to pass instead. */
 export const BASH_ALIASES = {
   timeout: { hint: 'pass "timeoutMs" instead (milliseconds)' },
 } as const satisfies ArgumentAliases

@@ -101,7 +101,7 @@ test('bash_output and bash_kill reject bad arguments as INVALID_ARGS', async () 
     expect((await h.call(tool, { task_id: 'bash-1', extra: true })).content[0].text).toBe(
       'Error: invalid arguments: unexpected property "extra"',
     )
-    // Other clients' names for the task id (DESIGN §20).
+    // Other clients' names for the task id (docs/model-surface.md#errors).
     for (const alias of ['bash_id', 'shell_id']) {
       expect((await h.call(tool, { [alias]: 'bash-1' })).content[0].text).toBe(
         `Error: invalid arguments: ${tool === 'bash_kill' ? 'missing required property "task_id"; ' : ''}unexpected property "${alias}": pass "task_id" instead`,

@@ -154,7 +154,7 @@ class Pipeline {
 
   /**
    * Appends the session's undelivered notices to its result, once, oldest first. Within the tool's `maxResultBytes`
-   * (DESIGN §12) only as many as fit join it; the others wait for the session's next result, in order.
+   * (docs/model-surface.md#budgets) only as many as fit join it; the others wait for the session's next result, in order.
    */
   private withNotices(result: ToolResult, sessionId: string, maxBytes: number | undefined): ToolResult {
     const queue = this.pending.get(sessionId)

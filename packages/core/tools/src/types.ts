@@ -48,12 +48,12 @@ export interface ToolDefinition<A = Record<string, unknown>> {
   /** Cooperative budget applied by the timeout policy; never sent to the model. */
   readonly timeoutMs?: number
   /**
-   * The most UTF-8 bytes the tool's result text takes (DESIGN §12), when the tool keeps such a budget: session
+   * The most UTF-8 bytes the tool's result text takes (docs/model-surface.md#budgets), when the tool keeps such a budget: session
    * notices join its result only as far as they fit, the rest wait for the next result. Never sent to the model.
    */
   readonly maxResultBytes?: number
   /**
-   * Other agent clients' names for this tool's arguments (DESIGN §20): an unknown argument by one of these names gets
+   * Other agent clients' names for this tool's arguments (docs/model-surface.md#errors): an unknown argument by one of these names gets
    * an INVALID_ARGS text saying what to pass instead. Never sent to the model.
    */
   readonly aliases?: ArgumentAliases

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
 import type { ToolDefinition } from '@deepseek-ai/dsh-tools'
 
-// DESIGN §20: an unknown argument that is another client's name for one of ours gets an INVALID_ARGS text naming
+// docs/model-surface.md#errors: an unknown argument that is another client's name for one of ours gets an INVALID_ARGS text naming
 // what to pass instead. Each tool declares its aliases; the pipeline only words them.
 let t: TestContext
 beforeEach(async () => {

@@ -41,7 +41,7 @@ export function sessionCwd(exec: ToolExecution): string {
 }
 
 /**
- * A search root, opened and checked against the workspace policy (DESIGN §17) before ripgrep starts, and what
+ * A search root, opened and checked against the workspace policy (docs/security.md#boundary) before ripgrep starts, and what
  * ripgrep is given so that it searches exactly what was checked: a directory is searched as `.` from a working
  * directory that is the opened descriptor's `/proc/<pid>/fd/<n>` (a symbolic link swapped into the path since
  * cannot redirect it); a file is named by its descriptor's `/proc` path. Printed paths start with `searched`.

@@ -6,7 +6,7 @@ import { SearchError, SearchErrorCode } from './errors.ts'
 import { packagedRipgrep, RipgrepLocator, type RipgrepLoader } from './ripgrep.ts'
 
 /**
- * The ripgrep that runs (DESIGN §17, trusted launch): always an absolute path, never a PATH lookup (a bare `rgPath`
+ * The ripgrep that runs (docs/security.md#boundary, trusted launch): always an absolute path, never a PATH lookup (a bare `rgPath`
  * is looked up in the system directories only). While workspace roots confine the tools (`--sandbox`, a
  * `workspace` section), rg runs from a private read-only copy made when the plugin starts — before any command can
  * run — so a command that replaces the packaged binary (dsh installed inside the workspace) never gets its

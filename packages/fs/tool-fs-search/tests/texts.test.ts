@@ -5,7 +5,7 @@ import { resolveRoot } from '../src/paths.ts'
 import { GrepCollector } from '../src/records.ts'
 import { type Harness, harness, write } from './helpers.ts'
 
-// The texts of issue 27 (DESIGN §20) that teach: each with its exact words.
+// The texts that teach (docs/model-surface.md#errors): each with its exact words.
 
 const parseError = (reason: string) => `rg: regex parse error:\n    (?:x)\n    ^\nerror: ${reason}\n`
 
@@ -142,7 +142,7 @@ describe('through the tool', () => {
   })
 })
 
-describe("other clients' grep arguments name what to pass instead (DESIGN §20)", () => {
+describe("other clients' grep arguments name what to pass instead (docs/model-surface.md#errors)", () => {
   const caseHint = 'there is no case-insensitive flag: start the pattern with (?i) instead, e.g. "(?i)todo"'
   test.each([
     [{ '-i': true }, `unexpected property "-i": ${caseHint}`],

@@ -315,7 +315,7 @@ test('bad arguments are INVALID_ARGS that say what to fix', async () => {
     [{ path: '' }, 'invalid arguments: property "path" must not be shorter than 1 characters'],
     [{}, 'invalid arguments: missing required property "path"'],
     [{ path: 'a.txt', lines: 3 }, 'invalid arguments: unexpected property "lines"'],
-    // Another client's name for path (DESIGN §20).
+    // Another client's name for path (docs/model-surface.md#errors).
     [
       { file_path: 'a.txt' },
       'invalid arguments: missing required property "path"; unexpected property "file_path": pass "path" instead',

@@ -175,7 +175,7 @@ export async function serveHttp(ctx: Context, options: HttpOptions): Promise<Mcp
   let stopping = false
 
   const { token: _token, host: _host, port: _port, allowedHosts: _allowed, ...given } = options
-  // Anyone with the token may connect: a client's roots may only narrow the server's own, never widen them (§17).
+  // Anyone with the token may connect: a client's roots may only narrow the server's own, never widen them (docs/security.md#boundary).
   const connectOptions = { ...given, roots: given.roots ?? [given.cwd ?? process.cwd()], rootsAtFirstCall: true }
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
