@@ -153,7 +153,7 @@ describe('the contract lives in the repository', () => {
   function outsideCitations(): string[] {
     const files = execFileSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8' })
       .split('\0')
-      .filter((file) => /\.(md|ts|mts|mjs|cjs|js|json|sh|txt)$/.test(file) && !file.startsWith('docs/'))
+      .filter((file) => /\.(md|ts|mts|mjs|cjs|js|json|sh|txt|ya?ml)$/.test(file) && !file.startsWith('docs/'))
     const found: string[] = []
     for (const file of files) {
       let text: string
