@@ -1,4 +1,4 @@
-// The workspace policy's cost to the file tools (DESIGN §17, issue 25): `read`, `grep` and `glob` through the tool
+// The workspace policy's cost to the file tools (docs/security.md#boundary): `read`, `grep` and `glob` through the tool
 // pipeline with ctx.workspace loaded (open, then check the descriptor's real path, the identities of its
 // directories, the hidden rules; rg run on the opened root) vs the same tools without it, in the same rounds.
 // Goal: the policy must not make the file tools measurably slower (≤ 1.10×).

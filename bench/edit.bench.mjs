@@ -100,7 +100,7 @@ async function main() {
       )
       await rename(`${bare}.tmp`, bare)
     }
-    // The same with the fdatasync §18 asks for (the tool's temp file is synced before the rename): where the time goes.
+    // The same with the fdatasync docs/model-surface.md#tools asks for (the tool's temp file is synced before the rename): where the time goes.
     const synced = async () => {
       const text = await readFile(bare, 'utf8')
       const out = await open(`${bare}.tmp`, 'w')

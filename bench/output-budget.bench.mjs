@@ -1,4 +1,4 @@
-// What the result budget costs (DESIGN §12), as ratios against a floor measured in the same run, paired call by call
+// What the result budget costs (docs/model-surface.md#budgets), as ratios against a floor measured in the same run, paired call by call
 // (pairedRatios: median of per-call ratios), with the load average printed; rows in the summary table:
 //   1. collect mode with a head (headBytes) and newline counting vs a bare Node pipe that discards, on 64 MiB of
 //      short lines (a newline every 8 bytes: the worst case for counting) and 64 MiB without a newline;

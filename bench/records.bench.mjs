@@ -1,7 +1,7 @@
 // grep's reader of `rg --json` (packages/fs/tool-fs-search/src/records.ts: a byte-level recogniser of match records)
 // against the plain alternative, JSON.parse of every record, both producing the same previews into the same sink,
 // on the same captured output (`rg --json function` over the corpus tree, ~38 MB), fed in 64 KiB chunks. CPU ms per
-// pass, medians of interleaved passes (issue 29: keep the recogniser only if it pays measurably;
+// pass, medians of interleaved passes (the recogniser stays only while it pays measurably;
 // docs/decisions/2026-12-02-rg-json-reader.md).
 //
 // Builds the corpus of bench/corpus.mjs on first use; needs `npx tsc -b`.

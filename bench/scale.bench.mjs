@@ -1,4 +1,4 @@
-// glob and grep at monorepo scale (issue 29, DESIGN §21): x1, x4 and x10 copies of the search corpus (hard links,
+// glob and grep at monorepo scale (docs/model-surface.md#budgets): x1, x4 and x10 copies of the search corpus (hard links,
 // built on first use under the git-ignored bench/corpus/scale), each row the tool beside the bare rg floor in the same
 // run — `rg --json function` read to the end, `rg --files --sort=modified` — with the peak RSS of the process that
 // runs the tool. Each size and tool is measured in a fresh Node process (this file, run with --child), so that its

@@ -1,4 +1,4 @@
-// glob and grep under --sandbox (ripgrep inside the session's sandbox, DESIGN §23) against the same calls without
+// glob and grep under --sandbox (ripgrep inside the session's sandbox, docs/security.md#boundary) against the same calls without
 // it, on the search corpus: the shipped composition (createDefaultContext) both ways, in-process and warm, each row
 // the median of per-round ratios of paired runs (pairedRatios: the unsandboxed call is the floor). Goal 1.15×.
 // Needs `npm run build` first (imports the built packages) and bubblewrap.

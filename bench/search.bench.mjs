@@ -1,5 +1,5 @@
 // glob and grep through the tool (in-process, warm) against the identical ripgrep invocation spawned bare and read
-// to the end — the floor, measured in the same run — on a real tree of more than 50 000 files: the rows of issue 17,
+// to the end — the floor, measured in the same run — on a real tree of more than 50 000 files: one row per query shape,
 // each the median of per-call ratios of paired runs (pairedRatios: the floor, then the tool, in every round),
 // with the goal beside it; plus the peak RSS growth of broad greps whose raw output passes rawOutputMaxBytes.
 //
@@ -34,7 +34,7 @@ function bare(args, cwd) {
 }
 
 /**
- * The simplest reader of §8's `rg --json`: the same rg, its output split into records and each one JSON.parse'd,
+ * The simplest reader of docs/model-surface.md#tools's `rg --json`: the same rg, its output split into records and each one JSON.parse'd,
  * nothing kept. A reference for the broad rows, not a goal: the part of the tool's cost that any reader pays.
  */
 function parsedBare(args, cwd) {
@@ -158,7 +158,7 @@ const globArgv = (pattern, root) => [
 ]
 
 console.log(`\n# load average at start: ${load()} (${cpus().length} CPUs)`)
-console.log('\n# issue 17 rows: tool (in-process, warm) vs bare rg read to the end, paired medians of per-call ratios')
+console.log('\n# rows: tool (in-process, warm) vs bare rg read to the end, paired medians of per-call ratios')
 
 const subtree = join(tree, 'node_modules', '@mui', 'material')
 const grepRows = [

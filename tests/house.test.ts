@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { describe, expect, test } from 'vitest'
@@ -140,5 +141,41 @@ describe('the house', () => {
       expect(pkg.files.length, dir).toBeGreaterThan(0)
       expect(findCircle(moduleGraph(pkg)), dir).toBeUndefined()
     }
+  })
+})
+
+describe('the contract lives in the repository', () => {
+  // Built from parts, so that this file does not cite what it forbids.
+  const NOTES = ['..', 'shared', ''].join('/')
+  const SECTION = new RegExp(['DESIGN', '(?:\\.md)?\\s+§'].join(''))
+
+  /** Tracked text files outside docs/ that point at the notes outside the repository, with the line. */
+  function outsideCitations(): string[] {
+    const files = execFileSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8' })
+      .split('\0')
+      .filter((file) => /\.(md|ts|mts|mjs|cjs|js|json|sh|txt|ya?ml)$/.test(file) && !file.startsWith('docs/'))
+    const found: string[] = []
+    for (const file of files) {
+      let text: string
+      try {
+        text = readFileSync(join(ROOT, file), 'utf8')
+      } catch {
+        continue
+      }
+      text.split('\n').forEach((line, index) => {
+        if (line.includes(NOTES) || SECTION.test(line)) found.push(`${file}:${index + 1}: ${line.trim()}`)
+      })
+    }
+    return found
+  }
+
+  test('the check sees a citation of the notes outside the repository', () => {
+    expect(SECTION.test(['see DESIGN', '§', '17'].join(' '))).toBe(true)
+    expect(`the contract is \`${NOTES}DESIGN.md\``.includes(NOTES)).toBe(true)
+    expect(SECTION.test('see docs/security.md#boundary')).toBe(false)
+  })
+
+  test('no tracked file outside docs/ cites the design notes outside the repository (run docs/tools/cite-contract.mjs)', () => {
+    expect(outsideCitations()).toEqual([])
   })
 })

@@ -90,7 +90,7 @@ function rewrite(text, file) {
 const check = process.argv.includes('--check')
 const files = execFileSync('git', ['ls-files', '-z'], { encoding: 'utf8' })
   .split('\0')
-  .filter((file) => file !== '' && file !== SELF && /\.(md|ts|mts|mjs|cjs|js|json|sh|txt)$/.test(file))
+  .filter((file) => file !== '' && file !== SELF && /\.(md|ts|mts|mjs|cjs|js|json|sh|txt|ya?ml)$/.test(file))
   .filter((file) => !file.includes('node_modules/') && file !== 'package-lock.json')
 let changed = 0
 for (const file of files) {

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest'
 import { type Pkg, workspacePackages } from './packages.ts'
 
 /**
- * The seam rules of DESIGN §1/§19 and STYLE 1, 10, 13, read from the packages themselves: their package.json
+ * The seam rules of docs/architecture.md, docs/seams.md#tasks and docs/architecture.md#house-rules, read from the packages themselves: their package.json
  * `dependencies` and the workspace imports of their sources (tests may load any provider they compose). No import
  * cycle and hosts on top: `tests/house.test.ts`.
  */

@@ -8,7 +8,7 @@ import type { ToolResult } from '@deepseek-ai/dsh-tools'
 import { createDefaultContext, type DefaultContext } from 'dsh-agent-tools'
 
 /*
- * DESIGN §12: no tool result's text exceeds the budget, whatever the tool and the config. read, write, edit, bash and
+ * docs/model-surface.md#budgets: no tool result's text exceeds the budget, whatever the tool and the config. read, write, edit, bash and
  * bash_output keep their own budget; every tool of the shipped composition (glob, grep, and a tool from elsewhere that knows
  * nothing of budgets) stays within the spill policy's safety net, which the composition turns on at the budget.
  */

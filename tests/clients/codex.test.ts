@@ -264,7 +264,7 @@ describe('Codex CLI (codex exec) with dsh mcp', () => {
   )
 
   test(
-    'a long bash call returns as a task with its output so far, and bash_output wait_for reaches its end (DESIGN §19)',
+    'a long bash call returns as a task with its output so far, and bash_output wait_for reaches its end (docs/seams.md#tasks)',
     async () => {
       const at = fixture()
       // The default is 45 000 ms; a shorter one keeps the test short, the flow is the same.

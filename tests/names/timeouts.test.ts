@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest'
 import { createDefaultContext, type DefaultContext } from 'dsh-agent-tools'
 
 /*
- * DESIGN §25: bash named its timeout timeoutMs, bash_output and bash_input timeout_ms; a model that learnt one name
+ * docs/model-surface.md#tools: bash named its timeout timeoutMs, bash_output and bash_input timeout_ms; a model that learnt one name
  * passes it everywhere. Every tool of the shipped composition that takes a timeout in milliseconds takes it by both
  * names, through the real pipeline: a tool added later with a timeout and without the other name fails here.
  */

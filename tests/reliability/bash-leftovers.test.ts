@@ -6,7 +6,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { BIN, processesWith, straySleeps, temp, until, type Temp } from './helpers.ts'
 
-// What a command leaves behind, through the built hosts (DESIGN §13, §16): nothing may hold a call past its grace,
+// What a command leaves behind, through the built hosts (docs/seams.md#tasks, docs/security.md#boundary): nothing may hold a call past its grace,
 // and nothing a one-shot `dsh call` started outlives it, except a process that left every group (named, then
 // killed here by the test).
 let ws: Temp

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest'
 import { host, processesWith, temp, uniqueSleep, until, type Temp } from './helpers.ts'
 
 /*
- * Issue 33 row 5 (DESIGN §24): an HTTP server under load keeps a bounded number of sessions, ends idle ones (their
+ * Issue 33 row 5 (docs/security.md#boundary): an HTTP server under load keeps a bounded number of sessions, ends idle ones (their
  * tasks with them) and closes sockets that never send a request head. Small limits here; the defaults are 64
  * sessions, 30 minutes and 10 s.
  */

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest'
 import { host, peakRssMiB, temp, textOf, type Temp } from './helpers.ts'
 
 /*
- * Issue 33 row 3 (DESIGN §24): one call's memory is bounded. bash makes a text file past tool-fs.editMaxBytes, read
+ * Issue 33 row 3 (docs/security.md#boundary): one call's memory is bounded. bash makes a text file past tool-fs.editMaxBytes, read
  * shows its first line, and edit of its last line is refused with FS_TOO_LARGE before the file is read: the peak RSS
  * of this process (which hosts dsh) does not grow by the file's size. (On the old code the edit read the whole file
  * and held it several times over.) The file is sparse: 256 MiB on paper, a few KiB of disk.

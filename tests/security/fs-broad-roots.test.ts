@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest'
 import { dsh, fakeHome, type FakeHome } from './fs-helpers.ts'
 
 /*
- * Attack #7 (issue 25, DESIGN §17 "roots a user meant"): `--sandbox --cwd /`, or a cwd of $HOME (or of a directory
+ * Attack #7 (docs/security.md#boundary "roots a user meant"): `--sandbox --cwd /`, or a cwd of $HOME (or of a directory
  * that holds credential stores, ~/.config), made everything below writable and readable. Such a root is refused
  * with WORKSPACE_ROOT_REFUSED, whose text says to pass a project directory; `workspace.allowBroadRoots` lets it.
  */

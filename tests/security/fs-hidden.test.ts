@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest'
 import { fakeHome, mcp, SECRETS, type FakeHome } from './fs-helpers.ts'
 
 /*
- * Attack #3 and the file-tool side of #8 (issue 25, DESIGN §17): with --sandbox, the file tools obey the same
+ * Attack #3 and the file-tool side of #8 (docs/security.md#boundary): with --sandbox, the file tools obey the same
  * hidden paths as bash — from a cwd of $HOME (allowed explicitly), through `read`, `grep` and `glob`, and for a
  * `denyRead` entry inside the workspace. Real dsh, real ripgrep, fake secrets in a fake HOME.
  */

@@ -8,7 +8,7 @@ import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { BIN, called, fakeHome, type FakeHome } from './fs-helpers.ts'
 
 /*
- * Attack #6 (issue 25, DESIGN §17): `dsh mcp --http --sandbox`. A command (or anyone) who learns the token opens
+ * Attack #6 (docs/security.md#boundary): `dsh mcp --http --sandbox`. A command (or anyone) who learns the token opens
  * a session of its own whose client root is `file:///`. That session must not get `/` as its root: every call is
  * refused (never widened). And the token file is hidden from the file tools of a regular session.
  */

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest'
 import { fakeHome, mcp, type FakeHome } from './fs-helpers.ts'
 
 /*
- * Attack #4 (issue 25, DESIGN §17 "open, then check"): a background process flips a symbolic link, as fast as it
+ * Attack #4 (docs/security.md#boundary "open, then check"): a background process flips a symbolic link, as fast as it
  * can, between a file inside the workspace and a fake secret outside it (a directory link likewise). Hundreds of
  * `read` and `grep` calls through the real dsh must never show the secret: each call either reads the inside
  * file or is refused. (The old check-then-open leaked 17 reads in 300.)

@@ -4,7 +4,7 @@ import { afterEach, expect, test } from 'vitest'
 import { fakeHome, mcp, type FakeHome } from './fs-helpers.ts'
 
 /*
- * Attack #5 (issue 25, DESIGN §17 "hidden stays hidden"): a parent of a hidden directory is renamed after dsh
+ * Attack #5 (docs/security.md#boundary "hidden stays hidden"): a parent of a hidden directory is renamed after dsh
  * started — here by the host, which no sandbox can stop (inside bwrap the rename itself fails) — and the next calls
  * read, grep and glob it under its new name. The hidden directory keeps its identity (dev:ino), so it stays hidden.
  */

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest'
 import { fakeHome, mcp, SECRETS, type FakeHome } from './fs-helpers.ts'
 
 /*
- * DESIGN §17/§18 against write and edit: a background process flips a symbolic link (and a directory link) between
+ * docs/security.md#boundary, docs/model-surface.md#tools against write and edit: a background process flips a symbolic link (and a directory link) between
  * a target inside the workspace and one outside it, as fast as it can, while a session writes and edits through
  * them; and the credential stores of $HOME are attacked directly with cwd = a project inside $HOME. Whatever each
  * call answers, nothing outside the roots and no hidden file changes, and no file appears outside.
@@ -58,7 +58,7 @@ test('write and edit through links flipped in and out of the roots by a backgrou
 }, 240_000)
 
 test('with cwd = $HOME under --sandbox, write and edit never change a credential store nor create a file in one', async () => {
-  // $HOME as a root needs the explicit opt-in (§17 "roots a user meant"); the stores stay hidden even then.
+  // $HOME as a root needs the explicit opt-in (docs/security.md#boundary "roots a user meant"); the stores stay hidden even then.
   writeFileSync(join(h.base, 'broad-write.json'), JSON.stringify({ workspace: { allowBroadRoots: true } }))
   const session = await mcp(['--cwd', h.home, '--sandbox', '--config', join(h.base, 'broad-write.json')], h)
   try {

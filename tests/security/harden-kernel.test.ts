@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest'
 import { attack, type Attack } from './helpers.ts'
 
 /*
- * Issue 33 rows 2 and 6 (DESIGN §24): dsh runs as root here, so a sandboxed command is root over the files it makes.
+ * Issue 33 rows 2 and 6 (docs/security.md#boundary): dsh runs as root here, so a sandboxed command is root over the files it makes.
  * It must not leave a setuid or setgid file (nor a device node) for a local user to run, and the calls Docker's
  * default profile denies are denied here too.
  */

@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, expect, test } from 'vitest'
 import { BIN, processesWith, uniqueSleep, until } from './helpers.ts'
 
 /*
- * Issue 33 row 1 (DESIGN §24): without --sandbox, nothing a call started outlives dsh, not even what left the call's
+ * Issue 33 row 1 (docs/security.md#boundary): without --sandbox, nothing a call started outlives dsh, not even what left the call's
  * process group (setsid -f, a double fork, nohup) or ignores SIGTERM; a kill or the session's end stops it too.
  */
 let dir: string

@@ -6,7 +6,7 @@ export { processesWith, uniqueSleep, until } from '@deepseek-ai/dsh-testing'
 export { BIN, ChildTransport, startDsh } from '../../packages/host/cli/tests/helpers.ts'
 
 /**
- * The secrets of a fake HOME, one canary each (path → content). The list is DESIGN §14's and §17's credential
+ * The secrets of a fake HOME, one canary each (path → content). The list is docs/security.md#boundary's and docs/security.md#boundary's credential
  * stores; a test that prints any CANARY- text has read a hidden path.
  */
 export const SECRETS: Readonly<Record<string, string>> = {

@@ -5,7 +5,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { attack, startDsh, type Attack } from './helpers.ts'
 
 /*
- * Attack #10 of issue 25 (DESIGN §17, secrets stay out of commands): `env` in bash, sandboxed or not. Eighteen
+ * Attack #10 in docs/security.md#attacks (docs/security.md#boundary, secrets stay out of commands): `env` in bash, sandboxed or not. Eighteen
  * credential shapes the old scrub (KEY, TOKEN, SECRET, PASSWORD) let through must not reach a command; the names
  * a command needs must; and the HTTP server's own token (--token-env, under a name that looks like nothing) never
  * reaches a command in any mode.

@@ -6,7 +6,7 @@ import { Config as WorkspaceConfig } from '@deepseek-ai/dsh-workspace'
 import { attack, leaked, SECRETS, type Attack } from './helpers.ts'
 
 /*
- * Attacks #5 (the bash half) and #8 of issue 25 (DESIGN §17, hidden stays hidden; more hidden by default): every
+ * Attacks #5 (the bash half) and #8 in docs/security.md#attacks (docs/security.md#boundary, hidden stays hidden; more hidden by default): every
  * credential store of the fake HOME is unreadable from a sandboxed command, and renaming a parent of a hidden path in
  * one call does not expose it to the next — in a project (a denyRead path) and with the fake HOME as a writable root.
  */
@@ -47,7 +47,7 @@ test('a parent of a denyRead path in the project cannot be renamed, so the next 
 })
 
 test('with HOME itself a writable root, `mv ~/.config ~/.config.x` fails and the next call reads nothing', async () => {
-  // HOME as a root must be asked for explicitly where the workspace refuses broad roots (DESIGN §17).
+  // HOME as a root must be asked for explicitly where the workspace refuses broad roots (docs/security.md#boundary).
   const broad = 'allowBroadRoots' in (WorkspaceConfig.dict ?? {}) ? { allowBroadRoots: true } : {}
   a = await attack({ config: () => ({ workspace: broad }) })
   const call = (command: string) =>

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest'
 import { attack, type Attack } from './helpers.ts'
 
 /*
- * Attack #9 of issue 25 and DESIGN §17's kernel side: the seccomp filter every sandboxed command runs under. A key
+ * Attack #9 in docs/security.md#attacks and docs/security.md#boundary's kernel side: the seccomp filter every sandboxed command runs under. A key
  * added to the user's kernel keyring outside must not be readable inside; the other denied calls fail with EPERM;
  * ordinary work (git, node, python threads, a C compiler) still runs.
  */

@@ -4,7 +4,7 @@ import { afterEach, expect, test } from 'vitest'
 import { attack, leaked, type Attack } from './helpers.ts'
 
 /*
- * Attack #1 of issue 25 (DESIGN §17, trusted launch): a sandboxed command plants `bwrap`, `sh`, `env` and `bash` in
+ * Attack #1 in docs/security.md#attacks (docs/security.md#boundary, trusted launch): a sandboxed command plants `bwrap`, `sh`, `env` and `bash` in
  * `node_modules/.bin` and `.venv/bin` of the workspace — where npx and an activated virtualenv put the first entries
  * of PATH — and the next call runs with that PATH. A planted program run by dsh's host side would write a marker
  * outside the sandbox (and print the fake HOME's key); every program must come from a trusted system path instead.

@@ -8,7 +8,7 @@ import { processRuns, procStat, runningState } from '@deepseek-ai/dsh-subprocess
 import { BIN, processesWith, startDsh, uniqueSleep, until } from './helpers.ts'
 
 /*
- * Attack #12 of issue 25 (DESIGN §17, the sandbox dies with dsh): SIGKILL of dsh — no handler runs — while a
+ * Attack #12 in docs/security.md#attacks (docs/security.md#boundary, the sandbox dies with dsh): SIGKILL of dsh — no handler runs — while a
  * sandboxed command runs, while a command's leftovers run as an adopted task, and while a background task runs:
  * afterwards nothing of it is alive, neither the commands, nor their `setsid` daemons, nor bwrap or its init.
  */

@@ -5,7 +5,7 @@ import { attack, type Attack } from './helpers.ts'
 import { RG } from '../reliability/helpers.ts'
 
 /*
- * Attack #2 of issue 25 (DESIGN §17, trusted launch of rg): dsh installed inside the workspace — here its ripgrep,
+ * Attack #2 in docs/security.md#attacks (docs/security.md#boundary, trusted launch of rg): dsh installed inside the workspace — here its ripgrep,
  * at `<project>/node_modules/.../rg` — and a sandboxed command replaces that binary. The next grep runs on the host:
  * it must not run the replacement: an rg inside a writable root runs only when a SHA-256 recorded at pack time vouches
  * for it (search-rg-trust.test.ts plays the packed case).

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest'
 import { attack, leaked, processesWith, uniqueSleep, until, type Attack } from './helpers.ts'
 
 /*
- * DESIGN §14's attacks, played again against the real bwrap with a fake HOME (what held on 722ae4d must keep
+ * docs/security.md#boundary's attacks, played again against the real bwrap with a fake HOME (what held on 722ae4d must keep
  * holding): a read-only system, private /tmp and /dev/shm, no capabilities, no new privileges, masks that hold
  * through /proc/self/root, a PID namespace that takes setsid daemons and double forks down, no network, and no
  * unconfined fallback.

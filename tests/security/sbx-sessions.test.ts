@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest'
 import { attack, type Attack } from './helpers.ts'
 
 /*
- * Attack #11 of issue 25 (DESIGN §17, sessions apart): two sessions of one server (here one composition, as one
+ * Attack #11 in docs/security.md#attacks (docs/security.md#boundary, sessions apart): two sessions of one server (here one composition, as one
  * `dsh mcp --http` process serves its sessions) — B must not read A's /tmp files nor A's saved results.
  */
 let a: Attack

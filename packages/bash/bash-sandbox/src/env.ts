@@ -1,5 +1,5 @@
 /**
- * The names a sandboxed command inherits from the host (DESIGN §17): an allowlist, not a scrub, so a credential
+ * The names a sandboxed command inherits from the host (docs/security.md#boundary): an allowlist, not a scrub, so a credential
  * under a name no pattern foresaw stays out. `LC_*` are the locale's. Widened only by config (`passEnv`).
  */
 export const ALLOWED_ENV: readonly string[] = [

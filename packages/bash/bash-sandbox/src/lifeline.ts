@@ -16,7 +16,7 @@ const REAPER =
 
 /**
  * Why not bwrap's `--die-with-parent`: it ties the namespace's init to the bwrap that started it, and that bwrap
- * exits with the shell — so whatever the command left running would die at once, and §13's adoption of leftovers
+ * exits with the shell — so whatever the command left running would die at once, and docs/seams.md#tasks's adoption of leftovers
  * as tasks would be impossible. The reaper keeps adoption and still takes everything down with dsh.
  */
 export class Lifeline {

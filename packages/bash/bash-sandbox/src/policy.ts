@@ -7,7 +7,7 @@ export interface SandboxPolicy {
   /** Bound read-write at their own path (the workspace roots, `writable`). */
   readonly writable: readonly string[]
   /**
-   * Directories inside a writable root bound onto themselves (read-write, as before): the ancestors, below the root,
+   * Directories inside a writable root bound onto themselves (read-write): the ancestors, below the root,
    * of a hidden path. A mount point cannot be renamed (EBUSY), so a command cannot move a hidden path away from the
    * place where the next command's mask is put (`mv ~/.config ~/.config.x`, then read it in the next call).
    */
@@ -76,7 +76,7 @@ const INIT_MEMORY = ['/proc/1/mem', '/proc/1/task/1/mem']
 
 /**
  * The default credential locations (`~` is $HOME): keys, cloud and registry logins, the agents' own stores, password
- * managers and browser profiles (DESIGN §17). Until `ctx.workspace` holds the one list, the sandbox keeps its own.
+ * managers and browser profiles (docs/security.md#boundary). Until `ctx.workspace` holds the one list, the sandbox keeps its own.
  */
 export const DEFAULT_DENY_READ: readonly string[] = [
   '~/.ssh',

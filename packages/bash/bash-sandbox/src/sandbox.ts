@@ -136,7 +136,7 @@ export class Sandbox {
     this.lifeline?.watch(handle)
     // The command's full-output files, once complete, stay readable to its own session (see othersSavedResults).
     // Until `done` has recorded them, the next call of the session reads them from the handle: the tool's result
-    // can go out before this callback runs (seen in CI: the next call's `tail` of the file found no such file).
+    // can go out before this callback runs, and the next call's `tail` of the file would find no such file.
     const session = sessionKey(owner)
     this.pendingOutputs.set(session, (this.pendingOutputs.get(session) ?? new Set()).add(handle))
     void done.then(() => {
@@ -168,7 +168,7 @@ export class Sandbox {
     const roots = workspace?.roots(cwd) ?? { writable: [cwd], readOnly: [] }
     const writable = existingDirs([...roots.writable, ...this.config.writable.map((path) => expandHome(path))])
     const readOnly = existingDirs(roots.readOnly).filter((dir) => !writable.includes(dir))
-    // The one hidden list of ctx.workspace (DESIGN §17: credential stores, its denyRead, the HTTP token file, dsh's
+    // The one hidden list of ctx.workspace (docs/security.md#boundary: credential stores, its denyRead, the HTTP token file, dsh's
     // config file), with the sandbox's own list and denyRead on top. It refuses a broad root (WORKSPACE_ROOT_REFUSED)
     // before anything runs; fresh: a hidden directory renamed since the last look is found and masked where it is.
     const shared = workspace?.policy(cwd, 'bash', true).hidden ?? []

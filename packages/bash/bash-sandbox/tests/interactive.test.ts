@@ -1,7 +1,7 @@
 import { afterEach, expect, test } from 'vitest'
 import { fixture, processesWith, uniqueSleep, until, type Fixture } from './helpers.ts'
 
-/** DESIGN §19: interactive tasks inside the sandbox, on the namespace's own devpts (bwrap --dev /dev). */
+/** docs/seams.md#tasks: interactive tasks inside the sandbox, on the namespace's own devpts (bwrap --dev /dev). */
 let f: Fixture
 afterEach(async () => {
   await f?.cleanup()

@@ -197,7 +197,7 @@ function hiddenRanges(hidden: readonly Task[]): string {
 /** Other clients' names for the task id (Claude Code's BashOutput `bash_id`, KillShell `shell_id`): taken as it. */
 export const TASK_ID_ALIASES = { bash_id: 'task_id', shell_id: 'task_id' } as const satisfies ArgumentAliases
 
-/** bash_output's and bash_input's: the task id's, and bash's name for a timeout in milliseconds (DESIGN §25). */
+/** bash_output's and bash_input's: the task id's, and bash's name for a timeout in milliseconds (docs/model-surface.md#tools). */
 export const WAIT_ALIASES = {
   ...TASK_ID_ALIASES,
   timeoutMs: 'timeout_ms',

@@ -137,7 +137,7 @@ export function interactiveArgsMessage(): string {
 }
 
 /**
- * Other clients' names for bash's arguments (DESIGN §25): Codex's `timeout_ms` means our timeoutMs; `timeout` is
+ * Other clients' names for bash's arguments (docs/model-surface.md#tools): Codex's `timeout_ms` means our timeoutMs; `timeout` is
  * seconds in some clients and milliseconds in others, so it is refused with the name to pass.
  */
 export const BASH_ALIASES = {

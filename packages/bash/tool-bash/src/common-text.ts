@@ -18,7 +18,7 @@ import { clip, QUOTE_MAX_BYTES, tildeHint } from '@deepseek-ai/dsh-text'
 /**
  * `value` (a task id, a wait_for pattern, a workdir) as an error text quotes it: JSON-quoted, its escaped form cut to
  * QUOTE_MAX_BYTES (with `…`). Error results are neither paged nor spilled, so a 100 KB argument must not come back
- * whole (DESIGN §12's budget).
+ * whole (docs/model-surface.md#budgets's budget).
  */
 export function quoted(value: string): string {
   return `"${clip(JSON.stringify(value).slice(1, -1), QUOTE_MAX_BYTES)}"`

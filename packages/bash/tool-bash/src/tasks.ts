@@ -17,7 +17,7 @@ export interface Services {
 
 /**
  * The services' methods, each read once: every read of a method on a Cordis service builds a tracing proxy and a
- * context for it, which a call should not pay for again and again. Called with the service as `this`, as before.
+ * context for it, which a call should not pay for again and again. Called with the service as `this`.
  */
 export function boundMethods(executor: BashExecutor, tasks: TaskService): Services {
   return {

@@ -101,7 +101,7 @@ test('bash_output and bash_kill reject bad arguments as INVALID_ARGS', async () 
     expect((await h.call(tool, { task_id: 'bash-1', extra: true })).content[0].text).toBe(
       'Error: invalid arguments: unexpected property "extra"',
     )
-    // Other clients' names for the task id are taken as it (DESIGN §25): here, an unknown one.
+    // Other clients' names for the task id are taken as it (docs/model-surface.md#tools): here, an unknown one.
     for (const alias of ['bash_id', 'shell_id']) {
       expect((await h.call(tool, { [alias]: 'bash-1' })).error?.code).toBe('BASH_UNKNOWN_TASK')
     }

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from 'vitest'
 import { harness, type Harness } from './helpers.ts'
 
-// DESIGN §25: a model trained on another client passes that client's names and shapes; where they mean exactly
+// docs/model-surface.md#tools: a model trained on another client passes that client's names and shapes; where they mean exactly
 // what ours mean, the call runs as if it had used ours. Only a name whose meaning differs gets a hint.
 let h: Harness
 afterEach(async () => {

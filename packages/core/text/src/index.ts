@@ -1,5 +1,5 @@
 /*
- * Text helpers every tool shares, once (STYLE.md point 9): cutting on a character boundary, escaping control
+ * Text helpers every tool shares, once (docs/architecture.md#house-rules): cutting on a character boundary, escaping control
  * characters, the `(line truncated)` mark, decoding bytes that may not be UTF-8, naming a system error. Pure functions,
  * no dependencies beyond Node's own.
  * Sizes are UTF-8 bytes unless a name says characters (code points).

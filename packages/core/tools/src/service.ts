@@ -117,7 +117,7 @@ class Pipeline {
         }),
       )
     }
-    // The arguments as the tool sees them: other clients' names for ours already renamed (DESIGN §25).
+    // The arguments as the tool sees them: other clients' names for ours already renamed (docs/model-surface.md#tools).
     let checked: CheckedArguments
     try {
       checked = await checkArguments(definition.parameters, args, definition.aliases)
@@ -155,7 +155,7 @@ class Pipeline {
 
   /**
    * Appends the session's undelivered notices to its result, once, oldest first. Within the tool's `maxResultBytes`
-   * (DESIGN §12) only as many as fit join it; the others wait for the session's next result, in order.
+   * (docs/model-surface.md#budgets) only as many as fit join it; the others wait for the session's next result, in order.
    */
   private withNotices(result: ToolResult, sessionId: string, maxBytes: number | undefined): ToolResult {
     const queue = this.pending.get(sessionId)

@@ -62,7 +62,7 @@ export interface ToolDefinition<A = Record<string, unknown>> {
   /** Cooperative budget applied by the timeout policy; never sent to the model. */
   readonly timeoutMs?: number
   /**
-   * The most UTF-8 bytes the tool's result text takes (DESIGN §12), when the tool keeps such a budget: session
+   * The most UTF-8 bytes the tool's result text takes (docs/model-surface.md#budgets), when the tool keeps such a budget: session
    * notices join its result only as far as they fit, the rest wait for the next result. Never sent to the model.
    */
   readonly maxResultBytes?: number
@@ -75,7 +75,7 @@ export interface ToolDefinition<A = Record<string, unknown>> {
 }
 
 /**
- * Other agent clients' names for a tool's top-level arguments (DESIGN §25), applied before validation:
+ * Other agent clients' names for a tool's top-level arguments (docs/model-surface.md#tools), applied before validation:
  * - a name of ours (`{ file_path: 'path' }`): the same meaning in the same unit; the argument is renamed to ours,
  *   silently. Given under several names with differing values, it is INVALID_ARGS (`"path" and "file_path" name the
  *   same argument but differ: pass only "path"`); a schema problem names it as passed (`property "path" (passed as

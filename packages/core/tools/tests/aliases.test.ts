@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
 import type { ToolDefinition } from '@deepseek-ai/dsh-tools'
 
-// DESIGN §25: an argument name that another client uses for exactly one of ours is renamed to ours before
+// docs/model-surface.md#tools: an argument name that another client uses for exactly one of ours is renamed to ours before
 // validation, silently; a name the tool ignores is dropped; a name whose meaning differs gets an INVALID_ARGS text
 // saying what to pass instead. Each tool declares its aliases; the pipeline applies and words them.
 let t: TestContext

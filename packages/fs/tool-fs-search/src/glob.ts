@@ -27,7 +27,7 @@ export async function glob(
   }
   const root = resolveRoot(sessionCwd(exec), args.path)
   const binary = await services.locator.path('glob', exec)
-  // Opened and checked (DESIGN §17); ripgrep lists what was opened, and the descriptor is closed once it is done.
+  // Opened and checked (docs/security.md#boundary); ripgrep lists what was opened, and the descriptor is closed once it is done.
   const opened = await openRoot(services, 'glob', root, exec)
   try {
     return await globOpened(services, args, exec, root, opened, binary)

@@ -45,7 +45,7 @@ export async function grep(
 ): Promise<ToolOutput<GrepResultValue>> {
   checkArgs(args)
   const root = resolveRoot(sessionCwd(exec), args.path)
-  // Opened and checked (DESIGN §17); every ripgrep run searches what was opened, and the descriptor is closed once
+  // Opened and checked (docs/security.md#boundary); every ripgrep run searches what was opened, and the descriptor is closed once
   // the last one ends.
   const opened = await openRoot(services, 'grep', root, exec)
   try {

@@ -5,7 +5,7 @@ import type { MatchSink } from './records.ts'
 /**
  * On the host (no sandbox), ripgrep walks below the verified root by path: a directory swapped for a link while it
  * walks leads it out of the root. Before a file's rows are kept, the real path of what it printed is judged by the
- * workspace policy (DESIGN §23): hidden, or outside every root, and the file has no rows. The directory's real path
+ * workspace policy (docs/security.md#boundary): hidden, or outside every root, and the file has no rows. The directory's real path
  * is resolved once per directory and call (ripgrep follows no link to a file during a walk). This narrows the race;
  * only the sandbox closes it (docs/security.md).
  */

@@ -98,7 +98,7 @@ export class RipgrepLocator {
   }
 }
 
-/** The session sandbox a search runs in (DESIGN §23): the service, and whose session it is. */
+/** The session sandbox a search runs in (docs/security.md#boundary): the service, and whose session it is. */
 export interface Confine {
   readonly service: Confinement
   readonly owner: string | undefined

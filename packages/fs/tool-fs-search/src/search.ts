@@ -45,10 +45,10 @@ export function sessionCwd(exec: ToolExecution): string {
 }
 
 /**
- * A search root, opened and checked against the workspace policy (DESIGN §17) before ripgrep starts, and what
+ * A search root, opened and checked against the workspace policy (docs/security.md#boundary) before ripgrep starts, and what
  * ripgrep is given so that it searches exactly what was checked: on the host, a directory is searched as `.` from a
  * working directory that is the opened descriptor's `/proc/<pid>/fd/<n>` (a symbolic link swapped into the path
- * since cannot redirect it), and a file is named by its descriptor's `/proc` path. Confined (DESIGN §23), ripgrep
+ * since cannot redirect it), and a file is named by its descriptor's `/proc` path. Confined (docs/security.md#boundary), ripgrep
  * runs in the session's sandbox, which has its own /proc: it is given the verified real path, and whatever a swap
  * puts there meets the sandbox's masks, as `cat` would. Printed paths start with `searched`.
  */

@@ -14,7 +14,7 @@ export const DIGESTS_FILE = 'ripgrep-digests.json'
 export type PackedDigests = Readonly<Record<string, { readonly version: string; readonly sha256: string }>>
 
 /**
- * The ripgrep that runs (DESIGN §17 trusted launch, §23): always an absolute path, never a PATH lookup (a bare
+ * The ripgrep that runs (docs/security.md#boundary trusted launch, docs/security.md#boundary): always an absolute path, never a PATH lookup (a bare
  * `rgPath` is looked up in the system directories only). While workspace roots confine the tools (`--sandbox`, a
  * `workspace` section), rg runs from a private read-only copy, made when the plugin starts (before any command of
  * this process can run) from bytes that were checked: a binary that lies inside a writable root of the calling

@@ -5,7 +5,7 @@ import { afterEach, expect, test } from 'vitest'
 import { type Harness, harness, RecordingSubprocess, write } from './helpers.ts'
 
 /**
- * A tiny second provider of ctx.confinement (STYLE 1: a provider swap): it confines nothing and only launches the
+ * A tiny second provider of ctx.confinement (docs/architecture.md#house-rules: a provider swap): it confines nothing and only launches the
  * program through env(1), recording what it was asked. The search tools must hand every ripgrep run to whatever
  * provider is loaded, with the session, read access and the verified real root.
  */

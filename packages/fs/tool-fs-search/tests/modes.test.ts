@@ -19,7 +19,7 @@ function fixture(dir: string): void {
   })
 }
 
-describe('grep output_mode (DESIGN §25)', () => {
+describe('grep output_mode (docs/model-surface.md#tools)', () => {
   test('files_with_matches lists the matching files, newest first, after their number', async () => {
     h = await harness()
     fixture(h.dir)
@@ -292,7 +292,7 @@ describe("other clients' names for grep's arguments are accepted silently (needs
   })
 })
 
-describe('glob says what it did (DESIGN §25)', () => {
+describe('glob says what it did (docs/model-surface.md#tools)', () => {
   test('a comma-separated list of patterns is INVALID_ARGS that says to use braces; a name with a comma is a pattern', async () => {
     h = await harness()
     write(h.dir, { 'src/a.spec.ts': '', 'a,b.txt': '' })

@@ -9,7 +9,7 @@ import type { GrepLineValue } from '../src/values.ts'
 
 /*
  * Without the sandbox ripgrep walks below the verified root by path, so a directory swapped for a link to a hidden
- * one while it walks makes it print a path such as `race/d/id_rsa` whose real path is the secret (DESIGN §23). The
+ * one while it walks makes it print a path such as `race/d/id_rsa` whose real path is the secret (docs/security.md#boundary). The
  * filter judges what ripgrep printed, against real files and the workspace's real policy: here the link stands still
  * where the race would have it at the moment ripgrep opened the file.
  */

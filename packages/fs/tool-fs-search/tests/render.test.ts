@@ -488,7 +488,7 @@ describe('empty results that teach', () => {
   })
 })
 
-describe('grep output modes render (DESIGN §25)', () => {
+describe('grep output modes render (docs/model-surface.md#tools)', () => {
   const caps = { maxMatches: 250, maxBytes: 200 }
   const spill = { saved: { locator: '/s/grep-results.txt', retrievalHint: 'Read it.' } }
 

@@ -5,7 +5,7 @@ import { setImmediate as turn, setTimeout as sleep } from 'node:timers/promises'
 import { rowsOf, type StaleFacts } from './change-text.ts'
 
 /*
- * "Seen before changed" (DESIGN §18): per session, what it last saw of each file (read, written or edited), judged by
+ * "Seen before changed" (docs/model-surface.md#tools): per session, what it last saw of each file (read, written or edited), judged by
  * content. An identity (dev, ino, size, mtime, ctime) recorded once the file's timestamps are settled means unchanged
  * bytes while it stays the same, so the common case hashes nothing; when it moved (a touch, a rewrite, someone
  * else's edit) or was recorded within a timestamp tick of a write (the "racy" case: a second write in the same tick

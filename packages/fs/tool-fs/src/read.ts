@@ -30,7 +30,7 @@ export interface ReadRequest {
   readonly signal: AbortSignal
   /** Added to a not-found message (what the model should pass instead), e.g. from `tildeHint`. */
   readonly notFoundHint?: string
-  /** The workspace policy (DESIGN §17): the opened descriptor is checked against it. Unset: unconfined. */
+  /** The workspace policy (docs/security.md#boundary): the opened descriptor is checked against it. Unset: unconfined. */
   readonly policy?: PathPolicy | undefined
   /** The session cwd (refusal texts tell a path lexically inside it, led out by a link). */
   readonly cwd?: string

@@ -18,7 +18,7 @@ import {
 } from '@deepseek-ai/dsh-workspace'
 
 /*
- * Atomic, confined replacement of one file (DESIGN §18): the path is opened, then checked (its descriptor's real
+ * Atomic, confined replacement of one file (docs/model-surface.md#tools): the path is opened, then checked (its descriptor's real
  * path against the policy, write access), the new bytes go to a temporary file in the same verified directory
  * (named through its /proc fd path, so a swapped link cannot redirect it), are fsync'd, and are renamed over the
  * target (a new file is linked into place, which fails if the name appeared meanwhile). Calls on one real path in one
@@ -277,7 +277,7 @@ async function put(
       await unlink(temp).catch(() => {})
     }
     placed = true
-    // The directory is not fsync'd: a crash before its entry reaches the disk leaves the old content, which §18
+    // The directory is not fsync'd: a crash before its entry reaches the disk leaves the old content, which docs/model-surface.md#tools
     // allows ("the old or the new"); the file's own fsync above is what keeps a renamed file from being empty.
     return await out.stat()
   } catch (error) {

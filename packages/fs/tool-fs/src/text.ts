@@ -42,7 +42,7 @@ export function readDescription(caps: ReadCaps): string {
 }
 
 /**
- * Other clients' names for the file tools' arguments, meaning exactly ours (DESIGN §25), so taken as ours: Claude
+ * Other clients' names for the file tools' arguments, meaning exactly ours (docs/model-surface.md#tools), so taken as ours: Claude
  * Code's and Gemini CLI's `file_path`, opencode's `filePath`, `oldString`, `newString`, `replaceAll`.
  */
 export const READ_ALIASES = { file_path: 'path', filePath: 'path' } as const satisfies ArgumentAliases

@@ -7,7 +7,7 @@ import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
 import type { ToolResult } from '@deepseek-ai/dsh-tools'
 import ToolFs from '@deepseek-ai/dsh-tool-fs'
 
-// DESIGN §25: Claude Code's and Gemini CLI's `file_path`, opencode's `filePath`, `oldString`, `newString` and
+// docs/model-surface.md#tools: Claude Code's and Gemini CLI's `file_path`, opencode's `filePath`, `oldString`, `newString` and
 // `replaceAll` mean exactly what read's, write's and edit's own names mean: a call by those names runs as ours.
 let t: TestContext
 let dir: string

@@ -395,7 +395,7 @@ test('bad arguments are INVALID_ARGS that say what to fix', async () => {
     [{ path: '' }, 'invalid arguments: property "path" must not be shorter than 1 characters'],
     [{}, 'invalid arguments: missing required property "path"'],
     [{ path: 'a.txt', lines: 3 }, 'invalid arguments: unexpected property "lines"'],
-    // Another client's name for path is taken as it (DESIGN §25), but not beside a different path.
+    // Another client's name for path is taken as it (docs/model-surface.md#tools), but not beside a different path.
     [
       { path: 'a.txt', file_path: 'b.txt' },
       'invalid arguments: "path" and "file_path" name the same argument but differ: pass only "path"',

@@ -81,7 +81,7 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
 const CORE: unique symbol = Symbol('workspace core')
 
 /**
- * `ctx.workspace`: the one path policy (DESIGN §17). While it is loaded, `read`, `glob`, `grep` (and `write`, `edit`)
+ * `ctx.workspace`: the one path policy (docs/security.md#boundary). While it is loaded, `read`, `glob`, `grep` (and `write`, `edit`)
  * open a path and then check what they opened against `policy(cwd)`, and the bash sandbox binds exactly its roots
  * and masks its hidden paths. Consumers read it with `ctx.get('workspace')` (optional: without it nothing is confined).
  */

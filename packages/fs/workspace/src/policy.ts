@@ -3,7 +3,7 @@ import { homedir } from 'node:os'
 import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path'
 
 /**
- * The credential stores hidden from every tool and every sandboxed command whatever the config says (DESIGN §17;
+ * The credential stores hidden from every tool and every sandboxed command whatever the config says (docs/security.md#boundary;
  * `~` is $HOME). A last component may hold `*` (expanded by listing its parent when the policy is computed).
  */
 export const DEFAULT_HIDDEN: readonly string[] = [
@@ -40,7 +40,7 @@ export const DEFAULT_HIDDEN: readonly string[] = [
 
 export type Access = 'read' | 'write'
 
-/** The one policy every tool obeys (DESIGN §17): real paths, computed per session cwd. */
+/** The one policy every tool obeys (docs/security.md#boundary): real paths, computed per session cwd. */
 export interface PathPolicy {
   /** The session cwd first, then the configured roots (real paths). */
   readonly writable: readonly string[]
@@ -172,7 +172,7 @@ export function hiddenBy(path: string, rules: readonly HiddenRule[]): HiddenRule
 }
 
 /**
- * Why `root` is too broad to be a writable root (DESIGN §17), or undefined: the filesystem root, the home directory,
+ * Why `root` is too broad to be a writable root (docs/security.md#boundary), or undefined: the filesystem root, the home directory,
  * or a directory that holds a default credential store (so every ancestor of the home directory, and `~/.config`).
  */
 export function broadness(root: string): string | undefined {

@@ -195,7 +195,7 @@ test('broad roots: /, the home directory, its ancestors and directories holding 
   expect(service({ allowBroadRoots: true }).policy(home).writable).toEqual([home])
 })
 
-test('the default hidden list holds the credential stores of DESIGN §17, and the policy lists those that exist by real path', () => {
+test('the default hidden list holds the credential stores of docs/security.md#boundary, and the policy lists those that exist by real path', () => {
   for (const path of [
     '~/.ssh',
     '~/.claude',

@@ -213,7 +213,7 @@ async function startFor(
   if (typeof token === 'object') return usage(command, token.problem)
   const remote = await remoteTarget(invocation, token)
   if (remote && 'problem' in remote) return usage(command, remote.problem)
-  // dsh's own secrets are hidden from its tools (DESIGN §17): a command must not read the token back and open a session.
+  // dsh's own secrets are hidden from its tools (docs/security.md#boundary): a command must not read the token back and open a session.
   const hidden = [invocation.tokenFile, invocation.config]
     .filter((path): path is string => path !== undefined)
     .map((path) => resolve(path))
@@ -308,7 +308,7 @@ async function runCall(invocation: Of<'call'>): Promise<number> {
     const result = await host.ctx.tools.execute(invocation.tool, args, {
       signal: controller.signal,
       // One session for every `dsh call` of this user: a later call pages what an earlier one saved (sessions apart,
-      // DESIGN §17, shows a session only its own saved results).
+      // docs/security.md#boundary, shows a session only its own saved results).
       session: { id: CLI_SESSION, cwd },
     })
     const [{ text }, ...images] = result.content

@@ -305,7 +305,7 @@ describe('dsh tools and dsh prompt', () => {
     expect(JSON.parse(run.stdout)).toEqual(JSON.parse(JSON.stringify(expected)))
   })
 
-  test('every tool has a title and the approval hints of DESIGN §11 and §18 (read-only search and reads; destructive bash, bash_kill, write and edit)', async () => {
+  test('every tool has a title and the approval hints of docs/seams.md#hosts, docs/model-surface.md#tools (read-only search and reads; destructive bash, bash_kill, write and edit)', async () => {
     const run = await dsh(['tools', '--json'])
     const tools = JSON.parse(run.stdout) as { name: string; title?: string; annotations?: unknown }[]
     const readOnly = { readOnlyHint: true, destructiveHint: false, openWorldHint: false }

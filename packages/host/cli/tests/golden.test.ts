@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest'
 import { dsh } from './helpers.ts'
 
 /**
- * The whole model-facing surface in one reviewed file (STYLE.md point 12): every tool declaration as `dsh tools
+ * The whole model-facing surface in one reviewed file (docs/architecture.md#house-rules): every tool declaration as `dsh tools
  * --json` prints it (what MCP's tools/list carries), then the system prompt as `dsh prompt` prints it. Any change
  * to a description, schema, title, annotation or prompt line shows up in review as a diff of this file. After an
  * intended change: `npx vitest run packages/host/cli/tests/golden.test.ts -u`, and read the diff.

@@ -8,7 +8,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { ROOT, installedDsh, workspace, type Installed, type Run } from './helpers.ts'
 
-// DESIGN §20: the packed `dsh` installs with npm alone into an empty prefix (no clone, no build, no workspace
+// docs/model-surface.md#errors: the packed `dsh` installs with npm alone into an empty prefix (no clone, no build, no workspace
 // packages), carries the packaged ripgrep as its one dependency, lands on the PATH, and serves every tool to the
 // MCP SDK's client and to the Inspector from there.
 

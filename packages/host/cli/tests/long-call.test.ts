@@ -7,7 +7,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { BIN, dsh, processesWith, uniqueSleep, workspace } from './helpers.ts'
 
 /**
- * DESIGN §19: a long foreground command is never lost to a client's request timeout. The official MCP SDK's client
+ * docs/seams.md#tasks: a long foreground command is never lost to a client's request timeout. The official MCP SDK's client
  * gives a request 60 s unless told otherwise; these clients keep that default.
  */
 let ws: ReturnType<typeof workspace>

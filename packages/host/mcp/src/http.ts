@@ -35,7 +35,7 @@ export interface HttpOptions extends Omit<McpOptions, 'sessionId'> {
   headersTimeoutMs?: number
 }
 
-/** Defaults of the limits that keep a server up under load (DESIGN §24). */
+/** Defaults of the limits that keep a server up under load (docs/security.md#boundary). */
 export const HTTP_LIMITS = { maxSessions: 64, sessionIdleMs: 30 * 60_000, headersTimeoutMs: 10_000 } as const
 
 export interface McpHttpServer {
@@ -212,7 +212,7 @@ export async function serveHttp(ctx: Context, options: HttpOptions): Promise<Mcp
     headersTimeoutMs: _headers,
     ...given
   } = options
-  // Anyone with the token may connect: a client's roots may only narrow the server's own, never widen them (§17).
+  // Anyone with the token may connect: a client's roots may only narrow the server's own, never widen them (docs/security.md#boundary).
   const connectOptions = { ...given, roots: given.roots ?? [given.cwd ?? process.cwd()], rootsAtFirstCall: true }
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {

@@ -11,7 +11,7 @@ export interface RefusedRoot {
 /**
  * The directory of the client's first `file://` root, when the client declares the roots capability and
  * answers within `timeoutMs`; undefined otherwise (why is passed to `log`). With `allowed` (an HTTP server's own
- * roots, DESIGN §17), the first root that lies inside one of them, by real path; when the client names roots but
+ * roots, docs/security.md#boundary), the first root that lies inside one of them, by real path; when the client names roots but
  * none inside, the session is refused (RefusedRoot), never given a wider root.
  */
 export async function rootDirectory(

@@ -45,7 +45,7 @@ test('the values of scrubbed and overridden names are never read', () => {
   expect(childEnv({ HOME: '/other' }, source)).toEqual({ PATH: '/bin', HOME: '/other' })
 })
 
-test('the widened scrub (DESIGN §17) drops credential shapes and keeps the names commands need', () => {
+test('the widened scrub (docs/security.md#boundary) drops credential shapes and keeps the names commands need', () => {
   const dropped = {
     GITHUB_PAT: 'x',
     MYSQL_PWD: 'x',
