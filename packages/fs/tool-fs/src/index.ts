@@ -15,7 +15,7 @@ import {
   type EditArgs,
   type WriteArgs,
 } from './change-text.ts'
-import { Observations } from './guard.ts'
+import { Observations } from './seen-files.ts'
 import { readPage } from './read.ts'
 import { runEdit, runWrite } from './write-edit.ts'
 import { runPatch } from './patch.ts'

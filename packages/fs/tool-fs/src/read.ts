@@ -12,7 +12,7 @@ import {
   type PathPolicy,
 } from '@deepseek-ai/dsh-workspace'
 import { FsError, FsErrorCode } from './errors.ts'
-import type { ReadObserver } from './guard.ts'
+import type { ReadObserver } from './seen-files.ts'
 import { messages, renderRow, type ReadCaps, type ReadPage, type ReadRow } from './text.ts'
 
 /** Bytes read per step: large enough that a skip to a far offset is a few thousand reads, small enough to not matter. */

@@ -34,7 +34,7 @@ import {
   type WriteOutcome,
 } from './change-text.ts'
 import { FsError, FsErrorCode } from './errors.ts'
-import type { Observations } from './guard.ts'
+import type { Observations } from './seen-files.ts'
 import { replaceFile, type Current } from './replace.ts'
 import { messages, renderRow, type ReadRow } from './text.ts'
 import type { PathPolicy } from '@deepseek-ai/dsh-workspace'

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, realpath, rm, stat, utimes, writeFile } from 'node:f
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, expect, test } from 'vitest'
-import { GUARD_LIMITS, Observations, whatChanged } from '../src/guard.ts'
+import { GUARD_LIMITS, Observations, whatChanged } from '../src/seen-files.ts'
 
 let dir: string
 beforeEach(async () => {

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest'
 import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
 import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
 import ToolFs from '@deepseek-ai/dsh-tool-fs'
-import { Observations } from '../src/guard.ts'
+import { Observations } from '../src/seen-files.ts'
 
 /*
  * Any interleaving of read / write / edit by two sessions and changes by someone else (new bytes of the same size
