@@ -33,7 +33,8 @@ export async function bash(
   exec: ToolExecution,
   limits: ResultLimits,
 ): Promise<ToolOutput<RunOutcome | Task>> {
-  const { bash: executor, tasks } = services
+  const executor = services.bash
+  const tasks = services.tasks(exec.session)
   if (args.command.includes('\0')) throw invalidArgs(nulMessage())
   const bytes = Buffer.byteLength(args.command, 'utf8')
   if (bytes > MAX_COMMAND_BYTES) throw invalidArgs(tooLongMessage(bytes, MAX_COMMAND_BYTES))
@@ -43,7 +44,7 @@ export async function bash(
   const request = {
     command: args.command,
     workdir: args.workdir === undefined ? cwd : resolve(cwd, args.workdir),
-    ...(exec.session ? { owner: exec.session.id } : {}),
+    ...(exec.session ? { session: exec.session } : {}),
   }
   try {
     if (args.run_in_background) {
@@ -77,8 +78,8 @@ export async function bash(
 }
 
 /** What a task of `spec` is listed as. */
-function taskOf(spec: BashExecSpec): { command: string; workdir: string; owner: string | undefined } {
-  return { command: spec.command, workdir: spec.workdir, owner: spec.owner }
+function taskOf(spec: BashExecSpec): { command: string; workdir: string } {
+  return { command: spec.command, workdir: spec.workdir }
 }
 
 /** A stream the result must cut but that no file holds yet is saved first, so the cut marker can name it. */

@@ -15,6 +15,14 @@ export type {
   ToolOutput,
   ToolResult,
   ToolSchema,
-  ToolSession,
 } from './types.ts'
+export {
+  createSession,
+  pinRoot,
+  SessionErrorCode,
+  type PinnedRoot,
+  type SessionOptions,
+  type ToolSession,
+} from './session.ts'
+export { CREDENTIAL_STORES, expandForHomes, expandHome, homeDirs, within } from './paths.ts'
 export { ToolsService as default } from './service.ts'

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path'
 import { Buffer } from 'node:buffer'
-import { invalidArgs, type ToolExecution, type ToolOutput } from '@deepseek-ai/dsh-tools'
+import { invalidArgs, type ToolExecution, type ToolOutput, type ToolSession } from '@deepseek-ai/dsh-tools'
 import {
   byteLines,
   classify,
@@ -42,9 +42,10 @@ import type { PathPolicy } from '@deepseek-ai/dsh-workspace'
  */
 
 export interface ChangeDeps {
-  readonly guard: Observations
+  /** The calling session's seen files (a session-less caller's own). */
+  readonly guard: (session: ToolSession | undefined) => Observations
   readonly caps: ChangeCaps
-  readonly policy: (cwd: string, tool: string) => PathPolicy | undefined
+  readonly policy: (where: ToolSession | string, tool: string) => PathPolicy | undefined
 }
 
 /** Lines of context shown around each change. */
@@ -53,7 +54,8 @@ const CONTEXT = 2
 function where(tool: string, args: { path: string }, exec: ToolExecution, deps: ChangeDeps) {
   if (args.path.includes('\0')) throw invalidArgs(messages.nulInPath())
   const cwd = exec.session?.cwd ?? process.cwd()
-  return { cwd, path: resolve(cwd, args.path), session: exec.session?.id ?? '', policy: deps.policy(cwd, tool) }
+  const policy = deps.policy(exec.session ?? cwd, tool)
+  return { cwd, path: resolve(cwd, args.path), seen: deps.guard(exec.session), policy }
 }
 
 /** The current file as text, or the FS_NOT_TEXT refusal. */
@@ -66,8 +68,14 @@ function textOf(tool: string, path: string, current: Current): TextFile {
 }
 
 /** The guard: the session must have seen exactly these bytes. */
-async function admit(tool: string, path: string, session: string, current: Current, deps: ChangeDeps): Promise<void> {
-  const verdict = await deps.guard.check(session, current.real, current.stats, current.bytes)
+async function admit(
+  tool: string,
+  path: string,
+  seen: Observations,
+  current: Current,
+  deps: ChangeDeps,
+): Promise<void> {
+  const verdict = await seen.check(current.real, current.stats, current.bytes)
   if (verdict.kind === 'not-read')
     throw new FsError(changeMessages.notRead(tool, path), { code: FsErrorCode.FS_NOT_READ })
   if (verdict.kind === 'stale') {
@@ -103,18 +111,18 @@ export async function runWrite(
   deps: ChangeDeps,
 ): Promise<ToolOutput<WriteOutcome>> {
   if (LONE_SURROGATE.test(args.content)) throw invalidArgs(changeMessages.loneSurrogate('content'))
-  const { cwd, path, session, policy } = where('write', args, exec, deps)
+  const { cwd, path, seen, policy } = where('write', args, exec, deps)
   let lines = 0
   const replaced = await replaceFile(
     { tool: 'write', path, cwd, policy, signal: exec.signal, create: true },
     async (current) => {
       const existing = current && textOf('write', path, current)
-      if (current) await admit('write', path, session, current, deps)
+      if (current) await admit('write', path, seen, current, deps)
       const shaped = shapeWrite(args.content, existing)
       lines = countLines(shaped.text)
       return encode(shaped)
     },
-    (done) => deps.guard.recordBytes(session, done.real, done.stats, done.bytes),
+    (done) => seen.recordBytes(done.real, done.stats, done.bytes),
   )
   const value: WriteOutcome = { path, created: replaced.created, lines }
   return { text: renderWrite(value), value }
@@ -125,7 +133,7 @@ export async function runEdit(args: EditArgs, exec: ToolExecution, deps: ChangeD
   if (args.old_string === args.new_string) throw invalidArgs(changeMessages.same())
   for (const name of ['old_string', 'new_string'] as const)
     if (LONE_SURROGATE.test(args[name])) throw invalidArgs(changeMessages.loneSurrogate(name))
-  const { cwd, path, session, policy } = where('edit', args, exec, deps)
+  const { cwd, path, seen, policy } = where('edit', args, exec, deps)
   let plan: EditedPlan | undefined
   await replaceFile(
     { tool: 'edit', path, cwd, policy, signal: exec.signal, create: false },
@@ -136,7 +144,7 @@ export async function runEdit(args: EditArgs, exec: ToolExecution, deps: ChangeD
         throw new FsError(changeMessages.binary('edit', path), { code: FsErrorCode.FS_NOT_TEXT })
       if (classified.kind === 'invalid')
         throw new FsError(changeMessages.invalidUtf8('edit', path, classified.line), { code: FsErrorCode.FS_NOT_TEXT })
-      await admit('edit', path, session, current, deps)
+      await admit('edit', path, seen, current, deps)
       const request = { oldString: args.old_string, newString: args.new_string, replaceAll: args.replace_all ?? false }
       // The common case on the bytes, without decoding a large file; the rest on its text.
       const start = classified.bom ? 3 : 0
@@ -164,7 +172,7 @@ export async function runEdit(args: EditArgs, exec: ToolExecution, deps: ChangeD
       plan = { count: planned.count, match: planned.match, changes: planned.changes, lines: textLines(planned.text) }
       return encode({ bom: file.bom, text: planned.text })
     },
-    (done) => deps.guard.recordBytes(session, done.real, done.stats, done.bytes),
+    (done) => seen.recordBytes(done.real, done.stats, done.bytes),
   )
   const value = outcome(path, plan!, deps.caps)
   return { text: renderEdit(value), value }
