@@ -1,5 +1,5 @@
 import { Context, Logger, type Fiber, type Message, type Plugin } from 'cordis'
-import type Schema from 'schemastery'
+import Schema from 'schemastery'
 import type {} from '@deepseek-ai/dsh-tools'
 import type {} from '@deepseek-ai/dsh-system-prompt'
 import { CONFIG_KEYS, validateConfig, type ConfigKey, type DshConfig } from './config.ts'
@@ -93,7 +93,31 @@ export interface DefaultContext {
   readonly plugins: readonly string[]
   /** Disposes every plugin: running processes are stopped and awaited; spill files are kept. Idempotent. */
   dispose(): Promise<void>
+  /** The `mcp` section with its defaults: the HTTP server's limits (`dsh mcp --http`). */
+  readonly mcp: McpSettings
 }
+
+export interface McpSettings {
+  maxSessions: number
+  sessionIdleMs: number
+  headersTimeoutMs: number
+}
+
+/** The `mcp` section of `--config`: the host's settings, not a plugin's (the values are the HTTP server's defaults). */
+export const McpConfig: Schema<Partial<McpSettings>, McpSettings> = Schema.object({
+  maxSessions: Schema.natural()
+    .min(1)
+    .default(64)
+    .description('Most sessions `dsh mcp --http` keeps open; the next initialize is refused with a coded error.'),
+  sessionIdleMs: Schema.natural()
+    .min(1)
+    .default(30 * 60_000)
+    .description('An HTTP session with no request for this long ends, and its tasks with it.'),
+  headersTimeoutMs: Schema.natural()
+    .min(1)
+    .default(10_000)
+    .description('A socket that has not sent a whole request head within this many ms is closed.'),
+})
 
 interface Loaded {
   key: Entry['key']
@@ -122,6 +146,7 @@ export async function resolveConfig(raw: unknown): Promise<DshConfig> {
 function schemaMap(loaded: readonly Loaded[]): Map<ConfigKey, Schema | undefined> {
   const map = new Map<ConfigKey, Schema | undefined>()
   for (const key of CONFIG_KEYS) map.set(key, loaded.find((item) => item.key === key)?.config)
+  map.set('mcp', McpConfig)
   return map
 }
 
@@ -176,7 +201,7 @@ export async function createDefaultContext(options: DefaultContextOptions = {}):
     clearTimeout(timer)
     throw error
   }
-  return { ctx, plugins: started.map((item) => item.key), dispose }
+  return { ctx, plugins: started.map((item) => item.key), dispose, mcp: McpConfig(config.mcp ?? {}) }
 }
 
 /** Every tool of the composition keeps results within its `maxResultBytes`, by default this many UTF-8 bytes. */

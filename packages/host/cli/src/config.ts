@@ -16,6 +16,7 @@ export const CONFIG_KEYS = [
   'workspace',
   'tool-fs',
   'tool-fs-search',
+  'mcp',
 ] as const
 export type ConfigKey = (typeof CONFIG_KEYS)[number]
 

@@ -1,3 +1,10 @@
-export { createDefaultContext, resolveConfig, type DefaultContext, type DefaultContextOptions } from './compose.ts'
+export {
+  createDefaultContext,
+  McpConfig,
+  resolveConfig,
+  type DefaultContext,
+  type DefaultContextOptions,
+  type McpSettings,
+} from './compose.ts'
 export { CONFIG_KEYS, readConfigFile, validateConfig, type ConfigKey, type DshConfig } from './config.ts'
 export { DshError, DshErrorCode } from './errors.ts'

@@ -398,6 +398,7 @@ async function runMcp(invocation: Of<'mcp'>): Promise<number> {
         ...options,
         roots: host.ctx.get('workspace')?.roots(serverCwd).writable ?? [serverCwd],
         token: started.token ?? '',
+        ...host.mcp,
         ...(invocation.host === undefined ? {} : { host: invocation.host }),
         port: invocation.port ?? DEFAULT_HTTP_PORT,
       }).catch(async (error: NodeJS.ErrnoException) => {

@@ -22,7 +22,7 @@ afterEach(async () => {
 })
 
 describe('--config', () => {
-  test("the keys are the configurable plugins' short names", () => {
+  test("the keys are the configurable plugins' short names, then the host's own mcp section", () => {
     expect(CONFIG_KEYS).toEqual([
       'tools',
       'timeout-policy',
@@ -36,7 +36,20 @@ describe('--config', () => {
       'workspace',
       'tool-fs',
       'tool-fs-search',
+      'mcp',
     ])
+  })
+
+  test('the mcp section sets the HTTP server limits, with defaults; an unknown key or a zero is refused', async () => {
+    const config = await resolveConfig({ mcp: { maxSessions: 2 } })
+    expect(config.mcp).toEqual({ maxSessions: 2, sessionIdleMs: 1_800_000, headersTimeoutMs: 10_000 })
+    await expect(resolveConfig({ mcp: { maxSesions: 2 } })).rejects.toMatchObject({
+      code: DshErrorCode.DSH_CONFIG_INVALID,
+      message: expect.stringContaining('unknown key "mcp.maxSesions"'),
+    })
+    await expect(resolveConfig({ mcp: { sessionIdleMs: 0 } })).rejects.toMatchObject({
+      code: DshErrorCode.DSH_CONFIG_INVALID,
+    })
   })
 
   test("a section gets its plugin's defaults; absent sections stay absent", async () => {

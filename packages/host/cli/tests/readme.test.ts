@@ -20,6 +20,7 @@ const MODULES: Record<string, () => Promise<unknown>> = {
   workspace: () => import('@deepseek-ai/dsh-workspace'),
   'tool-fs': () => import('@deepseek-ai/dsh-tool-fs'),
   'tool-fs-search': () => import('@deepseek-ai/dsh-tool-fs-search'),
+  mcp: async () => ({ Config: (await import('../src/index.ts')).McpConfig }),
 }
 
 /** `section → keys` as the README's config table lists them ("—" rows: a section without settings). */
