@@ -22,7 +22,7 @@ test('under the sandbox: a Python REPL answers 42, a read -p prompt is answered,
   )
   await tool('bash_output', { task_id: 'bash-1', wait_for: '>>> $' })
   expect(await tool('bash_input', { task_id: 'bash-1', text: 'print(6*7)\n', wait_for: '^42$' })).toMatch(
-    /^print\(6\*7\)\n42\n(>>> \n)?\[wait_for matched\]\n\[status: running\]$/,
+    /^print\(6\*7\)\n42\n(>{1,3} ?\n)?\[wait_for matched\]\n\[status: running\]$/,
   )
   await f.text(
     'read -p "Continue? [y/N] " answer; printf "\\033[32manswer: %s\\033[0m\\n" "$answer"; sleep 100',
