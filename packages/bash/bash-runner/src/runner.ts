@@ -121,7 +121,7 @@ export class BashRunner {
       timeoutMs: clampTimeout(request.timeoutMs, { defaultMs: this.config.timeoutMs, maxMs: this.config.maxTimeoutMs }),
       backgroundAfterMs: request.timeoutMs === undefined ? request.backgroundAfterMs : undefined,
       signal: request.signal,
-      owner: request.owner,
+      session: request.session,
       stdin: request.stdin,
       interactive: request.interactive ?? false,
       env: { ...CHILD_ENV, ...request.env },

@@ -17,8 +17,6 @@ export { SandboxConfinement } from './confine.ts'
 export { SandboxError, SandboxErrorCode, classify, unavailableError, type Unavailable } from './probe.ts'
 export {
   bwrapArgs,
-  DEFAULT_DENY_READ,
-  expandHome,
   hiddenPaths,
   systemHidden,
   type HiddenPath,
@@ -47,7 +45,7 @@ export class SandboxBashExecutor extends BashExecutor {
     const sandbox = new Sandbox(ctx, ctx.subprocess, resolved)
     const runner = new BashRunner(ctx, resolved, {
       argv: (spec) => sandbox.argv(spec),
-      wrap: (handle, spec) => sandbox.wrap(handle, spec.owner),
+      wrap: (handle, spec) => sandbox.wrap(handle, spec.session),
       close: () => sandbox.close(),
     })
     this[RUNNER] = runner

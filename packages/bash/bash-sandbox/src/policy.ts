@@ -1,6 +1,6 @@
 import { realpathSync, statSync } from 'node:fs'
-import { homedir } from 'node:os'
-import { dirname, join, resolve, sep } from 'node:path'
+import { dirname, sep } from 'node:path'
+import { within } from '@deepseek-ai/dsh-tools'
 
 /** What one sandboxed command may touch. Every path is absolute and real (bubblewrap mounts on real paths only). */
 export interface SandboxPolicy {
@@ -12,6 +12,11 @@ export interface SandboxPolicy {
    * place where the next command's mask is put (`mv ~/.config ~/.config.x`, then read it in the next call).
    */
   readonly pinned?: readonly string[]
+  /**
+   * The writable root that is the session's pinned root: bound from the descriptor the wrapper opens as fd ROOT_FD
+   * (`/proc/self/fd/5`), not from its path, so a rename or a link swapped in never moves what the command writes.
+   */
+  readonly boundRoot?: string
   /** Bound read-only at their own path, after the private /tmp (so a spill directory under the host's /tmp shows). */
   readonly readOnly: readonly string[]
   /** Hidden: an empty read-only directory over each `dir`, /dev/null over each `file`. */
@@ -49,7 +54,8 @@ export function bwrapArgs(policy: SandboxPolicy, workdir: string): string[] {
     policy.tmpDir,
     '/tmp',
   ]
-  for (const dir of policy.writable) args.push('--bind', dir, dir)
+  for (const dir of policy.writable)
+    args.push('--bind', dir === policy.boundRoot ? `/proc/self/fd/${ROOT_FD}` : dir, dir)
   for (const dir of policy.readOnly) args.push('--ro-bind', dir, dir)
   for (const dir of policy.pinned ?? []) args.push('--bind', dir, dir)
   for (const hidden of policy.hidden) {
@@ -71,46 +77,11 @@ export function bwrapArgs(policy: SandboxPolicy, workdir: string): string[] {
   return args
 }
 
+/** The descriptor the wrapper opens the session's pinned root as (3 and 4 are the arguments and the filter). */
+export const ROOT_FD = 5
+
 /** /proc/1/mem of the namespace's init, masked: writing it would run code outside the seccomp filter. */
 const INIT_MEMORY = ['/proc/1/mem', '/proc/1/task/1/mem']
-
-/**
- * The default credential locations (`~` is $HOME): keys, cloud and registry logins, the agents' own stores, password
- * managers and browser profiles (docs/security.md#boundary). Until `ctx.workspace` holds the one list, the sandbox keeps its own.
- */
-export const DEFAULT_DENY_READ: readonly string[] = [
-  '~/.ssh',
-  '~/.aws',
-  '~/.gnupg',
-  '~/.config/gcloud',
-  '~/.docker',
-  '~/.kube',
-  '~/.azure',
-  '~/.config/gh',
-  '~/.netrc',
-  '~/.git-credentials',
-  '~/.npmrc',
-  '~/.pypirc',
-  '~/.password-store',
-  '~/.claude',
-  '~/.claude.json',
-  '~/.codex',
-  '~/.gemini',
-  '~/.config/opencode',
-  '~/.local/share/opencode',
-  '~/.cargo/credentials',
-  '~/.cargo/credentials.toml',
-  '~/.config/hub',
-  '~/.config/git/credentials',
-  '~/.pgpass',
-  '~/.vault-token',
-  '~/.terraform.d',
-  '~/.m2/settings.xml',
-  '~/.local/share/keyrings',
-  '~/.mozilla',
-  '~/.config/google-chrome',
-  '~/.config/chromium',
-]
 
 /**
  * The directories to pin (see SandboxPolicy.pinned): for each hidden path strictly inside a writable root, every
@@ -142,13 +113,6 @@ export function systemHidden(): HiddenPath[] {
   return [{ path: run.real, kind: 'dir', keep }]
 }
 
-/** `~` and `~/…` mean $HOME (the host's, as the command would see it); everything else is made absolute. */
-export function expandHome(path: string, home: string = process.env.HOME || homedir()): string {
-  if (path === '~') return home
-  if (path.startsWith('~/')) return join(home, path.slice(2))
-  return resolve(path)
-}
-
 /** The real path of an existing entry and what it is, or undefined when there is nothing there. */
 export function existing(path: string): { real: string; kind: 'dir' | 'file' } | undefined {
   try {
@@ -170,16 +134,12 @@ export function existingDirs(paths: readonly string[]): string[] {
   return dirs
 }
 
-/** Existing entries among `denyRead` (`~` expanded), as real paths: a path that does not exist needs no mask. */
-export function hiddenPaths(denyRead: readonly string[], home?: string): HiddenPath[] {
+/** Existing entries among `paths` (absolute), as real paths: a path that does not exist needs no mask. */
+export function hiddenPaths(paths: readonly string[]): HiddenPath[] {
   const hidden: HiddenPath[] = []
-  for (const path of denyRead) {
-    const found = existing(expandHome(path, home))
+  for (const path of paths) {
+    const found = existing(path)
     if (found && !hidden.some((item) => item.path === found.real)) hidden.push({ path: found.real, kind: found.kind })
   }
   return hidden
-}
-
-export function within(path: string, root: string): boolean {
-  return path === root || path.startsWith(root.endsWith(sep) ? root : root + sep)
 }

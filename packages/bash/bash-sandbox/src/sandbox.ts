@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto'
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { constants, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -14,7 +13,7 @@ import {
   type SubprocessHandle,
   type SubprocessService,
 } from '@deepseek-ai/dsh-subprocess'
-import type {} from '@deepseek-ai/dsh-tools'
+import { CREDENTIAL_STORES, expandForHomes, type ToolSession, within } from '@deepseek-ai/dsh-tools'
 import type {} from '@deepseek-ai/dsh-spill'
 import type {} from '@deepseek-ai/dsh-workspace'
 import type { Config } from './config.ts'
@@ -22,14 +21,12 @@ import { sandboxEnv } from './env.ts'
 import { Lifeline } from './lifeline.ts'
 import {
   bwrapArgs,
-  DEFAULT_DENY_READ,
   existing,
   existingDirs,
-  expandHome,
   hiddenPaths,
+  ROOT_FD,
   pinnedAncestors,
   systemHidden,
-  within,
   type HiddenPath,
   type SandboxPolicy,
 } from './policy.ts'
@@ -45,7 +42,7 @@ import { resolvePrograms, writableProblem, type Programs } from './trusted.ts'
  * reports how the shell ended.
  */
 const WRAPPER =
-  'f=$1; s=$2; e=$3; shift 3; exec 3<"$f" 4<"$s" || exit 126; rm -f -- "$f"; trap "" TERM; exec "$e" -i "$@"'
+  'f=$1; s=$2; e=$3; r=$4; shift 4; exec 3<"$f" 4<"$s" 5<"$r" || exit 126; rm -f -- "$f"; trap "" TERM; exec "$e" -i "$@"'
 
 /** Signal numbers to names, for bwrap's "128 + signal" exit codes. */
 const SIGNALS = new Map<number, NodeJS.Signals>(
@@ -68,23 +65,12 @@ export class Sandbox {
   /** Resolved once, by the first successful check: bwrap, sh, env and the shell, as trusted real paths. */
   private programs: Programs | undefined
   private lifeline: Lifeline | undefined
-  /** The full-output files of each session's commands (by session key), kept visible to that session only. */
-  private readonly outputFiles = new Map<string, Set<string>>()
-  /** Commands of each session not yet recorded there: their files are read from the handle (the call may have returned first). */
-  private readonly pendingOutputs = new Map<string, Set<SubprocessHandle>>()
 
   constructor(
     private readonly ctx: Context,
     private readonly subprocess: SubprocessService,
     private readonly config: Config,
-  ) {
-    // A session's /tmp goes with it (its commands and tasks are stopped at the same time).
-    ctx.on('tools/session-end', (sessionId) => {
-      this.outputFiles.delete(sessionKey(sessionId))
-      this.pendingOutputs.delete(sessionKey(sessionId))
-      if (this.stateDir) rmSync(join(this.stateDir, 'tmp', sessionKey(sessionId)), { recursive: true, force: true })
-    })
-  }
+  ) {}
 
   /**
    * `<sh> -c <wrapper> … <bwrap> --args 3 --seccomp 4 <mounts and namespaces> -- <env> --default-signal=TERM <shell>
@@ -99,7 +85,7 @@ export class Sandbox {
           code: BashErrorCode.BASH_INVALID_REQUEST,
         })
     }
-    const policy = this.policy(spec.owner)
+    const policy = this.policy(spec.session)
     const hidden = policy.hidden.find((item) => within(spec.workdir, item.path))
     if (hidden) {
       throw new BashError(
@@ -114,11 +100,11 @@ export class Sandbox {
     ])
     if (problem) throw unavailableError(problem)
     await this.reaper(programs).ensure()
-    return this.wrapped(programs, bwrapArgs(policy, spec.workdir), env, spec.command)
+    return this.wrapped(programs, bwrapArgs(policy, spec.workdir), env, spec.command, spec.session?.root?.fdPath)
   }
 
   /** bwrap exits 128 + N when the shell died of signal N: the handle reports that as the signal, like a local shell. */
-  wrap(handle: SubprocessHandle, owner: string | undefined): SubprocessHandle {
+  wrap(handle: SubprocessHandle, session: ToolSession | undefined): SubprocessHandle {
     const mapped = (status: ExitStatus): ExitStatus => {
       const signal =
         status.signal === null && status.exitCode !== null && status.exitCode > 128
@@ -137,13 +123,12 @@ export class Sandbox {
     // The command's full-output files, once complete, stay readable to its own session (see othersSavedResults).
     // Until `done` has recorded them, the next call of the session reads them from the handle: the tool's result
     // can go out before this callback runs, and the next call's `tail` of the file would find no such file.
-    const session = sessionKey(owner)
-    this.pendingOutputs.set(session, (this.pendingOutputs.get(session) ?? new Set()).add(handle))
+    const outputs = session && outputsOf(session)
+    outputs?.pending.add(handle)
     void done.then(() => {
-      const files = this.outputFiles.get(session) ?? new Set<string>()
-      for (const path of spillPaths(handle)) files.add(path)
-      this.outputFiles.set(session, files)
-      this.pendingOutputs.get(session)?.delete(handle)
+      if (!outputs) return
+      for (const path of spillPaths(handle)) outputs.files.add(path)
+      outputs.pending.delete(handle)
     })
     return new Proxy(handle, {
       get(target, key) {
@@ -157,32 +142,39 @@ export class Sandbox {
   }
 
   /**
-   * What a command of `owner` (a session id) may touch: the session's workspace roots (its cwd, the configured
-   * roots) and `writable` read-write, read-only roots (spill directories) readable, the credential paths hidden
-   * (and their ancestors inside a writable root pinned), the session's own /tmp. Without the workspace service, the
-   * host's cwd stands for the session's.
+   * What a command of `session` may touch: the session's workspace roots (its pinned root, bound from its
+   * descriptor, and the configured roots) and `writable` read-write, read-only roots (spill directories) readable,
+   * the credential paths hidden (and their ancestors inside a writable root pinned), the session's own /tmp.
+   * Without a session, the host's cwd stands for its root.
    */
-  policy(owner: string | undefined): SandboxPolicy {
+  policy(session: ToolSession | undefined): SandboxPolicy {
     const workspace = this.ctx.get('workspace')
-    const cwd = workspace?.sessionCwd(owner) ?? process.cwd()
-    const roots = workspace?.roots(cwd) ?? { writable: [cwd], readOnly: [] }
-    const writable = existingDirs([...roots.writable, ...this.config.writable.map((path) => expandHome(path))])
+    const cwd = session?.cwd ?? process.cwd()
+    // WORKSPACE_ROOT_MOVED when the pinned root's path names another directory now (the workspace checks it too).
+    session?.root?.check('bash')
+    const roots = workspace?.roots(session ?? cwd) ?? { writable: [session?.root?.path ?? cwd], readOnly: [] }
+    const [first, ...rest] = roots.writable
+    const writable = [
+      ...(session?.root && first === session.root.path ? [first] : existingDirs(first === undefined ? [] : [first])),
+      ...existingDirs([...rest, ...expandForHomes(this.config.writable)]),
+    ].filter((dir, at, all) => all.indexOf(dir) === at)
     const readOnly = existingDirs(roots.readOnly).filter((dir) => !writable.includes(dir))
     // The one hidden list of ctx.workspace (docs/security.md#boundary: credential stores, its denyRead, the HTTP token file, dsh's
     // config file), with the sandbox's own list and denyRead on top. It refuses a broad root (WORKSPACE_ROOT_REFUSED)
     // before anything runs; fresh: a hidden directory renamed since the last look is found and masked where it is.
-    const shared = workspace?.policy(cwd, 'bash', true).hidden ?? []
+    const shared = workspace?.policy(session ?? cwd, 'bash', true).hidden ?? []
     const hidden = [
       ...systemHidden(),
-      ...hiddenPaths([...DEFAULT_DENY_READ, ...shared, ...this.config.denyRead]),
-      ...this.othersSavedResults(owner),
+      ...hiddenPaths([...expandForHomes([...CREDENTIAL_STORES, ...this.config.denyRead], cwd), ...shared]),
+      ...this.othersSavedResults(session),
     ]
     return {
       writable,
       readOnly,
       hidden,
       pinned: pinnedAncestors(hidden, writable),
-      tmpDir: this.sessionTmp(owner),
+      ...(session?.root && writable[0] === session.root.path ? { boundRoot: session.root.path } : {}),
+      tmpDir: this.sessionTmp(session),
       network: this.config.network,
     }
   }
@@ -193,14 +185,13 @@ export class Sandbox {
    * subprocess provider writes those of every session to one directory there). Nothing without a session or a
    * local store.
    */
-  private othersSavedResults(owner: string | undefined): HiddenPath[] {
-    const dirs = owner === undefined ? undefined : this.ctx.get('spillStore')?.localDirectories(owner)
+  private othersSavedResults(session: ToolSession | undefined): HiddenPath[] {
+    const dirs = session === undefined ? undefined : this.ctx.get('spillStore')?.localDirectories(session)
     const all = dirs && existing(dirs.all)
-    if (!dirs || all?.kind !== 'dir') return []
+    if (!session || !dirs || all?.kind !== 'dir') return []
     const own = existing(dirs.own)
-    const key = sessionKey(owner)
-    const pending = [...(this.pendingOutputs.get(key) ?? [])].flatMap(spillPaths)
-    const outputs = [...(this.outputFiles.get(key) ?? []), ...pending]
+    const mine = outputsOf(session)
+    const outputs = [...mine.files, ...[...mine.pending].flatMap(spillPaths)]
       .map(existing)
       .filter((file) => file?.kind === 'file' && within(file.real, all.real))
     const keep = [...(own?.kind === 'dir' ? [own.real] : []), ...outputs.map((file) => (file as { real: string }).real)]
@@ -226,6 +217,7 @@ export class Sandbox {
     args: readonly string[],
     env: Readonly<Record<string, string>>,
     command: string,
+    rootFd = '/',
   ): string[] {
     const state = this.state()
     const file = join(state, 'args', String(++this.files))
@@ -240,6 +232,8 @@ export class Sandbox {
       file,
       join(state, 'seccomp'),
       programs.env,
+      // Opened as fd ROOT_FD by the wrapper (outside the namespace, where dsh's descriptors may be opened).
+      rootFd,
       programs.bwrap,
       '--args',
       '3',
@@ -300,11 +294,19 @@ export class Sandbox {
     return this.lifeline
   }
 
-  /** The session's private /tmp (made on first use): `tmp/<hash of the session id>`, `tmp/-` without a session. */
-  private sessionTmp(owner: string | undefined): string {
-    const dir = join(this.state(), 'tmp', sessionKey(owner))
-    mkdirSync(dir, { recursive: true, mode: 0o700 })
-    return dir
+  /** The session's private /tmp (made on first use, removed by its dispose): `tmp/<its random name>`, `tmp/-` without one. */
+  private sessionTmp(session: ToolSession | undefined): string {
+    const make = (name: string) => {
+      const dir = join(this.state(), 'tmp', name)
+      mkdirSync(dir, { recursive: true, mode: 0o700 })
+      return dir
+    }
+    if (!session) return make('-')
+    return session.slot(TMP, () => {
+      const dir = make(session.dirName)
+      session.defer(() => rmSync(dir, { recursive: true, force: true }))
+      return dir
+    })
   }
 
   private state(): string {
@@ -320,16 +322,23 @@ export class Sandbox {
   }
 }
 
-/** A session id as a directory name: opaque ids may hold anything, so a digest of it. */
+/** Where a session keeps its sandbox /tmp and its commands' full-output files. */
+const TMP: unique symbol = Symbol('dsh.bash-sandbox.tmp')
+const OUTPUTS: unique symbol = Symbol('dsh.bash-sandbox.outputs')
+
+/**
+ * The full-output files of the session's commands, kept visible to it alone; until `done` has recorded a command's
+ * files, the next call reads them from its handle (the tool's result can go out before that callback runs).
+ */
+function outputsOf(session: ToolSession): { files: Set<string>; pending: Set<SubprocessHandle> } {
+  return session.slot(OUTPUTS, () => ({ files: new Set<string>(), pending: new Set<SubprocessHandle>() }))
+}
+
 /** The complete-stream files of a command's collected stdout and stderr, as far as they exist yet. */
 function spillPaths(handle: SubprocessHandle): string[] {
   return [handle.collected.stdout?.spillPath, handle.collected.stderr?.spillPath].filter(
     (path): path is string => path !== undefined,
   )
-}
-
-function sessionKey(owner: string | undefined): string {
-  return owner === undefined ? '-' : createHash('sha256').update(owner).digest('hex').slice(0, 24)
 }
 
 function processes(): ProcStat[] {

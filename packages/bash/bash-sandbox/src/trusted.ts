@@ -1,5 +1,5 @@
 import { resolveTrusted, SYSTEM_PATH } from '@deepseek-ai/dsh-subprocess'
-import { within } from './policy.ts'
+import { within } from '@deepseek-ai/dsh-tools'
 import type { Unavailable } from './probe.ts'
 
 /** The programs dsh's host side runs to start a sandboxed command, as trusted real paths (resolved once). */

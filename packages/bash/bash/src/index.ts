@@ -1,5 +1,5 @@
 import { type Context, Service } from 'cordis'
-import { HarnessError } from '@deepseek-ai/dsh-tools'
+import { HarnessError, type ToolSession } from '@deepseek-ai/dsh-tools'
 import type { StrayProcess, TaskOffsets, TaskProcess } from '@deepseek-ai/dsh-tasks'
 
 export type { StrayProcess, TaskOffsets, TaskProcess }
@@ -26,8 +26,8 @@ export interface BashExecRequest {
   backgroundAfterMs?: number
   /** Aborting kills the command (foreground: `run` resolves with `aborted`; `start`: the process is stopped). */
   signal?: AbortSignal
-  /** Opaque token of the caller (the tools use the session id); a sandbox picks the session's roots by it. */
-  owner?: string
+  /** The calling session: a provider reads its root, policy and private directories from it (DESIGN §22). */
+  session?: ToolSession
   /** Written to the command's stdin, which is then closed. Default: stdin is /dev/null. */
   stdin?: string
   /**
@@ -49,7 +49,7 @@ export interface BashExecSpec {
   /** The request's `backgroundAfterMs` when it named no `timeoutMs`; else undefined (an explicit timeout kills). */
   readonly backgroundAfterMs: number | undefined
   readonly signal: AbortSignal | undefined
-  readonly owner: string | undefined
+  readonly session: ToolSession | undefined
   readonly stdin: string | undefined
   readonly interactive: boolean
   /** The complete set of overrides over the provider's base environment. */

@@ -21,7 +21,7 @@ export async function bashInput(
   limits: ResultLimits,
 ): Promise<ToolOutput<BashOutputValue>> {
   const pattern = waitPattern(args.wait_for)
-  ownTask(tasks, args.task_id, exec)
+  ownTask(tasks, args.task_id)
   const id = args.task_id
   const timeoutMs = Math.min(args.timeout_ms ?? WAIT_DEFAULT_MS, WAIT_MAX_MS)
   await tasks.write(id, args.text)

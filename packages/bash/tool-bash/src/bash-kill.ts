@@ -9,7 +9,7 @@ export async function bashKill(
   args: TaskIdArgs,
   exec: ToolExecution,
 ): Promise<ToolOutput<{ killed: boolean }>> {
-  ownTask(tasks, args.task_id, exec)
+  ownTask(tasks, args.task_id)
   const killed = await tasks.kill(args.task_id)
   const leftRunning = tasks.get(args.task_id)?.leftRunning ?? []
   return { text: renderKill(args.task_id, killed, leftRunning), value: { killed } }

@@ -28,12 +28,11 @@ export async function bashOutput(
   const id = args.task_id
   if (id === undefined) {
     if (args.wait_for !== undefined || args.timeout_ms !== undefined) throw invalidArgs(waitArgsMessage())
-    const session = exec.session?.id
-    const mine = tasks.list().filter((task) => tasks.ownerOf(task.id) === session)
+    const mine = tasks.list()
     return { text: renderList(mine, Date.now(), limits.maxResultBytes), value: { tasks: mine } }
   }
   const pattern = waitPattern(args.wait_for)
-  ownTask(tasks, id, exec)
+  ownTask(tasks, id)
   const timeoutMs = Math.min(args.timeout_ms ?? WAIT_DEFAULT_MS, WAIT_MAX_MS)
   return respond(
     tasks,

@@ -32,10 +32,6 @@ export function boundedReason(reason: string, value: string): string {
   return reason.split(JSON.stringify(value)).join(quoted(value)).split(value).join(clip(value, QUOTE_MAX_BYTES))
 }
 
-export function forbiddenMessage(taskId: string): string {
-  return `task ${taskId} belongs to another session`
-}
-
 export function unknownTaskMessage(taskId: string): string {
   return [
     `unknown task id ${quoted(taskId)}: this process has no background task with that id.`,

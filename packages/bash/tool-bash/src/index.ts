@@ -95,7 +95,7 @@ export function apply(ctx: Context, config: Config): void {
     parameters: BashOutputParameters,
     aliases: WAIT_ALIASES,
     maxResultBytes: config.maxResultBytes,
-    execute: (args, exec) => bashOutput(services.tasks, args, exec, limits),
+    execute: (args, exec) => bashOutput(services.tasks(exec.session), args, exec, limits),
   })
   ctx.tools.register<BashInputArgs>({
     name: 'bash_input',
@@ -106,7 +106,7 @@ export function apply(ctx: Context, config: Config): void {
     parameters: BashInputParameters,
     aliases: WAIT_ALIASES,
     maxResultBytes: config.maxResultBytes,
-    execute: (args, exec) => bashInput(services.tasks, args, exec, limits),
+    execute: (args, exec) => bashInput(services.tasks(exec.session), args, exec, limits),
   })
   ctx.tools.register<TaskIdArgs>({
     name: 'bash_kill',
@@ -117,7 +117,7 @@ export function apply(ctx: Context, config: Config): void {
     parameters: TaskIdParameters,
     aliases: TASK_ID_ALIASES,
     maxResultBytes: config.maxResultBytes,
-    execute: (args, exec) => bashKill(services.tasks, args, exec),
+    execute: (args, exec) => bashKill(services.tasks(exec.session), args, exec),
   })
   ctx.systemPrompt.register({ id: BASH_PROMPT_ID, order: BASH_PROMPT_ORDER, text: BASH_PROMPT })
 }

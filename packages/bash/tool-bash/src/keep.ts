@@ -15,7 +15,7 @@ export function spillKeeper(ctx: Context): Keep {
     if (!store || !exec.session) return undefined
     try {
       const saved = await store.saveText({
-        owner: { sessionId: exec.session.id },
+        owner: exec.session,
         source: { toolName: exec.name, callId: exec.callId },
         suggestedName,
         content,

@@ -16,7 +16,15 @@ export type {
   ToolOutput,
   ToolResult,
   ToolSchema,
-  ToolSession,
   TextContent,
 } from './types.ts'
+export {
+  createSession,
+  pinRoot,
+  SessionErrorCode,
+  type PinnedRoot,
+  type SessionOptions,
+  type ToolSession,
+} from './session.ts'
+export { CREDENTIAL_STORES, expandForHomes, expandHome, homeDirs, within } from './paths.ts'
 export { ToolsService as default } from './service.ts'

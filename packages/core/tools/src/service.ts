@@ -11,6 +11,7 @@ import type {
   ToolSchema,
 } from './types.ts'
 import { cut, listProblems, quote } from './error-text.ts'
+import type { ToolSession } from './session.ts'
 import { aliasProblem, type CheckedArguments, checkArguments } from './validation.ts'
 
 declare module 'cordis' {
@@ -24,8 +25,6 @@ declare module 'cordis' {
     'tools/post-execute'(call: ToolCall & { result: ToolResult }): void | Promise<void>
     /** A notice for one session's model, outside any call (see `ToolsService.notify`). */
     'tools/session-notice'(notice: SessionNotice): void
-    /** A session ended (its host connection closed): stop what it owns. Awaited by `endSession`. */
-    'tools/session-end'(sessionId: string): void | Promise<void>
   }
 }
 
@@ -33,6 +32,12 @@ const NAME = /^[a-zA-Z0-9_-]{1,64}$/
 /** Notices kept per session until its next result; older ones are dropped (and counted) past this. */
 const MAX_PENDING_NOTICES = 20
 const PIPELINE = Symbol('dsh.tools.pipeline')
+/** A session's notices not yet delivered in a result, kept in the session. */
+const PENDING = Symbol('dsh.tools.pending-notices')
+
+function pendingOf(session: ToolSession): { notices: SessionNotice[]; dropped: number } {
+  return session.slot(PENDING, () => ({ notices: [], dropped: 0 }))
+}
 /** The blank line between a result and its notices. */
 const SEPARATOR_BYTES = 2
 
@@ -54,17 +59,14 @@ function linesWithin(lines: readonly string[], room: number): number {
 class Pipeline {
   readonly definitions = new Map<string, ToolDefinition>()
   private callCounter = 0
-  private readonly pending = new Map<string, { notices: SessionNotice[]; dropped: number }>()
 
   // The event methods, read once: each read of `ctx.serial` builds a traceable wrapper anew.
   private readonly serial: Context['serial']
   private readonly emit: Context['emit']
-  private readonly parallel: Context['parallel']
 
   constructor(private readonly ctx: Context) {
     this.serial = ctx.serial
     this.emit = ctx.emit
-    this.parallel = ctx.parallel
   }
 
   list(): ToolDefinition[] {
@@ -72,8 +74,8 @@ class Pipeline {
   }
 
   notify(notice: SessionNotice): void {
-    let queue = this.pending.get(notice.sessionId)
-    if (!queue) this.pending.set(notice.sessionId, (queue = { notices: [], dropped: 0 }))
+    if (notice.session.disposed) return
+    const queue = pendingOf(notice.session)
     queue.notices.push(notice)
     if (queue.notices.length > MAX_PENDING_NOTICES) {
       queue.notices.shift()
@@ -86,16 +88,9 @@ class Pipeline {
     }
   }
 
-  withdrawNotice(sessionId: string, key: string): void {
-    const queue = this.pending.get(sessionId)
-    if (!queue) return
+  withdrawNotice(session: ToolSession, key: string): void {
+    const queue = pendingOf(session)
     queue.notices = queue.notices.filter((notice) => notice.key !== key)
-    if (queue.notices.length === 0 && queue.dropped === 0) this.pending.delete(sessionId)
-  }
-
-  async endSession(sessionId: string): Promise<void> {
-    this.pending.delete(sessionId)
-    await this.parallel('tools/session-end', sessionId)
   }
 
   async execute(name: string, args: unknown, options: ExecuteOptions): Promise<ToolResult> {
@@ -148,7 +143,7 @@ class Pipeline {
         ? errorResult(new HarnessError(`tool call denied: ${denial}`, { code: CoreErrorCode.TOOL_DENIED }))
         : await this.run(call)
     // Notices join the result before post-execute, so the listeners (the spill policy's budget) see the final text.
-    call.result = call.session ? this.withNotices(result, call.session.id, definition.maxResultBytes) : result
+    call.result = call.session ? this.withNotices(result, call.session, definition.maxResultBytes) : result
     await this.postExecute(call as ToolCall & { result: ToolResult })
     return call.result
   }
@@ -157,9 +152,9 @@ class Pipeline {
    * Appends the session's undelivered notices to its result, once, oldest first. Within the tool's `maxResultBytes`
    * (docs/model-surface.md#budgets) only as many as fit join it; the others wait for the session's next result, in order.
    */
-  private withNotices(result: ToolResult, sessionId: string, maxBytes: number | undefined): ToolResult {
-    const queue = this.pending.get(sessionId)
-    if (!queue) return result
+  private withNotices(result: ToolResult, session: ToolSession, maxBytes: number | undefined): ToolResult {
+    const queue = pendingOf(session)
+    if (queue.notices.length === 0 && queue.dropped === 0) return result
     const lines = queue.notices.map((notice) => notice.text)
     if (queue.dropped) lines.unshift(`(${queue.dropped} earlier notice${queue.dropped === 1 ? '' : 's'} dropped)`)
     const text = result.content[0].text
@@ -171,7 +166,6 @@ class Pipeline {
     const delivered = queue.dropped ? fitting - 1 : fitting
     queue.dropped = 0
     queue.notices.splice(0, delivered)
-    if (queue.notices.length === 0) this.pending.delete(sessionId)
     const joined = `${text}\n\n${lines.slice(0, fitting).join('\n')}`
     const [, ...images] = result.content
     return { ...result, content: [{ type: 'text', text: joined }, ...images] }
@@ -287,13 +281,8 @@ export class ToolsService extends Service {
   }
 
   /** Drops a notice not yet delivered in a result (the model already learned it another way). */
-  withdrawNotice(sessionId: string, key: string): void {
-    this[PIPELINE].withdrawNotice(sessionId, key)
-  }
-
-  /** The session is over: undelivered notices are dropped, and `tools/session-end` listeners are awaited. */
-  endSession(sessionId: string): Promise<void> {
-    return this[PIPELINE].endSession(sessionId)
+  withdrawNotice(session: ToolSession, key: string): void {
+    this[PIPELINE].withdrawNotice(session, key)
   }
 
   /** Runs one call through the whole pipeline. Never rejects: every failure is an error result with a code. */

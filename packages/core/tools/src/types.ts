@@ -1,13 +1,9 @@
+import type { ToolSession } from './session.ts'
+
 /** A JSON Schema object, as sent to the model. */
 export interface JsonSchema {
   readonly type?: string | readonly string[]
   readonly [keyword: string]: unknown
-}
-
-export interface ToolSession {
-  readonly id: string
-  /** Absolute directory that relative paths resolve against. */
-  readonly cwd: string
 }
 
 /** What a tool receives besides its arguments. */
@@ -116,7 +112,7 @@ export interface ToolSchema {
  * session's next tool result, so clients that drop out-of-band messages still tell the model.
  */
 export interface SessionNotice {
-  readonly sessionId: string
+  readonly session: ToolSession
   readonly text: string
   /** Names what the notice is about (`bash-3`), so that `withdrawNotice` can drop it once it is moot. */
   readonly key?: string

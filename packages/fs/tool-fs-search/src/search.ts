@@ -9,13 +9,12 @@ import {
   openDirectory,
   openFile,
   WorkspaceError,
-  within,
   type OpenOptions,
   type PathPolicy,
   type Workspace,
 } from '@deepseek-ai/dsh-workspace'
 import type { ToolExecution } from '@deepseek-ai/dsh-tools'
-import { invalidArgs } from '@deepseek-ai/dsh-tools'
+import { invalidArgs, within } from '@deepseek-ai/dsh-tools'
 import type { SearchRoot } from './paths.ts'
 import { missingPathMessage, quoteArg, specialPathMessage, UNSAVED, unusablePathMessage } from './common-text.ts'
 import { SearchError, SearchErrorCode } from './errors.ts'
@@ -84,7 +83,7 @@ export async function openRoot(
 ): Promise<OpenedRoot> {
   const cwd = sessionCwd(exec)
   // fresh: a walk must also skip a hidden directory moved (renamed) into the root since the last look.
-  const policy = services.workspace()?.policy(cwd, tool, true)
+  const policy = services.workspace()?.policy(exec.session ?? cwd, tool, true)
   const options: OpenOptions = { cwd, tool, access: 'read', policy }
   if (policy) await checkPath(root.absolute, options)
   const service = services.confinement()
@@ -214,7 +213,7 @@ export async function keepComplete(
   if (!exec.session) return { unsaved: UNSAVED.noSession }
   try {
     const saved = await store.saveStream({
-      owner: { sessionId: exec.session.id },
+      owner: exec.session,
       source: { toolName: exec.name, callId: exec.callId },
       suggestedName,
       content: content(),

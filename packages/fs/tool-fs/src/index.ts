@@ -3,7 +3,7 @@ import type { Context } from 'cordis'
 import Schema from 'schemastery'
 import type {} from '@deepseek-ai/dsh-system-prompt'
 import { tildeHint } from '@deepseek-ai/dsh-text'
-import { invalidArgs } from '@deepseek-ai/dsh-tools'
+import { invalidArgs, type ToolSession } from '@deepseek-ai/dsh-tools'
 import {
   changePrompt,
   CHANGE_PROMPT_ID,
@@ -15,7 +15,7 @@ import {
   type EditArgs,
   type WriteArgs,
 } from './change-text.ts'
-import { Observations } from './seen-files.ts'
+import { Observations, seenBy } from './seen-files.ts'
 import { readPage } from './read.ts'
 import { runEdit, runWrite } from './write-edit.ts'
 import { runPatch } from './patch.ts'
@@ -142,9 +142,8 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
 
 export function apply(ctx: Context, config: Config): void {
   const caps = capsWithin(config)
-  // What each session has seen of each file: read, write and edit feed it; write and edit consult it.
-  const guard = new Observations()
-  ctx.on('tools/session-end', (sessionId) => guard.forget(sessionId))
+  // What each session has seen of each file, kept in the session: read, write and edit feed it; write and edit consult it.
+  const guard = seenBy(new Observations())
   ctx.systemPrompt.register({ id: READ_PROMPT_ID, order: READ_PROMPT_ORDER, text: readPrompt(caps) })
   ctx.tools.register<ReadArgs>({
     name: 'read',
@@ -160,8 +159,8 @@ export function apply(ctx: Context, config: Config): void {
       const cwd = exec.session?.cwd ?? process.cwd()
       const path = resolve(cwd, args.path)
       // The workspace policy (optional service): the opened file is checked, by its descriptor's real path.
-      const policy = ctx.get('workspace')?.policy(cwd, 'read')
-      const observer = guard.observeRead(exec.session?.id ?? '')
+      const policy = ctx.get('workspace')?.policy(exec.session ?? cwd, 'read')
+      const observer = guard(exec.session).observeRead()
       const page = await readPage(
         {
           path,
@@ -195,7 +194,7 @@ export function apply(ctx: Context, config: Config): void {
     requireRead: config.requireRead,
     caps: { maxLineChars: config.maxLineChars, maxResultBytes: config.maxResultBytes },
     maxBytes: config.editMaxBytes,
-    policy: (cwd: string, tool: string) => ctx.get('workspace')?.policy(cwd, tool),
+    policy: (where: ToolSession | string, tool: string) => ctx.get('workspace')?.policy(where, tool),
   }
   const changing = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false } as const
   ctx.systemPrompt.register({ id: CHANGE_PROMPT_ID, order: CHANGE_PROMPT_ORDER, text: changePrompt() })

@@ -295,8 +295,8 @@ export async function runPatch(
   const ops = parsePatch(args.patch)
   if (ops.length === 0) throw new FsError(patchMessages.empty(), { code: FsErrorCode.FS_PATCH_INVALID })
   const cwd = exec.session?.cwd ?? process.cwd()
-  const session = exec.session?.id ?? ''
-  const policy = deps.policy(cwd, 'apply_patch')
+  const seen = deps.guard(exec.session)
+  const policy = deps.policy(exec.session ?? cwd, 'apply_patch')
   const absolute = (path: string) => {
     if (path.includes('\0')) throw invalidArgs(messages.nulInPath())
     return resolve(cwd, path)
@@ -338,7 +338,7 @@ export async function runPatch(
     if (op.kind === 'add') {
       const current = await look(path, true)
       const existing = current && textOf('apply_patch', path, current)
-      if (current) await admit('apply_patch', path, session, current, deps)
+      if (current) await admit('apply_patch', path, seen, current, deps)
       const shaped = shapeWrite(op.lines.map((line) => `${line}\n`).join(''), existing)
       steps.push({ path, before: current, after: encode(shaped) })
       files.push({ file: { kind: 'added', path, lines: countLines(shaped.text), replaced: current !== undefined } })
@@ -347,13 +347,13 @@ export async function runPatch(
     const current = await look(path, false)
     if (!current) throw new FsError(patchMessages.notFound(path), { code: FsErrorCode.FS_NOT_FOUND })
     if (op.kind === 'delete') {
-      await admit('apply_patch', path, session, current, deps)
+      await admit('apply_patch', path, seen, current, deps)
       steps.push({ path, before: current, after: REMOVE })
       files.push({ file: { kind: 'deleted', path } })
       continue
     }
     const file = textOf('apply_patch', path, current)
-    await admit('apply_patch', path, session, current, deps)
+    await admit('apply_patch', path, seen, current, deps)
     const planned = applyChunks(file.text, op.chunks)
     if (planned.kind !== 'updated') throw unmatched(path, file.text, planned, deps)
     const bytes = encode({ bom: file.bom, text: planned.text })
@@ -397,7 +397,7 @@ export async function runPatch(
         return next
       },
       (done) => {
-        if (!done.removed) deps.guard.recordBytes(session, done.real, done.stats, done.bytes)
+        if (!done.removed) seen.recordBytes(done.real, done.stats, done.bytes)
       },
     )
   }

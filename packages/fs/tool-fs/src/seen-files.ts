@@ -1,3 +1,4 @@
+import type { ToolSession } from '@deepseek-ai/dsh-tools'
 import { createHash } from 'node:crypto'
 import { constants, type Stats } from 'node:fs'
 import { open } from 'node:fs/promises'
@@ -84,20 +85,17 @@ export interface ReadObserver {
   chunk(bytes: Buffer): void
 }
 
+/** What one session has seen (the session keeps it: `observationsOf`). */
 export class Observations {
-  private readonly sessions = new Map<string, Map<string, Seen>>()
-  private readonly kept = new Map<string, number>()
+  /** Real path → what the session saw there, least recently seen first. */
+  private readonly seen = new Map<string, Seen>()
+  /** Bytes of the copies held. */
+  private kept = 0
   private readonly work = new Set<Promise<void>>()
   /** Background reads of whole files run one at a time (each holds a file in memory). */
   private queue: Promise<void> = Promise.resolve()
 
   constructor(private readonly limits: GuardLimits = GUARD_LIMITS) {}
-
-  /** The session is over: forget what it saw. */
-  forget(session: string): void {
-    this.sessions.delete(session)
-    this.kept.delete(session)
-  }
 
   /** Resolves once no settling or digest is under way (tests, benches). */
   async settled(): Promise<void> {
@@ -109,7 +107,7 @@ export class Observations {
    * again, the same identity before and after); only a file written within the last tick has its bytes gathered
    * from the read itself.
    */
-  observeRead(session: string): ReadObserver & { done(): void } {
+  observeRead(): ReadObserver & { done(): void } {
     let identity: Identity | undefined
     let real: string | undefined
     let chunks: Buffer[] | undefined
@@ -119,7 +117,7 @@ export class Observations {
       opened: (opened, stats) => {
         identity = identityOf(stats)
         real = opened
-        const known = this.sessions.get(session)?.get(opened)
+        const known = this.seen.get(opened)
         if (known?.trusted && sameIdentity(known.identity, identity)) return // seen as it is
         // A settled file gathers nothing: its identity holds until it moves, and its copy or digest is taken after
         // the call (a copy here would cost read more than its 5 %). A file written within the last tick may change
@@ -136,30 +134,30 @@ export class Observations {
       },
       done: () => {
         if (!identity || real === undefined) return
-        const known = this.sessions.get(session)?.get(real)
+        const known = this.seen.get(real)
         if (known?.trusted && sameIdentity(known.identity, identity)) {
-          this.put(session, real, known) // seen again, unchanged: nothing to redo
+          this.put(real, known) // seen again, unchanged: nothing to redo
           return
         }
         const prefix = chunks && (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length))
         // A page of a file is a sight of the file: when its first chunks held every byte, the copy is whole.
-        if (prefix && prefix.length === identity.size) this.record(session, real, identity, prefix)
-        else this.recordPart(session, real, identity, prefix)
+        if (prefix && prefix.length === identity.size) this.record(real, identity, prefix)
+        else this.recordPart(real, identity, prefix)
       },
     }
   }
 
   /** The session wrote (or found) these bytes at `real`, with this fstat. */
-  recordBytes(session: string, real: string, stats: Stats, bytes: Buffer): void {
-    this.record(session, real, identityOf(stats), bytes)
+  recordBytes(real: string, stats: Stats, bytes: Buffer): void {
+    this.record(real, identityOf(stats), bytes)
   }
 
   /**
    * May the session replace the file whose current state is `stats` + `bytes`? Fresh when it saw exactly these
    * bytes: by a trusted identity, else by content. Then the record follows the file (a touch is absorbed).
    */
-  async check(session: string, real: string, stats: Stats, bytes: Buffer): Promise<Verdict> {
-    const seen = this.sessions.get(session)?.get(real)
+  async check(real: string, stats: Stats, bytes: Buffer): Promise<Verdict> {
+    const seen = this.seen.get(real)
     if (!seen) return { kind: 'not-read' }
     const now = identityOf(stats)
     if (seen.trusted && sameIdentity(seen.identity, now)) return { kind: 'fresh' }
@@ -185,35 +183,27 @@ export class Observations {
     return Date.now() - Math.max(identity.ctimeMs, identity.mtimeMs) > this.limits.settleMs
   }
 
-  private files(session: string): Map<string, Seen> {
-    let files = this.sessions.get(session)
-    if (!files) this.sessions.set(session, (files = new Map()))
-    return files
+  private current(real: string, seen: Seen): boolean {
+    return this.seen.get(real) === seen
   }
 
-  private current(session: string, real: string, seen: Seen): boolean {
-    return this.sessions.get(session)?.get(real) === seen
-  }
-
-  private put(session: string, real: string, seen: Seen): void {
-    const files = this.files(session)
-    this.drop(session, files, real)
+  private put(real: string, seen: Seen): void {
+    const files = this.seen
+    this.drop(files, real)
     files.set(real, seen) // last in the map = most recently seen
-    if (seen.bytes && seen.bytes.length <= this.limits.keepBytes)
-      this.kept.set(session, (this.kept.get(session) ?? 0) + seen.bytes.length)
-    while (files.size > this.limits.maxFiles) this.drop(session, files, files.keys().next().value!)
+    if (seen.bytes && seen.bytes.length <= this.limits.keepBytes) this.kept += seen.bytes.length
+    while (files.size > this.limits.maxFiles) this.drop(files, files.keys().next().value!)
   }
 
-  private drop(session: string, files: Map<string, Seen>, real: string): void {
+  private drop(files: Map<string, Seen>, real: string): void {
     const old = files.get(real)
     if (!old) return
     files.delete(real)
-    if (old.bytes && old.bytes.length <= this.limits.keepBytes)
-      this.kept.set(session, (this.kept.get(session) ?? 0) - old.bytes.length)
+    if (old.bytes && old.bytes.length <= this.limits.keepBytes) this.kept -= old.bytes.length
   }
 
   /** Whole bytes seen: a small file keeps its copy; a larger one is settled, digested and let go, after the call. */
-  private record(session: string, real: string, identity: Identity, bytes: Buffer): void {
+  private record(real: string, identity: Identity, bytes: Buffer): void {
     const seen: Seen = {
       identity,
       trusted: this.isSettled(identity),
@@ -222,19 +212,19 @@ export class Observations {
       prefix: undefined,
       pending: undefined,
     }
-    this.put(session, real, seen)
+    this.put(real, seen)
     const small = bytes.length <= this.limits.keepBytes
-    if (small) this.trimCopies(session)
+    if (small) this.trimCopies()
     if (small && seen.trusted) return
     this.later(seen, async () => {
       if (!seen.trusted) {
         await this.settle(identity)
-        if (!this.current(session, real, seen)) return
+        if (!this.current(real, seen)) return
         // Past the tick: if the file still has these bytes, no later change can keep the identity.
         const now = await this.queued(() => readIfSame(real, identity))
         if (now?.equals(bytes)) seen.trusted = true
       }
-      if (!small && this.current(session, real, seen)) {
+      if (!small && this.current(real, seen)) {
         seen.digest = await digest(bytes)
         seen.bytes = undefined
       }
@@ -246,7 +236,7 @@ export class Observations {
    * written file is trusted once settled if it still starts with what the read streamed, and a file up to
    * completeBytes is read whole, kept (small) or digested, so that a touch is told from a change.
    */
-  private recordPart(session: string, real: string, identity: Identity, prefix: Buffer | undefined): void {
+  private recordPart(real: string, identity: Identity, prefix: Buffer | undefined): void {
     const trusted = this.isSettled(identity)
     const seen: Seen = {
       identity,
@@ -256,31 +246,31 @@ export class Observations {
       prefix: trusted ? undefined : prefix,
       pending: undefined,
     }
-    this.put(session, real, seen)
+    this.put(real, seen)
     const whole = identity.size <= this.limits.completeBytes
     if (trusted ? !whole : !prefix) return
     this.later(seen, async () => {
       if (!seen.trusted) {
         await this.settle(identity)
-        if (!this.current(session, real, seen) || !prefix) return
+        if (!this.current(real, seen) || !prefix) return
         const start = await this.queued(() => readIfSame(real, identity, prefix.length))
         if (!start?.equals(prefix)) return
         seen.trusted = true
         seen.prefix = undefined
       }
-      if (!whole || !this.current(session, real, seen)) return
+      if (!whole || !this.current(real, seen)) return
       const bytes = await this.queued(() => readIfSame(real, identity))
-      if (!bytes || !this.current(session, real, seen)) return
-      if (bytes.length <= this.limits.keepBytes) this.keep(session, seen, bytes)
+      if (!bytes || !this.current(real, seen)) return
+      if (bytes.length <= this.limits.keepBytes) this.keep(seen, bytes)
       else seen.digest = await digest(bytes)
     })
   }
 
   /** A small file's copy, counted against the session's budget. */
-  private keep(session: string, seen: Seen, bytes: Buffer): void {
+  private keep(seen: Seen, bytes: Buffer): void {
     seen.bytes = bytes
-    this.kept.set(session, (this.kept.get(session) ?? 0) + bytes.length)
-    this.trimCopies(session)
+    this.kept += bytes.length
+    this.trimCopies()
   }
 
   private later(seen: Seen, job: () => Promise<void>): void {
@@ -310,13 +300,11 @@ export class Observations {
   }
 
   /** Past the session's copy budget, its oldest copies give way to digests. */
-  private trimCopies(session: string): void {
-    const files = this.sessions.get(session)
-    if (!files) return
-    for (const seen of files.values()) {
-      if ((this.kept.get(session) ?? 0) <= this.limits.keepTotal) return
+  private trimCopies(): void {
+    for (const seen of this.seen.values()) {
+      if (this.kept <= this.limits.keepTotal) return
       if (!seen.bytes || seen.bytes.length > this.limits.keepBytes) continue
-      this.kept.set(session, (this.kept.get(session) ?? 0) - seen.bytes.length)
+      this.kept -= seen.bytes.length
       seen.digest = createHash('sha256').update(seen.bytes).digest('hex')
       seen.bytes = undefined
     }
@@ -388,4 +376,12 @@ export function whatChanged(before: Buffer, now: Buffer): StaleFacts {
     rows: rowsOf({ firstLine: head + 1, lines }, STALE_LINE_CHARS),
     more: added > shown,
   }
+}
+
+/** Where a session keeps what it has seen. */
+const SEEN: unique symbol = Symbol('dsh.tool-fs.seen')
+
+/** The seen files of a session, kept in it (gone with it); `unsessioned` serves callers without a session. */
+export function seenBy(unsessioned: Observations): (session: ToolSession | undefined) => Observations {
+  return (session) => (session === undefined ? unsessioned : session.slot(SEEN, () => new Observations()))
 }

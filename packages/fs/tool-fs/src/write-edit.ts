@@ -1,6 +1,6 @@
 import { resolve } from 'node:path'
 import { Buffer } from 'node:buffer'
-import { invalidArgs, type ToolExecution, type ToolOutput } from '@deepseek-ai/dsh-tools'
+import { invalidArgs, type ToolExecution, type ToolOutput, type ToolSession } from '@deepseek-ai/dsh-tools'
 import {
   byteLines,
   classify,
@@ -45,11 +45,12 @@ import type { PathPolicy } from '@deepseek-ai/dsh-workspace'
  */
 
 export interface ChangeDeps {
-  readonly guard: Observations
+  /** The calling session's seen files (a session-less caller's own). */
+  readonly guard: (session: ToolSession | undefined) => Observations
   /** False: the guard records what is written but never refuses (one-shot calls, whose caller has seen the file). */
   readonly requireRead: boolean
   readonly caps: ChangeCaps
-  readonly policy: (cwd: string, tool: string) => PathPolicy | undefined
+  readonly policy: (where: ToolSession | string, tool: string) => PathPolicy | undefined
   /** tool-fs.editMaxBytes: the largest file write and edit read or write. */
   readonly maxBytes: number
 }
@@ -60,7 +61,8 @@ const CONTEXT = 2
 function where(tool: string, args: { path: string }, exec: ToolExecution, deps: ChangeDeps) {
   if (args.path.includes('\0')) throw invalidArgs(messages.nulInPath())
   const cwd = exec.session?.cwd ?? process.cwd()
-  return { cwd, path: resolve(cwd, args.path), session: exec.session?.id ?? '', policy: deps.policy(cwd, tool) }
+  const policy = deps.policy(exec.session ?? cwd, tool)
+  return { cwd, path: resolve(cwd, args.path), seen: deps.guard(exec.session), policy }
 }
 
 /** The current file as text, or the FS_NOT_TEXT refusal. */
@@ -76,12 +78,12 @@ export function textOf(tool: string, path: string, current: Current): TextFile {
 export async function admit(
   tool: string,
   path: string,
-  session: string,
+  seen: Observations,
   current: Current,
   deps: ChangeDeps,
 ): Promise<void> {
   if (!deps.requireRead) return
-  const verdict = await deps.guard.check(session, current.real, current.stats, current.bytes)
+  const verdict = await seen.check(current.real, current.stats, current.bytes)
   if (verdict.kind === 'not-read')
     throw new FsError(changeMessages.notRead(tool, path), { code: FsErrorCode.FS_NOT_READ })
   if (verdict.kind === 'stale') {
@@ -101,7 +103,7 @@ export async function admit(
       const rows = fitRows(facts.rows, room)
       facts = { ...facts, rows, more: facts.more || rows.length < facts.rows.length }
       // The refusal shows every line as it is now: the session has seen the new content, so its next try goes through.
-      if (!facts.more) deps.guard.recordBytes(session, current.real, current.stats, current.bytes)
+      if (!facts.more) seen.recordBytes(current.real, current.stats, current.bytes)
     }
     throw new FsError(changeMessages.stale(tool, path, facts), { code: FsErrorCode.FS_STALE })
   }
@@ -119,18 +121,18 @@ export async function runWrite(
   deps: ChangeDeps,
 ): Promise<ToolOutput<WriteOutcome>> {
   if (LONE_SURROGATE.test(args.content)) throw invalidArgs(changeMessages.loneSurrogate('content'))
-  const { cwd, path, session, policy } = where('write', args, exec, deps)
+  const { cwd, path, seen, policy } = where('write', args, exec, deps)
   let lines = 0
   const replaced = await replaceFile(
     { tool: 'write', path, cwd, policy, signal: exec.signal, create: true, maxBytes: deps.maxBytes },
     async (current) => {
       const existing = current && textOf('write', path, current)
-      if (current) await admit('write', path, session, current, deps)
+      if (current) await admit('write', path, seen, current, deps)
       const shaped = shapeWrite(args.content, existing)
       lines = countLines(shaped.text)
       return encode(shaped)
     },
-    (done) => deps.guard.recordBytes(session, done.real, done.stats, done.bytes),
+    (done) => seen.recordBytes(done.real, done.stats, done.bytes),
   )
   const value: WriteOutcome = { path, created: replaced.created, lines }
   return { text: renderWrite(value), value }
@@ -156,7 +158,7 @@ export async function runEdit(args: EditArgs, exec: ToolExecution, deps: ChangeD
   const one = { old_string: args.old_string, new_string: args.new_string }
   const problem = editProblem(one)
   if (problem) throw invalidArgs(problem)
-  const { cwd, path, session, policy } = where('edit', args, exec, deps)
+  const { cwd, path, seen, policy } = where('edit', args, exec, deps)
   let plan: EditedPlan | undefined
   await replaceFile(
     { tool: 'edit', path, cwd, policy, signal: exec.signal, create: false, maxBytes: deps.maxBytes },
@@ -167,7 +169,7 @@ export async function runEdit(args: EditArgs, exec: ToolExecution, deps: ChangeD
         throw new FsError(changeMessages.binary('edit', path), { code: FsErrorCode.FS_NOT_TEXT })
       if (classified.kind === 'invalid')
         throw new FsError(changeMessages.invalidUtf8('edit', path, classified.line), { code: FsErrorCode.FS_NOT_TEXT })
-      await admit('edit', path, session, current, deps)
+      await admit('edit', path, seen, current, deps)
       const request = { oldString: one.old_string, newString: one.new_string, replaceAll: args.replace_all ?? false }
       // The common case on the bytes, without decoding a large file; the rest on its text.
       const start = classified.bom ? 3 : 0
@@ -186,7 +188,7 @@ export async function runEdit(args: EditArgs, exec: ToolExecution, deps: ChangeD
       plan = { count: planned.count, match: planned.match, changes: planned.changes, lines: textLines(planned.text) }
       return encode({ bom: file.bom, text: planned.text })
     },
-    (done) => deps.guard.recordBytes(session, done.real, done.stats, done.bytes),
+    (done) => seen.recordBytes(done.real, done.stats, done.bytes),
   )
   const value = outcome(path, plan!, deps.caps)
   return { text: renderEdit(value), value }
@@ -220,14 +222,14 @@ async function runEdits(
     const problem = editProblem(edit)
     if (problem) throw invalidArgs(changeMessages.inList(index, edits.length, problem))
   }
-  const { cwd, path, session, policy } = where('edit', { path: given }, exec, deps)
+  const { cwd, path, seen, policy } = where('edit', { path: given }, exec, deps)
   let plan: EditedPlan | undefined
   await replaceFile(
     { tool: 'edit', path, cwd, policy, signal: exec.signal, create: false, maxBytes: deps.maxBytes },
     async (current) => {
       if (!current) throw new FsError(changeMessages.notFound(path), { code: FsErrorCode.FS_NOT_FOUND })
       const file = textOf('edit', path, current)
-      await admit('edit', path, session, current, deps)
+      await admit('edit', path, seen, current, deps)
       const requests = edits.map((edit) => ({
         oldString: edit.old_string,
         newString: edit.new_string,
@@ -241,7 +243,7 @@ async function runEdits(
       plan = { ...planned, lines: textLines(planned.text) }
       return encode({ bom: file.bom, text: planned.text })
     },
-    (done) => deps.guard.recordBytes(session, done.real, done.stats, done.bytes),
+    (done) => seen.recordBytes(done.real, done.stats, done.bytes),
   )
   const value = outcome(path, plan!, deps.caps, edits.length)
   return { text: renderEdit(value), value }

@@ -1,8 +1,9 @@
 import { basename, dirname, resolve } from 'node:path'
 import { type Context, Service } from 'cordis'
 import Schema from 'schemastery'
+import { CREDENTIAL_STORES, type ToolSession } from '@deepseek-ai/dsh-tools'
 import { refusal, rootRefusedMessage, WorkspaceErrorCode, type WorkspaceRoots } from './errors.ts'
-import { broadness, DEFAULT_HIDDEN, hiddenEntries, realRoot, relocated, type Moved, type PathPolicy } from './policy.ts'
+import { broadness, hiddenEntries, realRoot, relocated, type Moved, type PathPolicy } from './policy.ts'
 
 export {
   hiddenMessage,
@@ -25,10 +26,7 @@ export {
 } from './open.ts'
 export {
   broadness,
-  DEFAULT_HIDDEN,
-  expandHome,
   hiddenBy,
-  within,
   type Access,
   type HiddenRule,
   type PathPolicy,
@@ -94,28 +92,19 @@ export class Workspace extends Service {
     super(ctx, 'workspace')
     const core = new Policies(Config(config))
     this[CORE] = core
-    // The cwd of each session, as its calls carry it: the bash executor only sees the session id.
-    ctx.on('tools/pre-execute', (call) => {
-      if (call.session) core.state.sessions.set(call.session.id, call.session.cwd)
-    })
-    ctx.on('tools/session-end', (sessionId) => {
-      core.state.sessions.delete(sessionId)
-    })
   }
 
-  /** The policy of a session whose directory is `cwd` (see Policies.policy); WORKSPACE_ROOT_REFUSED for a broad root. */
-  policy(cwd: string, tool = 'dsh', fresh = false): PathPolicy {
-    return this[CORE].policy(cwd, tool, fresh)
+  /**
+   * The policy of `session` (or, without one, of a directory `cwd`; see Policies.policy): WORKSPACE_ROOT_REFUSED for a
+   * broad root, WORKSPACE_ROOT_MOVED when the session's pinned root no longer lies at its path.
+   */
+  policy(where: ToolSession | string, tool = 'dsh', fresh = false): PathPolicy {
+    return this[CORE].policy(where, tool, fresh)
   }
 
-  /** The roots of a session whose directory is `cwd`. A root that does not exist (yet) is kept as written. */
-  roots(cwd: string): WorkspaceRoots {
-    return this[CORE].roots(cwd)
-  }
-
-  /** The cwd the session's last tool call carried, or undefined for an unknown (or no) session. */
-  sessionCwd(sessionId: string | undefined): string | undefined {
-    return this[CORE].sessionCwd(sessionId)
+  /** The roots of `session` (or of a directory `cwd`). A root that does not exist (yet) is kept as written. */
+  roots(where: ToolSession | string): WorkspaceRoots {
+    return this[CORE].roots(where)
   }
 
   /** Adds a read-only root (a spill store's directory, say) until the returned function runs. */
@@ -139,7 +128,6 @@ class Policies {
     config: Config
     added: string[]
     hidden: string[]
-    sessions: Map<string, string>
     identities: Map<string, string>
     /** The last policy of each cwd, and when it was computed; `version` counts changes of added roots and hidden paths. */
     policies: Map<string, Cached>
@@ -153,7 +141,6 @@ class Policies {
       config,
       added: [],
       hidden: [],
-      sessions: new Map(),
       identities: new Map(),
       policies: new Map(),
       version: 0,
@@ -171,11 +158,15 @@ class Policies {
    * identities seen, which only accumulate. `fresh` (for a walk of a root: glob, grep, a sandboxed command) also
    * looks, with one stat per hidden entry, whether one was moved since, and where to (see `relocated`).
    */
-  policy(cwd: string, tool = 'dsh', fresh = false): PathPolicy {
+  policy(where: ToolSession | string, tool = 'dsh', fresh = false): PathPolicy {
     const now = Date.now()
-    let base = this.state.policies.get(cwd)
+    const session = typeof where === 'string' ? undefined : where
+    // A pinned root is taken as it was claimed, never resolved again; one that moved stops the session's calls.
+    session?.root?.check(tool)
+    const key = session?.root ? `pinned:${session.root.path}` : typeof where === 'string' ? where : where.cwd
+    let base = this.state.policies.get(key)
     const stale = !base || now - base.at >= POLICY_FRESH_MS || base.version !== this.state.version
-    if (stale) base = this.compute(cwd, now)
+    if (stale) base = this.compute(key, where, now)
     if ('refused' in base!)
       throw refusal(
         rootRefusedMessage(tool, base.refused.root, base.refused.why),
@@ -206,9 +197,10 @@ class Policies {
     }
   }
 
-  private compute(cwd: string, now: number): Cached {
+  private compute(key: string, where: ToolSession | string, now: number): Cached {
     if (this.state.policies.size > 64) this.state.policies.clear()
-    const roots = this.roots(cwd)
+    const cwd = typeof where === 'string' ? where : where.cwd
+    const roots = this.roots(where)
     let cached: Cached | undefined
     if (!this.state.config.allowBroadRoots) {
       for (const root of roots.writable) {
@@ -224,22 +216,18 @@ class Policies {
         policy: { ...roots, hidden, rules, identities: this.state.identities },
       }
     }
-    this.state.policies.set(cwd, cached)
+    this.state.policies.set(key, cached)
     return cached
   }
 
-  /** The roots of a session whose directory is `cwd`. A root that does not exist (yet) is kept as written. */
-  roots(cwd: string): WorkspaceRoots {
-    const writable = unique([cwd, ...this.state.config.roots].map(realRoot))
+  /** The roots of `where` (a session: its pinned root first, as claimed). A root that does not exist is kept as written. */
+  roots(where: ToolSession | string): WorkspaceRoots {
+    const first = typeof where === 'string' ? realRoot(where) : (where.root?.path ?? realRoot(where.cwd))
+    const writable = unique([first, ...this.state.config.roots.map(realRoot)])
     const readOnly = unique([...this.state.config.readOnly, ...this.state.added].map(realRoot)).filter(
       (root) => !writable.includes(root),
     )
     return { writable, readOnly }
-  }
-
-  /** The cwd the session's last tool call carried, or undefined for an unknown (or no) session. */
-  sessionCwd(sessionId: string | undefined): string | undefined {
-    return sessionId === undefined ? undefined : this.state.sessions.get(sessionId)
   }
 
   /** Adds a read-only root (a spill store's directory, say) until the returned function runs. */
@@ -266,7 +254,7 @@ class Policies {
   }
 
   private hiddenList(): string[] {
-    return [...DEFAULT_HIDDEN, ...this.state.config.denyRead, ...this.state.config.hidden, ...this.state.hidden]
+    return [...CREDENTIAL_STORES, ...this.state.config.denyRead, ...this.state.config.hidden, ...this.state.hidden]
   }
 }
 

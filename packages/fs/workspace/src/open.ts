@@ -10,7 +10,8 @@ import {
   refusal,
   WorkspaceErrorCode,
 } from './errors.ts'
-import { hiddenBy, identity, within, type Access, type PathPolicy } from './policy.ts'
+import { within } from '@deepseek-ai/dsh-tools'
+import { hiddenBy, identity, type Access, type PathPolicy } from './policy.ts'
 
 export interface OpenOptions {
   /** The session cwd: relative paths resolve against it. */

@@ -1,42 +1,6 @@
 import { lstatSync, readdirSync, realpathSync, statSync } from 'node:fs'
-import { homedir } from 'node:os'
-import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path'
-
-/**
- * The credential stores hidden from every tool and every sandboxed command whatever the config says (docs/security.md#boundary;
- * `~` is $HOME). A last component may hold `*` (expanded by listing its parent when the policy is computed).
- */
-export const DEFAULT_HIDDEN: readonly string[] = [
-  '~/.ssh',
-  '~/.aws',
-  '~/.gnupg',
-  '~/.config/gcloud',
-  '~/.docker',
-  '~/.kube',
-  '~/.azure',
-  '~/.config/gh',
-  '~/.netrc',
-  '~/.git-credentials',
-  '~/.npmrc',
-  '~/.pypirc',
-  '~/.password-store',
-  // The agents' own stores, more tokens and browser profiles.
-  '~/.claude',
-  '~/.codex',
-  '~/.gemini',
-  '~/.config/opencode',
-  '~/.cargo/credentials*',
-  '~/.config/hub',
-  '~/.config/git/credentials',
-  '~/.pgpass',
-  '~/.vault-token',
-  '~/.terraform.d',
-  '~/.m2/settings.xml',
-  '~/.local/share/keyrings',
-  '~/.mozilla',
-  '~/.config/google-chrome',
-  '~/.config/chromium',
-]
+import { basename, dirname, join, resolve, sep } from 'node:path'
+import { CREDENTIAL_STORES, expandForHomes, homeDirs, within } from '@deepseek-ai/dsh-tools'
 
 export type Access = 'read' | 'write'
 
@@ -65,21 +29,6 @@ export interface HiddenRule {
   readonly raw: string
   /** As configured (`~/.ssh`), for texts. */
   readonly shown: string
-}
-
-/** `~` and `~/…` mean $HOME; a relative path is taken against `base`. */
-export function expandHome(path: string, base: string, home: string = homeDir()): string {
-  if (path === '~') return home
-  if (path.startsWith('~/')) return join(home, path.slice(2))
-  return isAbsolute(path) ? resolve(path) : resolve(base, path)
-}
-
-export function homeDir(): string {
-  return process.env.HOME || homedir()
-}
-
-export function within(path: string, root: string): boolean {
-  return path === root || path.startsWith(root.endsWith(sep) ? root : root + sep)
 }
 
 /** The real path of `path` (one syscall), or undefined when it does not exist or cannot be resolved. */
@@ -117,9 +66,10 @@ export function hiddenEntries(
 ): { rules: HiddenRule[]; hidden: string[] } {
   const rules: HiddenRule[] = []
   const hidden = new Set<string>()
-  const home = homeDir()
-  for (const entry of entries) {
-    const absolute = expandHome(entry, base, home)
+  // `~` is $HOME and the real home from the password database alike: a HOME pointed elsewhere un-hides nothing.
+  for (const [entry, absolute] of entries.flatMap((one) =>
+    expandForHomes([one], base).map((path) => [one, path] as const),
+  )) {
     const parent = dirname(absolute)
     const name = nameMatcher(basename(absolute))
     const realParent = realOrUndefined(parent)
@@ -177,13 +127,12 @@ export function hiddenBy(path: string, rules: readonly HiddenRule[]): HiddenRule
  */
 export function broadness(root: string): string | undefined {
   if (root === sep) return 'it is the filesystem root'
-  const home = homeDir()
-  const homes = new Set([resolve(home), realOrUndefined(home) ?? resolve(home)])
+  const homes = new Set(homeDirs().flatMap((home) => [home, realOrUndefined(home) ?? home]))
   if (homes.has(root)) return 'it is the home directory'
   for (const h of homes) {
     if (within(h, root)) return `it holds the home directory ${h}`
-    for (const entry of DEFAULT_HIDDEN) {
-      const hidden = expandHome(entry, h, h)
+    for (const entry of CREDENTIAL_STORES) {
+      const hidden = join(h, entry.slice(2))
       if (within(dirname(hidden), root)) return `it holds the credential store ${entry}`
     }
   }

@@ -7,6 +7,7 @@ import { HELP, usageText } from './help.ts'
 // Types only: the composition (and with it every plugin) is imported when a command needs it, never for --help.
 import type { DefaultContext, RemoteTarget } from './compose.ts'
 import type {} from '@deepseek-ai/dsh-workspace'
+import { createSession } from '@deepseek-ai/dsh-tools'
 
 export const EXIT = { OK: 0, TOOL_ERROR: 1, USAGE: 2, START_FAILED: 3 } as const
 
@@ -304,13 +305,11 @@ async function runCall(invocation: Of<'call'>): Promise<number> {
   }
   running = true
   let code: number
+  // The process is the session; its saved results keep one directory name for every `dsh call` of this user, so a
+  // later call pages what an earlier one saved (sessions apart, docs/security.md#boundary, show a session only their own saved results).
+  const session = createSession({ id: CLI_SESSION, cwd, dirName: CLI_SESSION })
   try {
-    const result = await host.ctx.tools.execute(invocation.tool, args, {
-      signal: controller.signal,
-      // One session for every `dsh call` of this user: a later call pages what an earlier one saved (sessions apart,
-      // docs/security.md#boundary, shows a session only its own saved results).
-      session: { id: CLI_SESSION, cwd },
-    })
+    const result = await host.ctx.tools.execute(invocation.tool, args, { signal: controller.signal, session })
     const [{ text }, ...images] = result.content
     await write(
       process.stdout,
@@ -324,6 +323,7 @@ async function runCall(invocation: Of<'call'>): Promise<number> {
     if (!result.isError && startsBackgroundTask(invocation.tool, args))
       await write(process.stderr, BACKGROUND_ENDS_WITH_CALL)
   } finally {
+    await session.dispose()
     await stop(host)
   }
   return code

@@ -1,19 +1,19 @@
 import type { Context } from 'cordis'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { ProgressToken } from '@modelcontextprotocol/sdk/types.js'
-import type { ToolSession } from '@deepseek-ai/dsh-tools'
+import { createSession, type ToolSession } from '@deepseek-ai/dsh-tools'
 import type {} from '@deepseek-ai/dsh-system-prompt'
 import { McpEngine } from './protocol.ts'
 import { ERROR_META_KEY, instructionsPreamble } from '@deepseek-ai/dsh-mcp-wire'
 import { progressMessage, toCallToolResult, toMcpTool } from './results.ts'
-import { rootDirectory, type RefusedRoot } from './session.ts'
+import { outsideAllowed, rootDirectory, type RefusedRoot } from './session.ts'
 
 export interface McpOptions {
   /** Reported to the client in the initialize result. Default `{ name: 'dsh', version: '0.0.0' }`. */
   serverInfo?: { name: string; version: string }
   /** The session's directory. Unset: the client's first `file://` root, else `process.cwd()`. */
   cwd?: string
-  /** Default `mcp-<pid>-<n>`. */
+  /** Default `mcp-<n>`. Only a label: the session's directories get random names. */
   sessionId?: string
   /** How often a call that the client asked progress for reports that it still runs. Default 3000 ms. */
   progressIntervalMs?: number
@@ -52,7 +52,7 @@ let connections = 0
  * when `ctx` is disposed.
  */
 export async function connect(ctx: Context, transport: Transport, options: McpOptions = {}): Promise<McpConnection> {
-  const sessionId = options.sessionId ?? `mcp-${process.pid}-${++connections}`
+  const sessionId = options.sessionId ?? `mcp-${++connections}`
   const log = options.log ?? (() => {})
   const progressIntervalMs = options.progressIntervalMs ?? 3000
   const serverInfo = options.serverInfo ?? { name: 'dsh', version: '0.0.0' }
@@ -64,13 +64,24 @@ export async function connect(ctx: Context, transport: Transport, options: McpOp
       )}\n\n${prompt}`
     : undefined
   let session: Promise<ToolSession | RefusedRoot> | undefined
+  let current: ToolSession | undefined
   const settle = (): Promise<ToolSession | RefusedRoot> =>
     (session ??= (async () => {
       const root: string | RefusedRoot =
         options.cwd ??
         (await rootDirectory(server, options.rootsTimeoutMs ?? 1000, log, options.roots)) ??
         process.cwd()
-      return typeof root === 'string' ? { id: sessionId, cwd: root } : root
+      if (typeof root !== 'string') return root
+      // Pinned here, once: a later rename of the path, or a link put in its place, never moves the session.
+      const made = createSession({ id: sessionId, cwd: root })
+      const refused = outsideAllowed(made.cwd, options.roots)
+      if (ended || refused) void made.dispose()
+      if (refused) {
+        log(`refused a session: ${refused.refused}`)
+        return refused
+      }
+      current = made
+      return made
     })())
   const resolveSession = async (): Promise<ToolSession> => {
     const settled = await settle()
@@ -113,7 +124,7 @@ export async function connect(ctx: Context, transport: Transport, options: McpOp
 
   // Session notices (a background task finished) travel on the generic channel of ctx.tools: no seam's package here.
   const offNotice = ctx.on('tools/session-notice', (notice) => {
-    if (notice.sessionId !== sessionId) return
+    if (notice.session !== current) return
     server
       .sendLoggingMessage({ level: 'info', logger: 'dsh', data: notice.text })
       .catch((error: Error) => log(`could not send a session notice: ${error.message}`))
@@ -130,10 +141,9 @@ export async function connect(ctx: Context, transport: Transport, options: McpOp
     ended = true
     offNotice()
     void unbind?.()
-    // Providers stop what the session owns (its background tasks) on `tools/session-end`.
-    // ctx.tools may already be gone when the context's disposal closed the connection: nothing to end then.
-    Promise.resolve()
-      .then(() => ctx.get('tools')?.endSession(sessionId))
+    // The session ends what it owns (its background tasks, its private /tmp) in one dispose().
+    Promise.resolve(session)
+      .then((settled) => (settled && !('refused' in settled) ? settled.dispose() : undefined))
       .then(finish, (error: Error) => {
         log(`could not end the session: ${error.message}`)
         finish()

@@ -1,5 +1,6 @@
+import { realpathSync } from 'node:fs'
 import { realpath, stat } from 'node:fs/promises'
-import { sep } from 'node:path'
+import { within } from '@deepseek-ai/dsh-tools'
 import { fileURLToPath } from 'node:url'
 import type { McpEngine } from './protocol.ts'
 
@@ -49,10 +50,30 @@ export async function rootDirectory(
     }
     if (inside === undefined) return path
     const real = await realpath(path)
-    if (inside.some((root) => real === root || real.startsWith(root.endsWith(sep) ? root : root + sep))) return path
+    if (inside.some((root) => within(real, root))) return path
   }
   if (inside === undefined) return undefined
   const refused = `this server only works inside the roots it was started with (${inside.join(', ')}), and the client's roots (${uris.join(', ')}) are not inside them: every call of this session is refused. Give the client a root inside them, or start the server with --cwd <that directory>`
   log(`refused a session: ${refused}`)
   return { refused }
+}
+
+/**
+ * The refusal for a pinned root (its real path, resolved once when it was claimed) that lies outside the server's
+ * own roots, or undefined when it is inside one (or the server names none). Checked on the pinned path, so a link
+ * swapped in after the claim cannot widen it.
+ */
+export function outsideAllowed(real: string, allowed: readonly string[] | undefined): RefusedRoot | undefined {
+  if (allowed === undefined) return undefined
+  const roots = allowed.map((root) => {
+    try {
+      return realpathSync.native(root)
+    } catch {
+      return root
+    }
+  })
+  if (roots.some((root) => within(real, root))) return undefined
+  return {
+    refused: `this server only works inside the roots it was started with (${roots.join(', ')}), and the session's root ${real} is not inside them: every call of this session is refused. Give the client a root inside them, or start the server with --cwd <that directory>`,
+  }
 }

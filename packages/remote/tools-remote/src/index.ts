@@ -3,7 +3,7 @@ import Schema from 'schemastery'
 import type { Tool } from '@modelcontextprotocol/sdk/types.js'
 import type {} from '@deepseek-ai/dsh-system-prompt'
 import type {} from '@deepseek-ai/dsh-subprocess'
-import type { ToolExecution } from '@deepseek-ai/dsh-tools'
+import type { ToolExecution, ToolSession } from '@deepseek-ai/dsh-tools'
 import { RemoteError, RemoteErrorCode } from './errors.ts'
 import { RemoteLink, type Endpoint, type LinkOptions } from './link.ts'
 import { resultText, toolAnnotations, toolTitle } from './result.ts'
@@ -109,10 +109,13 @@ export async function apply(ctx: Context, config: Config): Promise<void> {
   const endpoint = endpointOf(config)
   const label = endpointLabel(endpoint.kind === 'command' ? { command: endpoint.argv } : { url: endpoint.url.href })
   const logger = ctx.logger('tools-remote')
-  const links = new Map<string, Promise<RemoteLink>>()
+  /** Every session's link holder (kept in the session, and here only to close them all at disposal). */
+  const holders = new Set<LinkHolder>()
+  const unsessioned: LinkHolder = { pending: undefined }
+  holders.add(unsessioned)
   let disposing = false
 
-  const linkOptions = (route: { sessionId: string | undefined }): LinkOptions => ({
+  const linkOptions = (route: Route): LinkOptions => ({
     label,
     clientInfo: { name: 'dsh-tools-remote', version: '0.1.0' },
     connectTimeoutMs: config.connectTimeoutMs,
@@ -122,15 +125,14 @@ export async function apply(ctx: Context, config: Config): Promise<void> {
     // The remote dsh has already queued the notice for this session's next result there, which comes back
     // through this connection: so it is only announced here (hosts forward the event), never queued again.
     onLog: (text) => {
-      if (route.sessionId !== undefined) ctx.emit('tools/session-notice', { sessionId: route.sessionId, text })
+      if (route.session !== undefined) ctx.emit('tools/session-notice', { session: route.session, text })
     },
   })
 
-  const open = (route: { sessionId: string | undefined }) =>
-    RemoteLink.open(endpoint, ctx.get('subprocess'), linkOptions(route))
+  const open = (route: Route) => RemoteLink.open(endpoint, ctx.get('subprocess'), linkOptions(route))
 
   // The start connection: the catalog, then kept for the first session that calls.
-  const startRoute: { sessionId: string | undefined } = { sessionId: undefined }
+  const startRoute: Route = { session: undefined }
   let spare: RemoteLink | undefined = await open(startRoute)
   let tools: Tool[]
   let instructions: string | undefined
@@ -153,34 +155,51 @@ export async function apply(ctx: Context, config: Config): Promise<void> {
     )
   }
 
-  const linkFor = async (sessionId: string | undefined): Promise<RemoteLink> => {
+  // The session's own link, kept in the session; its dispose() closes it, which makes the remote stop its tasks.
+  const holderOf = (session: ToolSession | undefined): LinkHolder =>
+    session === undefined
+      ? unsessioned
+      : session.slot(LINK, () => {
+          const holder: LinkHolder = { pending: undefined }
+          holders.add(holder)
+          session.defer(async () => {
+            holders.delete(holder)
+            const pending = holder.pending
+            holder.pending = undefined
+            const link = await pending?.catch(() => undefined)
+            await link?.close()
+          })
+          return holder
+        })
+
+  const linkFor = async (session: ToolSession | undefined): Promise<RemoteLink> => {
     if (disposing) throw new RemoteError(unavailableText.closing(label), { code: RemoteErrorCode.REMOTE_UNAVAILABLE })
-    const key = sessionId ?? ''
-    const pending = links.get(key)
+    const holder = holderOf(session)
+    const pending = holder.pending
     if (pending) {
       const link = await pending.catch(() => undefined)
       if (link && !link.closed) return link
-      if (links.get(key) === pending) links.delete(key)
-      return linkFor(sessionId)
+      if (holder.pending === pending) holder.pending = undefined
+      return linkFor(session)
     }
     let next: Promise<RemoteLink>
     if (spare && !spare.closed) {
-      startRoute.sessionId = sessionId
+      startRoute.session = session
       next = Promise.resolve(spare)
       spare = undefined
     } else {
-      next = open({ sessionId })
+      next = open({ session })
     }
-    links.set(key, next)
+    holder.pending = next
     next.catch(() => {
-      if (links.get(key) === next) links.delete(key)
+      if (holder.pending === next) holder.pending = undefined
     })
     return next
   }
 
   const execute = async (tool: string, args: Record<string, unknown>, exec: ToolExecution): Promise<string> => {
     const sessionId = exec.session?.id
-    const link = await linkFor(sessionId)
+    const link = await linkFor(exec.session)
     const result = await link.call(tool, args, exec.signal, (progress) => {
       ctx.emit('tools-remote/progress', { sessionId, callId: exec.callId, tool, ...progress })
     })
@@ -205,20 +224,11 @@ export async function apply(ctx: Context, config: Config): Promise<void> {
   }
   if (instructions?.trim()) ctx.systemPrompt.register({ id: PROMPT_SECTION_ID, order: 100, text: instructions })
 
-  // A session that ends takes its remote connection with it: the remote then stops that session's tasks.
-  ctx.on('tools/session-end', async (sessionId) => {
-    const pending = links.get(sessionId)
-    if (!pending) return
-    links.delete(sessionId)
-    const link = await pending.catch(() => undefined)
-    await link?.close()
-  })
-
   ctx.effect(
     () => async () => {
       disposing = true
-      const all = [...links.values()]
-      links.clear()
+      const all = [...holders].flatMap((holder) => (holder.pending ? [holder.pending] : []))
+      holders.clear()
       const closing = all.map((pending) =>
         pending.then(
           (link) => link.close(),
@@ -231,5 +241,17 @@ export async function apply(ctx: Context, config: Config): Promise<void> {
     'tools-remote connections',
   )
 }
+
+/** Which session a link serves (its notices go to that session). */
+interface Route {
+  session: ToolSession | undefined
+}
+
+/** A session's remote connection, opened on its first call. */
+interface LinkHolder {
+  pending: Promise<RemoteLink> | undefined
+}
+
+const LINK: unique symbol = Symbol('dsh.tools-remote.link')
 
 export default { name, inject, Config, apply }

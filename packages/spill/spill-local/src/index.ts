@@ -2,6 +2,7 @@ import { open, unlink, type FileHandle } from 'node:fs/promises'
 import { tmpdir, userInfo } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { Context } from 'cordis'
+import type { ToolSession } from '@deepseek-ai/dsh-tools'
 import Schema from 'schemastery'
 import {
   SpillError,
@@ -21,9 +22,9 @@ import {
   type Dir,
   type PruneCount,
 } from '@deepseek-ai/dsh-private-dir'
-import { numbered, sessionDirName, spillFileName } from './names.ts'
+import { numbered, spillFileName } from './names.ts'
 
-export { sessionDirName, spillFileName } from './names.ts'
+export { spillFileName } from './names.ts'
 
 export interface Config {
   /** Directory that holds one private directory per session. */
@@ -140,9 +141,9 @@ export class LocalSpillStore extends SpillStore {
     }
   }
 
-  /** `<root>` and `<root>/<session>`: the sandbox shows a session only its own directory. */
-  override localDirectories(sessionId: string): { all: string; own: string } {
-    return { all: this.root, own: join(this.root, sessionDirName(sessionId)) }
+  /** `<root>` and `<root>/<the session's random name>`: a session is shown only its own directory. */
+  override localDirectories(session: ToolSession): { all: string; own: string } {
+    return { all: this.root, own: join(this.root, session.dirName) }
   }
 
   async saveText(request: SaveTextRequest): Promise<SavedText> {
@@ -174,7 +175,7 @@ export class LocalSpillStore extends SpillStore {
     write: Writer,
   ): Promise<SavedText> {
     const fileName = spillFileName(request.source.callId, request.suggestedName)
-    const sessionName = sessionDirName(request.owner.sessionId)
+    const sessionName = request.owner.dirName
     // One retry when a directory vanished between two steps (a temp cleaner): the walk makes it again.
     for (let attempt = 0; ; attempt++) {
       try {

@@ -57,7 +57,7 @@ export function apply(ctx: Context, config: Config): void {
     let saved
     try {
       saved = await store.saveText({
-        owner: { sessionId: call.session.id },
+        owner: call.session,
         source: { toolName: call.definition.name, callId: call.callId },
         suggestedName: `${call.definition.name}-output.txt`,
         content: text,

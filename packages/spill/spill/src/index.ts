@@ -1,5 +1,5 @@
 import { type Context, Service } from 'cordis'
-import { HarnessError } from '@deepseek-ai/dsh-tools'
+import { HarnessError, type ToolSession } from '@deepseek-ai/dsh-tools'
 
 declare module 'cordis' {
   interface Context {
@@ -8,8 +8,8 @@ declare module 'cordis' {
 }
 
 export interface SaveTextRequest {
-  /** The session the text belongs to; a backend keeps sessions apart. */
-  owner: { sessionId: string }
+  /** The session the text belongs to; a backend keeps sessions apart (by the session's random `dirName`). */
+  owner: ToolSession
   /** Which call produced it. */
   source: { toolName: string; callId: string }
   /** A hint only: backends make it safe (any string, even `../../etc/passwd`, is accepted). */
@@ -78,10 +78,11 @@ export abstract class SpillStore extends Service {
 
   /**
    * For a store that keeps results as local files: the directory holding every session's (`all`) and the one
-   * holding `sessionId`'s (`own`, which may not exist yet). Confinement uses it to show a session only its own
-   * saved results (the bash sandbox masks `all` but `own`). Undefined (the default) for other stores.
+   * holding `session`'s (`own`, which may not exist yet). Confinement uses it to show a session only its own
+   * saved results (every other session's are hidden paths, for the file tools as for commands). Undefined (the
+   * default) for other stores.
    */
-  localDirectories(_sessionId: string): { all: string; own: string } | undefined {
+  localDirectories(_session: ToolSession): { all: string; own: string } | undefined {
     return undefined
   }
 }

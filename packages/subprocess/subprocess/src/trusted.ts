@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto'
 import { lstatSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { basename, dirname, isAbsolute, join, sep } from 'node:path'
+import { basename, dirname, isAbsolute, join } from 'node:path'
 import { type Dir, makePrivateTempDir, openPrivateDir, PrivateDirError } from '@deepseek-ai/dsh-private-dir'
+import { within } from '@deepseek-ai/dsh-tools'
 
 /**
  * The directories a trusted program is looked up in, never the session's PATH: npx puts `<cwd>/node_modules/.bin`
@@ -77,11 +78,6 @@ export function untrustedReason(real: string, writable: readonly string[] = []):
       return `${path === real ? 'is' : `lies in ${path}, which is`} writable by group or others`
     if (path === dirname(path)) return undefined
   }
-}
-
-/** Whether `path` is `dir` or lies below it (both absolute and normalised). */
-export function within(path: string, dir: string): boolean {
-  return path === dir || path.startsWith(dir.endsWith(sep) ? dir : dir + sep)
 }
 
 /**

@@ -1,15 +1,7 @@
 import type { Context } from 'cordis'
 import Schema from 'schemastery'
-import {
-  TaskService,
-  type Task,
-  type TaskDoneListener,
-  type TaskInit,
-  type TaskRead,
-  type TaskWaitOptions,
-  type TaskWaitOutcome,
-} from '@deepseek-ai/dsh-tasks'
-import type {} from '@deepseek-ai/dsh-tools'
+import { TaskService, type SessionTasks, type TaskDoneListener } from '@deepseek-ai/dsh-tasks'
+import type { ToolSession } from '@deepseek-ai/dsh-tools'
 import { PATTERN_TEST_MS, PatternTester } from './pattern-tester.ts'
 import { TaskTable } from './table.ts'
 
@@ -48,61 +40,80 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
  */
 const TABLE: unique symbol = Symbol('table')
 
+/** Where a session keeps its task table. */
+const SESSION_TABLE: unique symbol = Symbol('dsh.tasks-local.table')
+
 /**
- * The local `ctx.tasks`: one in-memory table. A session's end (`ctx.tools.endSession`) kills its tasks; completion
- * notices go out through `ctx.tools.notify`; disposal stops every task it holds and waits for it.
+ * The local `ctx.tasks`: each session's tasks in a table kept in the session (ids from `bash-1`, another session's
+ * unknown), ended by the session's `dispose()`; completion notices go out through `ctx.tools.notify`; disposal stops
+ * every task it holds and waits for it.
  */
 export class LocalTaskService extends TaskService {
   static readonly Config = Config
-  private readonly [TABLE]: TaskTable
+  private readonly [TABLE]: Tables
 
   constructor(ctx: Context, config: Partial<Config> = {}) {
     super(ctx)
-    const table = new TaskTable(ctx, Config(config))
-    this[TABLE] = table
-    ctx.on('tools/session-end', (sessionId) => table.endSession(sessionId))
-    ctx.effect(() => () => table.close(), 'tasks')
+    const tables = new Tables(ctx, Config(config))
+    this[TABLE] = tables
+    ctx.effect(() => () => tables.close(), 'tasks')
   }
 
-  add(init: TaskInit): Task {
-    return this[TABLE].add(init)
-  }
-
-  get(id: string): Task | undefined {
-    return this[TABLE].get(id)
-  }
-
-  list(): Task[] {
-    return this[TABLE].list()
-  }
-
-  ownerOf(id: string): string | undefined {
-    return this[TABLE].ownerOf(id)
-  }
-
-  readOutput(id: string): TaskRead {
-    return this[TABLE].readOutput(id)
-  }
-
-  waitFor(id: string, options: TaskWaitOptions): Promise<TaskWaitOutcome> {
-    return this[TABLE].waitFor(id, options)
-  }
-
-  write(id: string, text: string): Promise<void> {
-    return this[TABLE].write(id, text)
-  }
-
-  kill(id: string): Promise<boolean> {
-    return this[TABLE].kill(id)
+  of(session: ToolSession | undefined): SessionTasks {
+    return this[TABLE].of(session)
   }
 
   onTaskDone(listener: TaskDoneListener): () => Promise<void> {
     // `this.ctx` is the caller's context here: the listener goes away with the plugin that registered it.
     return this.ctx.effect(() => this[TABLE].addListener(listener), 'tasks.onTaskDone')
   }
+}
 
-  endSession(owner: string): Promise<void> {
-    return this[TABLE].endSession(owner)
+/** The service's state: the table of tasks without a session, and every live table (for disposal; not keyed). */
+class Tables {
+  private readonly listeners = new Set<TaskDoneListener>()
+  private readonly live = new Set<TaskTable>()
+  private readonly unowned: TaskTable
+  private closed = false
+
+  constructor(
+    private readonly ctx: Context,
+    private readonly options: Config,
+  ) {
+    this.unowned = this.make(undefined)
+  }
+
+  of(session: ToolSession | undefined): TaskTable {
+    if (session === undefined) return this.unowned
+    return session.slot(SESSION_TABLE, () => {
+      const table = this.make(session)
+      session.defer(async () => {
+        this.live.delete(table)
+        await table.end()
+      })
+      return table
+    })
+  }
+
+  addListener(listener: TaskDoneListener): () => void {
+    if (this.closed) return () => {}
+    this.listeners.add(listener)
+    return () => {
+      this.listeners.delete(listener)
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true
+    this.listeners.clear()
+    await Promise.all([...this.live].map((table) => table.close()))
+  }
+
+  private make(session: ToolSession | undefined): TaskTable {
+    const table = new TaskTable(this.ctx, this.options, session, this.listeners)
+    if (this.closed) void table.close()
+    this.live.add(table)
+    return table
   }
 }
 

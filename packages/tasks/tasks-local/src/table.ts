@@ -17,7 +17,7 @@ import {
   type TaskWaitOptions,
   type TaskWaitOutcome,
 } from '@deepseek-ai/dsh-tasks'
-import type {} from '@deepseek-ai/dsh-tools'
+import type { ToolSession } from '@deepseek-ai/dsh-tools'
 import { PatternTester } from './pattern-tester.ts'
 
 type StreamName = 'stdout' | 'stderr'
@@ -36,7 +36,6 @@ interface Entry {
   readonly id: string
   readonly command: string
   readonly workdir: string
-  readonly owner: string | undefined
   readonly startedAt: number
   readonly interactive: boolean
   status: TaskStatus
@@ -58,9 +57,9 @@ const NONE: OutputIncrement = { text: '', lossy: false }
 const MAX_TIMER_MS = 2 ** 31 - 1
 
 /**
- * The tasks of one service: ids, owners, incremental reads, waits, status, completion events and
- * session notices, kills and their bookkeeping. Plain state, kept out of the Service object (whose properties Cordis
- * reads through a per-caller proxy). `ctx` is the service's own context: events are emitted from it.
+ * The tasks of one session (kept in the session) or of no session: ids, incremental reads, waits, status, completion
+ * events and session notices, kills and their bookkeeping. `ctx` is the service's own context: events are emitted
+ * from it; `listeners` are the service's, shared by every table.
  */
 export class TaskTable {
   private readonly entries = new Map<string, Entry>()
@@ -68,18 +67,19 @@ export class TaskTable {
   private readonly unread: Entry[] = []
   /** Ids of dropped tasks that still answer `get`, oldest first. */
   private readonly forgotten: string[] = []
-  private readonly listeners = new Set<TaskDoneListener>()
   private readonly maxFinished: number
   private readonly maxForgotten: number
   private counter = 0
   private closed = false
-  /** One pattern tester per owner (session): a session's slow patterns queue behind its own tests only. */
-  private readonly patterns = new Map<string | undefined, PatternTester>()
+  /** The session's own pattern tester: its slow patterns queue behind its own tests only. */
+  private patterns: PatternTester | undefined
   private readonly patternTestMs: number | undefined
 
   constructor(
     private readonly ctx: Context,
-    options: TaskTableOptions = {},
+    options: TaskTableOptions,
+    private readonly session: ToolSession | undefined,
+    private readonly listeners: Set<TaskDoneListener>,
   ) {
     this.maxFinished = options.maxFinishedTasks ?? 100
     this.maxForgotten = options.maxForgottenTasks ?? 1000
@@ -114,10 +114,6 @@ export class TaskTable {
     return [...this.entries.values()].map(snapshot)
   }
 
-  ownerOf(id: string): string | undefined {
-    return this.entries.get(id)?.owner
-  }
-
   readOutput(id: string): TaskRead {
     const entry = this.require(id)
     const process = entry.process
@@ -135,7 +131,7 @@ export class TaskTable {
     if (entry.finished) {
       this.drop(entry)
       // The model has just read the end itself: a notice still waiting for its next result would only repeat it.
-      if (entry.owner !== undefined) this.ctx.get('tools')?.withdrawNotice(entry.owner, entry.id)
+      if (this.session) this.ctx.get('tools')?.withdrawNotice(this.session, entry.id)
     }
     return read
   }
@@ -152,7 +148,7 @@ export class TaskTable {
         const stream = process[name]
         if (stream) texts.push(stream.readFrom(entry.offsets[name]).text)
       }
-      return this.tester(entry.owner).test(pattern, texts)
+      return this.tester().test(pattern, texts)
     }
     const judged = (outcome: boolean | 'too-slow'): TaskWaitOutcome | undefined =>
       outcome === 'too-slow' ? 'pattern-too-slow' : outcome ? 'matched' : undefined
@@ -239,37 +235,25 @@ export class TaskTable {
     return first
   }
 
-  addListener(listener: TaskDoneListener): () => void {
-    if (this.closed) return () => {}
-    this.listeners.add(listener)
-    return () => {
-      this.listeners.delete(listener)
-    }
-  }
-
-  /** A session is over: its running tasks are killed (no notice: it is gone) and all of its tasks are forgotten. */
-  async endSession(owner: string): Promise<void> {
-    const mine = [...this.entries.values()].filter((entry) => entry.owner === owner)
+  /** The session is over: its running tasks are killed (no notice: it is gone) and all of its tasks are forgotten. */
+  async end(): Promise<void> {
+    const mine = [...this.entries.values()]
     await Promise.all(mine.map((entry) => this.kill(entry.id).catch(() => false)))
-    for (const entry of mine) {
-      this.entries.delete(entry.id)
-      const at = this.unread.indexOf(entry)
-      if (at !== -1) this.unread.splice(at, 1)
-    }
-    const tester = this.patterns.get(owner)
-    this.patterns.delete(owner)
-    await tester?.close()
+    this.closed = true
+    this.entries.clear()
+    this.unread.length = 0
+    await this.patterns?.close()
+    this.patterns = undefined
   }
 
-  /** Disposal: no event from now on; every running task (and all it runs) is stopped and awaited. */
+  /** Disposal of the service: no event from now on; every running task (and all it runs) is stopped and awaited. */
   async close(): Promise<void> {
     this.closed = true
-    this.listeners.clear()
     const running = [...this.entries.values()].filter((entry) => !entry.finished)
     for (const entry of running) entry.process?.terminate()
     await Promise.all(running.map((entry) => entry.ended))
-    await Promise.all([...this.patterns.values()].map((tester) => tester.close()))
-    this.patterns.clear()
+    await this.patterns?.close()
+    this.patterns = undefined
   }
 
   private register(init: TaskInit): Entry {
@@ -279,7 +263,6 @@ export class TaskTable {
       id: `bash-${++this.counter}`,
       command: init.command,
       workdir: init.workdir,
-      owner: init.owner,
       startedAt: init.startedAt ?? Date.now(),
       interactive: process.write !== undefined,
       status: { state: 'running' },
@@ -300,10 +283,9 @@ export class TaskTable {
     return entry
   }
 
-  private tester(owner: string | undefined): PatternTester {
-    let tester = this.patterns.get(owner)
-    if (!tester) this.patterns.set(owner, (tester = new PatternTester(this.patternTestMs)))
-    return tester
+  private tester(): PatternTester {
+    this.patterns ??= new PatternTester(this.patternTestMs)
+    return this.patterns
   }
 
   private require(id: string): Entry {
@@ -340,7 +322,7 @@ export class TaskTable {
     const notice = taskDoneNotice(entry.id, entry.status)
     const event: TaskDoneEvent = {
       taskId: entry.id,
-      owner: entry.owner,
+      session: this.session,
       status: entry.status,
       notice,
       requested: entry.killing,
@@ -357,8 +339,8 @@ export class TaskTable {
     } catch (error) {
       this.warn('a tasks/done listener failed: %s', error)
     }
-    if (!entry.killing && entry.owner !== undefined)
-      this.ctx.get('tools')?.notify({ sessionId: entry.owner, text: notice, key: entry.id })
+    if (!entry.killing && this.session !== undefined)
+      this.ctx.get('tools')?.notify({ session: this.session, text: notice, key: entry.id })
   }
 
   /** Drops a finished task's output before it was read to the end; the next read says what was lost and where it is. */
@@ -396,7 +378,6 @@ function snapshot(entry: Entry): Task {
     id: entry.id,
     command: entry.command,
     workdir: entry.workdir,
-    owner: entry.owner,
     status: entry.status,
     startedAt: entry.startedAt,
     interactive: entry.interactive,

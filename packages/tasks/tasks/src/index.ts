@@ -1,5 +1,5 @@
 import { type Context, Service } from 'cordis'
-import { HarnessError } from '@deepseek-ai/dsh-tools'
+import { HarnessError, type ToolSession } from '@deepseek-ai/dsh-tools'
 
 declare module 'cordis' {
   interface Context {
@@ -65,8 +65,6 @@ export interface TaskInit {
   /** What runs, for listings (a shell command). */
   readonly command: string
   readonly workdir: string
-  /** Opaque token stored verbatim (the tools use the session id). */
-  readonly owner: string | undefined
   /** Where the unread output starts (what a foreground result already showed is not repeated). Default 0, 0. */
   readonly offsets?: TaskOffsets
   /** Aborting kills the task (a requested kill). */
@@ -82,11 +80,10 @@ export type TaskStatus =
 
 /** A snapshot of one task. */
 export interface Task {
-  /** `bash-1`, `bash-2`, … in registration order. */
+  /** `bash-1`, `bash-2`, … in registration order, counted per session. */
   readonly id: string
   readonly command: string
   readonly workdir: string
-  readonly owner: string | undefined
   readonly status: TaskStatus
   readonly startedAt: number
   /** Whether it takes input (`write`). */
@@ -116,7 +113,8 @@ export interface TaskRead {
 /** The payload of `'tasks/done'` and of `onTaskDone` listeners. */
 export interface TaskDoneEvent {
   readonly taskId: string
-  readonly owner: string | undefined
+  /** The session whose task it is; undefined for a task registered without one. */
+  readonly session: ToolSession | undefined
   readonly status: TaskStatus
   /** For the owner's model: `background task bash-N finished [status: …]. Read its output with bash_output.` */
   readonly notice: string
@@ -143,8 +141,6 @@ export interface TaskWaitOptions {
 export const TaskErrorCode = {
   /** No task has this id. */
   BASH_UNKNOWN_TASK: 'BASH_UNKNOWN_TASK',
-  /** The task belongs to another owner (session). */
-  BASH_TASK_FORBIDDEN: 'BASH_TASK_FORBIDDEN',
   /** Input to a task that was not started on a terminal. */
   BASH_TASK_NOT_INTERACTIVE: 'BASH_TASK_NOT_INTERACTIVE',
   /** Input to a task that has ended. */
@@ -181,9 +177,43 @@ export function taskDoneNotice(taskId: string, status: TaskStatus): string {
 }
 
 /**
+ * One session's tasks (or the tasks registered without a session): ids count from `bash-1` in each, and a task of
+ * another session is simply unknown here.
+ */
+export interface SessionTasks {
+  /** Registers a running process as the next task (`bash-N`). Throws TASKS_DISPOSED (and stops it) once disposed. */
+  add(init: TaskInit): Task
+  /** A snapshot, or undefined for an unknown id; also for a task dropped after its end was read (bounded). */
+  get(id: string): Task | undefined
+  /**
+   * Every task `get` answers for, in registration order: running, finished and not yet read to the end, and finished
+   * and read to the end (`readToEnd`; bounded like `get`).
+   */
+  list(): Task[]
+  /** Output not delivered by an earlier call, and the status. Throws BASH_UNKNOWN_TASK for an unknown id. */
+  readOutput(id: string): TaskRead
+  /**
+   * Waits, without reading, until undelivered output matches `pattern`, the task ends, `timeoutMs` passes or
+   * `signal` aborts, and says which came first (a match wins over an end seen at the same time). Throws
+   * BASH_UNKNOWN_TASK for an unknown id.
+   */
+  waitFor(id: string, options: TaskWaitOptions): Promise<TaskWaitOutcome>
+  /**
+   * Types `text` into a task started on a terminal. Throws BASH_UNKNOWN_TASK, BASH_TASK_NOT_INTERACTIVE for a task
+   * without input, BASH_TASK_ENDED for one that ended.
+   */
+  write(id: string, text: string): Promise<void>
+  /**
+   * Kills a running task's whole process tree and resolves once it is gone: true for the call that killed it, false
+   * when it had already finished (or another call is killing it). Throws BASH_UNKNOWN_TASK for an unknown id.
+   */
+  kill(id: string): Promise<boolean>
+}
+
+/**
  * `ctx.tasks`: the processes that outlive the call that started them — background commands, a foreground command's
- * leftovers, a long command moved to the background. Ids, owners, incremental reads, waits, input, kills, listing,
- * completion notices (on `ctx.tools`' session channel) and session ends. Knows nothing of how a process is started.
+ * leftovers, a long command moved to the background. Each session's tasks are kept in the session (`of`), ended by
+ * its `dispose()`; completion notices go out on `ctx.tools`' session channel. Knows nothing of how a process is started.
  */
 export abstract class TaskService extends Service {
   static readonly provide = 'tasks'
@@ -192,46 +222,9 @@ export abstract class TaskService extends Service {
     super(ctx, 'tasks')
   }
 
-  /** Registers a running process as the next task (`bash-N`). Throws TASKS_DISPOSED (and stops it) once disposed. */
-  abstract add(init: TaskInit): Task
-
-  /** A snapshot, or undefined for an unknown id; also for a task dropped after its end was read (bounded). */
-  abstract get(id: string): Task | undefined
-
-  /**
-   * Every task `get` answers for, in registration order: running, finished and not yet read to the end, and finished
-   * and read to the end (`readToEnd`; bounded like `get`).
-   */
-  abstract list(): Task[]
-
-  /** The owner token given at `add`, verbatim; undefined for an unknown or ownerless task. */
-  abstract ownerOf(id: string): string | undefined
-
-  /** Output not delivered by an earlier call, and the status. Throws BASH_UNKNOWN_TASK for an unknown id. */
-  abstract readOutput(id: string): TaskRead
-
-  /**
-   * Waits, without reading, until undelivered output matches `pattern`, the task ends, `timeoutMs` passes or
-   * `signal` aborts, and says which came first (a match wins over an end seen at the same time). Throws
-   * BASH_UNKNOWN_TASK for an unknown id.
-   */
-  abstract waitFor(id: string, options: TaskWaitOptions): Promise<TaskWaitOutcome>
-
-  /**
-   * Types `text` into a task started on a terminal. Throws BASH_UNKNOWN_TASK, BASH_TASK_NOT_INTERACTIVE for a task
-   * without input, BASH_TASK_ENDED for one that ended.
-   */
-  abstract write(id: string, text: string): Promise<void>
-
-  /**
-   * Kills a running task's whole process tree and resolves once it is gone: true for the call that killed it, false
-   * when it had already finished (or another call is killing it). Throws BASH_UNKNOWN_TASK for an unknown id.
-   */
-  abstract kill(id: string): Promise<boolean>
+  /** The tasks of `session` (undefined: those registered without a session, a library caller's). */
+  abstract of(session: ToolSession | undefined): SessionTasks
 
   /** Calls `listener` once for every task that ends from now on, until the disposer runs or the calling plugin is disposed. */
   abstract onTaskDone(listener: TaskDoneListener): () => Promise<void>
-
-  /** A session is over (also on `tools/session-end`): its running tasks are killed (no notice) and all of them forgotten. */
-  abstract endSession(owner: string): Promise<void>
 }
