@@ -21,6 +21,7 @@ import {
   type SubprocessService,
 } from '@deepseek-ai/dsh-subprocess'
 import { clampTimeout } from '@deepseek-ai/dsh-timeout'
+import type { ToolSession } from '@deepseek-ai/dsh-tools'
 import type { Config } from './config.ts'
 import { CHILD_ENV } from './env.ts'
 import { DRAIN_MS, outputEnds, subprocessTask } from './process.ts'
@@ -151,8 +152,8 @@ export class BashRunner {
         // Still running: from here on neither the timeout nor the caller's signal reaches it; the caller makes it a task.
         limit.dispose()
         this.foreground.delete(handle)
-        const stdout = shown(handle.collected.stdout)
-        const stderr = shown(handle.collected.stderr)
+        const stdout = shown(handle.collected.stdout, spec.session)
+        const stderr = shown(handle.collected.stderr, spec.session)
         return {
           exitCode: null,
           signal: null,
@@ -186,8 +187,8 @@ export class BashRunner {
       // After a stop, the handle may have given the output up by itself already: it still knows who held it.
       const leftRunning: readonly StrayProcess[] =
         !leftover && (!drained || timedOut || aborted) ? handle.abandonOutput() : []
-      const stdout = shown(handle.collected.stdout)
-      const stderr = shown(handle.collected.stderr)
+      const stdout = shown(handle.collected.stdout, spec.session)
+      const stderr = shown(handle.collected.stderr, spec.session)
       let continuing: BashRunResult['continuing']
       if (leftover) {
         this.foreground.delete(handle)
@@ -327,10 +328,15 @@ async function exitedWithin(handle: SubprocessHandle, ms: number): Promise<ExitS
 }
 
 /** A stream as the foreground result shows it, and the offset where an adopted task's reads continue. */
-function shown(stream: CollectedStream | undefined): { output: CollectedOutput; next: number } {
+function shown(
+  stream: CollectedStream | undefined,
+  session: ToolSession | undefined,
+): { output: CollectedOutput; next: number } {
   if (!stream) return { output: { text: '', truncated: false, totalBytes: 0, totalLines: 0 }, next: 0 }
   const { text, nextOffset } = stream.readFrom(0)
   const { truncated, totalBytes, totalLines, spillPath } = stream
+  // The full-output file is the session's own: its file tools may read it, no other session's can.
+  if (spillPath !== undefined) session?.ownFiles.add(spillPath)
   const output: CollectedOutput = truncated
     ? { text, truncated, head: stream.readHead().text, totalBytes, totalLines }
     : { text, truncated, totalBytes, totalLines }

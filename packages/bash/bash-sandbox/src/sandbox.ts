@@ -65,6 +65,8 @@ export class Sandbox {
   /** Resolved once, by the first successful check: bwrap, sh, env and the shell, as trusted real paths. */
   private programs: Programs | undefined
   private lifeline: Lifeline | undefined
+  /** Where a session keeps its /tmp of this sandbox (a new sandbox, a new state directory: a new /tmp). */
+  private readonly tmpKey = Symbol('dsh.bash-sandbox.tmp')
 
   constructor(
     private readonly ctx: Context,
@@ -302,7 +304,7 @@ export class Sandbox {
       return dir
     }
     if (!session) return make('-')
-    return session.slot(TMP, () => {
+    return session.slot(this.tmpKey, () => {
       const dir = make(session.dirName)
       session.defer(() => rmSync(dir, { recursive: true, force: true }))
       return dir
@@ -322,16 +324,15 @@ export class Sandbox {
   }
 }
 
-/** Where a session keeps its sandbox /tmp and its commands' full-output files. */
-const TMP: unique symbol = Symbol('dsh.bash-sandbox.tmp')
-const OUTPUTS: unique symbol = Symbol('dsh.bash-sandbox.outputs')
+/** Where a session keeps its commands not yet recorded in its `ownFiles`. */
+const PENDING: unique symbol = Symbol('dsh.bash-sandbox.pending-outputs')
 
 /**
- * The full-output files of the session's commands, kept visible to it alone; until `done` has recorded a command's
- * files, the next call reads them from its handle (the tool's result can go out before that callback runs).
+ * The full-output files of the session's commands, kept visible to it alone (`ownFiles`); until `done` has recorded
+ * a command's files, the next call reads them from its handle (the tool's result can go out before that callback).
  */
 function outputsOf(session: ToolSession): { files: Set<string>; pending: Set<SubprocessHandle> } {
-  return session.slot(OUTPUTS, () => ({ files: new Set<string>(), pending: new Set<SubprocessHandle>() }))
+  return { files: session.ownFiles, pending: session.slot(PENDING, () => new Set<SubprocessHandle>()) }
 }
 
 /** The complete-stream files of a command's collected stdout and stderr, as far as they exist yet. */

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import type { BashExecRequest, BashExecSpec, BashRunResult } from '@deepseek-ai/dsh-bash'
 import type { Task, TaskDoneEvent } from '@deepseek-ai/dsh-tasks'
 import { rejection, until } from '@deepseek-ai/dsh-testing'
-import type { SessionNotice } from '@deepseek-ai/dsh-tools'
+import { createSession, type SessionNotice, type ToolSession } from '@deepseek-ai/dsh-tools'
 
 /** What a provider's factory gives the suite for one case. */
 export interface ExecutorUnderTest {
@@ -117,10 +117,20 @@ function contract(
     let notices: SessionNotice[]
     /** Strays a case started on purpose (outside any group): killed after the case, before the survivor scan. */
     let strays: number[]
+    /** The case's sessions by name, made on first use; the tasks of the last one a case used are `tasks()`. */
+    let sessions: Map<string, ToolSession>
+    let current: ToolSession | undefined
+    const sess = (name: string): ToolSession => {
+      let session = sessions.get(name)
+      if (!session) sessions.set(name, (session = createSession({ id: name, cwd: x.dir })))
+      return session
+    }
 
     beforeEach(async () => {
       marker = `${process.pid}-${++cases}-${Math.random().toString(36).slice(2)}`
       strays = []
+      sessions = new Map()
+      current = undefined
       x = await make()
       events = []
       notices = []
@@ -148,7 +158,7 @@ function contract(
     })
 
     const bash = () => x.ctx.bash
-    const tasks = () => x.ctx.tasks
+    const tasks = () => x.ctx.tasks.of(current)
     const spec = (command: string, more: Omit<BashExecRequest, 'command'> = {}): BashExecSpec =>
       bash().resolve({ workdir: x.dir, ...more, command, env: { ...more.env, [MARK]: marker } })
     /** A foreground run; what it leaves running is registered as a task of its owner (as tool-bash does). */
@@ -157,6 +167,7 @@ function contract(
       more: Omit<BashExecRequest, 'command'> = {},
     ): Promise<BashRunResult & { adoptedTaskId: string | undefined }> => {
       const resolved = spec(command, more)
+      current = resolved.session
       const result = await bash().run(resolved)
       const continuing = result.continuing
       const adoptedTaskId =
@@ -166,19 +177,18 @@ function contract(
           offsets: continuing.offsets,
           command,
           workdir: resolved.workdir,
-          owner: resolved.owner,
         }).id
       return { ...result, adoptedTaskId }
     }
     /** A started process, registered as a task (the start signal kills it). */
     const start = async (command: string, more: Omit<BashExecRequest, 'command'> = {}): Promise<Task> => {
       const resolved = spec(command, more)
+      current = resolved.session
       const process = await bash().start(resolved)
       return tasks().add({
         process,
         command,
         workdir: resolved.workdir,
-        owner: resolved.owner,
         ...(resolved.signal ? { signal: resolved.signal } : {}),
       })
     }
@@ -300,7 +310,7 @@ function contract(
     executorPart('a foreground command that runs past backgroundAfterMs', () => {
       test('it is handed over still running, with its output so far; its later output and its end continue there, nothing repeated', async () => {
         const result = await run(`echo first; ${gate('go')}; echo done; exit 5`, {
-          owner: 'session-a',
+          session: sess('session-a'),
           backgroundAfterMs: 300,
         })
         expect(result).toMatchObject({
@@ -312,7 +322,7 @@ function contract(
           continuing: { reason: 'still-running' },
         })
         const id = result.adoptedTaskId as string
-        expect(tasks().get(id)).toMatchObject({ owner: 'session-a', status: { state: 'running' } })
+        expect(tasks().get(id)).toMatchObject({ status: { state: 'running' } })
         const waiting = tasks().waitFor(id, { pattern: /^done$/m, timeoutMs: 20_000 })
         open('go')
         expect(await waiting).toBe('matched')
@@ -338,12 +348,12 @@ function contract(
     executorPart('a foreground command that leaves processes behind', () => {
       test('`sleep 30 &`: the call returns when the shell exits; the sleep becomes a task of the owner, output continuing there', async () => {
         const result = await run(`echo started; (${gate('go')}; echo later; sleep 30) & echo $! > ${file('pid')}`, {
-          owner: 'session-a',
+          session: sess('session-a'),
         })
         expect(result).toMatchObject({ exitCode: 0, timedOut: false, stdout: { text: 'started\n' }, leftRunning: [] })
         const id = result.adoptedTaskId as string
         expect(id).toMatch(/^bash-\d+$/)
-        expect(tasks().get(id)).toMatchObject({ owner: 'session-a', status: { state: 'running' } })
+        expect(tasks().get(id)).toMatchObject({ status: { state: 'running' } })
         open('go')
         expect(await readUntil(id, (out) => out === 'later\n', 'the adopted task printed')).toBe('later\n')
         expect(await tasks().kill(id)).toBe(true)
@@ -363,7 +373,7 @@ function contract(
       })
 
       test("a leftover that ends by itself ends its task: completed with the shell's exit code, and a notice for the owner", async () => {
-        const result = await run(`(${gate('go')}) & exit 4`, { owner: 'session-a' })
+        const result = await run(`(${gate('go')}) & exit 4`, { session: sess('session-a') })
         const id = result.adoptedTaskId as string
         expect(result.exitCode).toBe(4)
         open('go')
@@ -377,7 +387,7 @@ function contract(
         // The gate holds the server back until the call has returned, so that "listening" is the task's new output.
         const result = await run(
           `(${gate('go')}; exec ${JSON.stringify(process.execPath)} -e ${shellQuote(script)}) &`,
-          { owner: 'session-a' },
+          { session: sess('session-a') },
         )
         const id = result.adoptedTaskId as string
         expect(id).toMatch(/^bash-\d+$/)
@@ -437,13 +447,13 @@ function contract(
     })
 
     tasksPart('background tasks', () => {
-      test('start gives a running task with the next id; get and list know it; ownerOf is verbatim', async () => {
-        const first = await start('sleep 100', { owner: '  séance\t42 ' })
-        const second = await start('true')
+      test("start gives a running task with the next id of its session; get and list know it; another session's tasks are unknown", async () => {
+        const first = await start('sleep 100', { session: sess('  séance\t42 ') })
+        const second = await start('true', { session: sess('  séance\t42 ') })
         expect(first).toMatchObject({
           command: 'sleep 100',
           workdir: x.dir,
-          owner: '  séance\t42 ',
+          id: 'bash-1',
           status: { state: 'running' },
           leftRunning: [],
         })
@@ -455,8 +465,8 @@ function contract(
             .list()
             .map((task) => task.id),
         ).toContain(first.id)
-        expect(tasks().ownerOf(first.id)).toBe('  séance\t42 ')
-        expect(tasks().ownerOf(second.id)).toBeUndefined()
+        expect(x.ctx.tasks.of(sess('other')).get(first.id)).toBeUndefined()
+        expect(x.ctx.tasks.of(undefined).get(first.id)).toBeUndefined()
         expect(tasks().get('bash-999999')).toBeUndefined()
       })
 
@@ -581,21 +591,21 @@ function contract(
           execute: () => 'probe',
         })
       const probeText = async (session: string) =>
-        (await x.ctx.tools.execute('contract_probe', {}, { session: { id: session, cwd: x.dir } })).content[0].text
+        (await x.ctx.tools.execute('contract_probe', {}, { session: sess(session) })).content[0].text
 
       test("a task that ends by itself notifies its owner's session once, keyed by the task id", async () => {
         probe()
-        const task = await start('exit 2', { owner: 'session-a' })
+        const task = await start('exit 2', { session: sess('session-a') })
         const event = await done(task.id)
         const notice = `background task ${task.id} finished [status: completed, exit code: 2]. Read its output with bash_output.`
         expect(event).toEqual({
           taskId: task.id,
-          owner: 'session-a',
+          session: sess('session-a'),
           status: { state: 'completed', exitCode: 2 },
           notice,
           requested: false,
         })
-        expect(notices).toEqual([{ sessionId: 'session-a', text: notice, key: task.id }])
+        expect(notices).toEqual([{ session: sess('session-a'), text: notice, key: task.id }])
         expect(await probeText('session-b')).toBe('probe')
         expect(await probeText('session-a')).toBe(`probe\n\n${notice}`)
         expect(await probeText('session-a')).toBe('probe')
@@ -603,14 +613,14 @@ function contract(
 
       test('reading a task to its end withdraws its undelivered notice', async () => {
         probe()
-        const task = await start('echo hi', { owner: 'session-a' })
+        const task = await start('echo hi', { session: sess('session-a') })
         await done(task.id)
         expect(tasks().readOutput(task.id).status).toEqual({ state: 'completed', exitCode: 0 })
         expect(await probeText('session-a')).toBe('probe')
       })
 
       test('a kill that was asked for sends no notice; the event says it was requested', async () => {
-        const task = await start('sleep 100', { owner: 'session-a' })
+        const task = await start('sleep 100', { session: sess('session-a') })
         await tasks().kill(task.id)
         expect((await done(task.id)).requested).toBe(true)
         expect(notices).toEqual([])
@@ -618,13 +628,13 @@ function contract(
 
       test("a session's end kills its running tasks (no notice) and forgets them; other sessions' tasks run on", async () => {
         // A provider may take a while to exec the command (a sandbox sets up first): wait until both are up.
-        const theirs = await start('sleep 100', { owner: 'session-b' })
+        const theirs = await start('sleep 100', { session: sess('session-b') })
         await until(() => processesMarked(marker).length >= 1, "the other session's task is up")
-        const mine = await start(`sleep 100 & ${gate('never')}`, { owner: 'session-a' })
+        const mine = await start(`sleep 100 & ${gate('never')}`, { session: sess('session-a') })
         await until(() => processesMarked(marker).length >= 2, "the session's own task is up")
-        await x.ctx.tools.endSession('session-a')
-        expect(tasks().get(mine.id)).toBeUndefined()
-        expect(tasks().get(theirs.id)?.status).toEqual({ state: 'running' })
+        await sess('session-a').dispose()
+        expect(x.ctx.tasks.of(sess('session-a')).get(mine.id)).toBeUndefined()
+        expect(x.ctx.tasks.of(sess('session-b')).get(theirs.id)?.status).toEqual({ state: 'running' })
         expect(notices).toEqual([])
         expect(processesMarked(marker)).toHaveLength(1)
       })
@@ -633,7 +643,7 @@ function contract(
     executorPart('disposal', () => {
       test('disposal of the executor stops every process it started, TERM-trapping ones and their children too, and waits: zero survivors; their tasks end killed', async () => {
         await start(`trap '' TERM; sleep 1000 & echo $!; wait`)
-        await start('sleep 1000 & echo $!; wait', { owner: 'session-a' })
+        await start('sleep 1000 & echo $!; wait', { session: sess('session-a') })
         await start('bash -c "sleep 1000 & wait" & wait')
         const running = run(`trap '' TERM; touch ${file('fg')}; sleep 1000 & wait`)
         await until(() => readable(file('fg')) && processesMarked(marker).length >= 9, 'every process is up')
@@ -648,7 +658,7 @@ function contract(
     tasksPart('disposal', () => {
       test('disposal of the task service kills every task, TERM-trapping ones and their children too, and waits: zero survivors, no event', async () => {
         await start(`trap '' TERM; sleep 1000 & echo $!; wait`)
-        await start('sleep 1000 & echo $!; wait', { owner: 'session-a' })
+        await start('sleep 1000 & echo $!; wait', { session: sess('session-a') })
         await start('bash -c "sleep 1000 & wait" & wait')
         await until(() => processesMarked(marker).length >= 7, 'every process is up')
         await x.disposeTasks()

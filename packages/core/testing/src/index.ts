@@ -1,7 +1,7 @@
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process'
 import { mkdirSync, readdirSync, readFileSync, rmdirSync, statSync } from 'node:fs'
 import { Context, type Fiber, type Message } from 'cordis'
-import { ToolsService } from '@deepseek-ai/dsh-tools'
+import { createSession, ToolsService, type ToolSession } from '@deepseek-ai/dsh-tools'
 
 export interface TestContext {
   readonly ctx: Context
@@ -169,4 +169,17 @@ export function withLock(lock: string, work: () => void): void {
   } finally {
     rmdirSync(lock)
   }
+}
+
+const testSessions = new Map<string, ToolSession>()
+
+/**
+ * The session named `id` in `cwd`, made once (pinned then) and the same object for every later call with the same
+ * two: a case that reads then edits in one session passes the same session. Never disposed (test processes end).
+ */
+export function sessionFor(id: string, cwd: string): ToolSession {
+  const key = `${id}\0${cwd}`
+  let session = testSessions.get(key)
+  if (!session) testSessions.set(key, (session = createSession({ id, cwd })))
+  return session
 }

@@ -32,6 +32,11 @@ export interface ToolSession {
    * under its shared root (saved results, full outputs, the sandbox's /tmp); another session cannot guess it.
    */
   readonly dirName: string
+  /**
+   * Files this session was given in a directory that every session's files share (its commands' full outputs):
+   * visible to it alone, hidden from every other session's tools.
+   */
+  readonly ownFiles: Set<string>
   /** The value kept under `key` in this session, made by `make` on first use. */
   slot<T>(key: symbol, make: () => T): T
   /** Runs `cleanup` when the session is disposed (last registered first). */
@@ -95,6 +100,7 @@ class Session implements ToolSession {
   readonly cwd: string
   readonly root: PinnedRoot | undefined
   readonly dirName: string
+  readonly ownFiles = new Set<string>()
   disposed = false
   private readonly slots = new Map<symbol, unknown>()
   private readonly cleanups: (() => unknown)[] = []

@@ -378,10 +378,8 @@ export function whatChanged(before: Buffer, now: Buffer): StaleFacts {
   }
 }
 
-/** Where a session keeps what it has seen. */
-const SEEN: unique symbol = Symbol('dsh.tool-fs.seen')
-
 /** The seen files of a session, kept in it (gone with it); `unsessioned` serves callers without a session. */
 export function seenBy(unsessioned: Observations): (session: ToolSession | undefined) => Observations {
-  return (session) => (session === undefined ? unsessioned : session.slot(SEEN, () => new Observations()))
+  const key = Symbol('dsh.tool-fs.seen')
+  return (session) => (session === undefined ? unsessioned : session.slot(key, () => new Observations()))
 }

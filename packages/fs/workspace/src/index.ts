@@ -1,9 +1,19 @@
-import { basename, dirname, resolve } from 'node:path'
+import { readdirSync } from 'node:fs'
+import { basename, dirname, join, resolve } from 'node:path'
 import { type Context, Service } from 'cordis'
 import Schema from 'schemastery'
+import type {} from '@deepseek-ai/dsh-spill'
 import { CREDENTIAL_STORES, type ToolSession } from '@deepseek-ai/dsh-tools'
 import { refusal, rootRefusedMessage, WorkspaceErrorCode, type WorkspaceRoots } from './errors.ts'
-import { broadness, hiddenEntries, realRoot, relocated, type Moved, type PathPolicy } from './policy.ts'
+import {
+  broadness,
+  hiddenEntries,
+  realRoot,
+  relocated,
+  type HiddenRule,
+  type Moved,
+  type PathPolicy,
+} from './policy.ts'
 
 export {
   hiddenMessage,
@@ -90,7 +100,8 @@ export class Workspace extends Service {
 
   constructor(ctx: Context, config: Partial<Config> = {}) {
     super(ctx, 'workspace')
-    const core = new Policies(Config(config))
+    // Other sessions' saved results (the spill store's shared root), read when a policy is asked for.
+    const core = new Policies(Config(config), (session) => ctx.get('spillStore')?.localDirectories(session))
     this[CORE] = core
   }
 
@@ -136,7 +147,10 @@ class Policies {
     moved: Map<string, Moved>
   }
 
-  constructor(config: Config) {
+  constructor(
+    config: Config,
+    private readonly spillDirs: (session: ToolSession) => { all: string; own: string } | undefined,
+  ) {
     this.state = {
       config,
       added: [],
@@ -172,7 +186,7 @@ class Policies {
         rootRefusedMessage(tool, base.refused.root, base.refused.why),
         WorkspaceErrorCode.WORKSPACE_ROOT_REFUSED,
       )
-    const policy = base!.policy
+    const policy = session ? this.sessionApart(base!.policy, session) : base!.policy
     const roots = [...policy.writable, ...policy.readOnly]
     // A hidden directory moved inside a root (under another name) stays hidden there, so no walk lists it.
     const moved =
@@ -194,6 +208,38 @@ class Policies {
           shown: entry.seenAt,
         })),
       ],
+    }
+  }
+
+  /**
+   * Sessions apart (DESIGN §22): in the spill store's shared root, every entry but this session's own directory is
+   * hidden — other sessions' saved results, and the command-output directory (dsh puts it there) but for the files
+   * this session was given (`ownFiles`) — for the file tools as for commands. Existing ones join `hidden`, so a walk
+   * (glob, grep) leaves them out.
+   */
+  private sessionApart(policy: PathPolicy, session: ToolSession): PathPolicy {
+    const spill = this.spillDirs(session)
+    if (!spill) return policy
+    const own = basename(spill.own)
+    const others = new RegExp(`^(?!${own}$)`)
+    const root = realRoot(spill.all)
+    const rules: HiddenRule[] = [...new Set([resolve(spill.all), root])].map((parent) => ({
+      parent,
+      name: others,
+      raw: '*',
+      shown: "another session's saved results or command output",
+      except: session.ownFiles,
+    }))
+    let names: string[] = []
+    try {
+      names = readdirSync(root).filter((name) => name !== own)
+    } catch {
+      // No spill root yet: nothing saved, nothing to hide.
+    }
+    return {
+      ...policy,
+      hidden: [...policy.hidden, ...names.map((name) => join(root, name))],
+      rules: [...policy.rules, ...rules],
     }
   }
 

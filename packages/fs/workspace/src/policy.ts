@@ -29,6 +29,8 @@ export interface HiddenRule {
   readonly raw: string
   /** As configured (`~/.ssh`), for texts. */
   readonly shown: string
+  /** Paths below a matching entry that stay visible (a session's own files in a directory all sessions share). */
+  readonly except?: ReadonlySet<string>
 }
 
 /** The real path of `path` (one syscall), or undefined when it does not exist or cannot be resolved. */
@@ -112,7 +114,7 @@ export function identity(stats: { dev: number; ino: number; birthtimeMs: number 
 /** The rule that hides `path` (itself or an ancestor), if any: a lexical test, so it holds for paths not there yet. */
 export function hiddenBy(path: string, rules: readonly HiddenRule[]): HiddenRule | undefined {
   for (const rule of rules) {
-    if (!within(path, rule.parent) || path === rule.parent) continue
+    if (!within(path, rule.parent) || path === rule.parent || rule.except?.has(path)) continue
     const start = rule.parent.length + (rule.parent.endsWith(sep) ? 0 : 1)
     const end = path.indexOf(sep, start)
     const first = path.slice(start, end === -1 ? undefined : end)

@@ -111,6 +111,7 @@ export async function apply(ctx: Context, config: Config): Promise<void> {
   const logger = ctx.logger('tools-remote')
   /** Every session's link holder (kept in the session, and here only to close them all at disposal). */
   const holders = new Set<LinkHolder>()
+  const LINK = Symbol('dsh.tools-remote.link')
   const unsessioned: LinkHolder = { pending: undefined }
   holders.add(unsessioned)
   let disposing = false
@@ -251,7 +252,5 @@ interface Route {
 interface LinkHolder {
   pending: Promise<RemoteLink> | undefined
 }
-
-const LINK: unique symbol = Symbol('dsh.tools-remote.link')
 
 export default { name, inject, Config, apply }

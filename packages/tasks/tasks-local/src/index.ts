@@ -40,9 +40,6 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
  */
 const TABLE: unique symbol = Symbol('table')
 
-/** Where a session keeps its task table. */
-const SESSION_TABLE: unique symbol = Symbol('dsh.tasks-local.table')
-
 /**
  * The local `ctx.tasks`: each session's tasks in a table kept in the session (ids from `bash-1`, another session's
  * unknown), ended by the session's `dispose()`; completion notices go out through `ctx.tools.notify`; disposal stops
@@ -74,6 +71,8 @@ class Tables {
   private readonly listeners = new Set<TaskDoneListener>()
   private readonly live = new Set<TaskTable>()
   private readonly unowned: TaskTable
+  /** Where a session keeps its table of this service (a reloaded service starts afresh). */
+  private readonly key = Symbol('dsh.tasks-local.table')
   private closed = false
 
   constructor(
@@ -85,7 +84,7 @@ class Tables {
 
   of(session: ToolSession | undefined): TaskTable {
     if (session === undefined) return this.unowned
-    return session.slot(SESSION_TABLE, () => {
+    return session.slot(this.key, () => {
       const table = this.make(session)
       session.defer(async () => {
         this.live.delete(table)

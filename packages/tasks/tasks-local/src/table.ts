@@ -300,6 +300,7 @@ export class TaskTable {
     if (!stream) return NONE
     const read = stream.readFrom(entry.offsets[name])
     entry.offsets[name] = read.nextOffset
+    if (read.spillPath !== undefined) this.session?.ownFiles.add(read.spillPath)
     return read.spillPath === undefined
       ? { text: read.text, lossy: read.lossy }
       : { text: read.text, lossy: read.lossy, spillPath: read.spillPath }
