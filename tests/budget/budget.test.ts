@@ -1,9 +1,10 @@
+import type { ToolSession } from '@deepseek-ai/dsh-tools'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import fc from 'fast-check'
 import { afterAll, beforeAll, expect, test } from 'vitest'
-import { until } from '@deepseek-ai/dsh-testing'
+import { until, sessionFor } from '@deepseek-ai/dsh-testing'
 import type { ToolResult } from '@deepseek-ai/dsh-tools'
 import { createDefaultContext, type DefaultContext } from 'dsh-agent-tools'
 
@@ -97,11 +98,7 @@ async function budgetConfig(budget: number): Promise<Record<string, Record<strin
 }
 
 /** Results of one call, each with the tool that returned it. */
-async function perform(
-  host: DefaultContext,
-  c: Call,
-  session: { id: string; cwd: string },
-): Promise<[string, ToolResult][]> {
+async function perform(host: DefaultContext, c: Call, session: ToolSession): Promise<[string, ToolResult][]> {
   const tools = host.ctx.tools
   switch (c.tool) {
     case 'read':
@@ -160,7 +157,7 @@ test('no result of read, bash, bash_output — nor, through the spill policy on 
           execute: (args: Record<string, unknown>) => String(args.text),
         })
         try {
-          const session = { id: `budget-${budget}`, cwd: dir }
+          const session = sessionFor(`budget-${budget}`, dir)
           // The net sits at the largest tool budget; a tool-fs-search without the key keeps its default of 30 000.
           const net = config['tool-fs-search'] ? budget : Math.max(budget, 30_000)
           for (const c of calls) {
@@ -191,7 +188,7 @@ test("a read page at its budget with a finished task's notice pending: the page 
   const budget = 4096
   const host = await createDefaultContext({ config: await budgetConfig(budget), log: () => {} })
   try {
-    const session = { id: 'budget-notice', cwd: dir }
+    const session = sessionFor('budget-notice', dir)
     const emitted: string[] = []
     host.ctx.on('tools/session-notice', (notice) => void emitted.push(notice.text))
     await host.ctx.tools.execute(
@@ -302,7 +299,7 @@ test('no error result passes the budget, however long and strange the arguments 
   const host = await createDefaultContext({ config: await budgetConfig(budget), log: () => {} })
   const largest = new Map<string, number>()
   try {
-    const session = { id: 'budget-errors', cwd: dir }
+    const session = sessionFor('budget-errors', dir)
     await host.ctx.tools.execute(
       'bash',
       { command: 'sleep 60', description: 'a task to name', run_in_background: true },

@@ -1,3 +1,4 @@
+import { sessionFor } from '@deepseek-ai/dsh-testing'
 import { chmodSync, copyFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
@@ -34,7 +35,7 @@ describe('a broken ripgrep', () => {
       ['glob', { pattern: '*' }],
       ['grep', { pattern: 'alpha' }],
     ] as const) {
-      const result = await dsh.ctx.tools.execute(tool, args, { session: { id: 's', cwd: ws.dir } })
+      const result = await dsh.ctx.tools.execute(tool, args, { session: sessionFor('s', ws.dir) })
       expect(result.isError).toBe(true)
       expect(result.error?.code).toBe('SEARCH_FAILED')
       expect(textOf(result)).toContain(rgPath)
@@ -47,7 +48,7 @@ describe('a broken ripgrep', () => {
     copyFileSync(RG, rgPath)
     chmodSync(rgPath, 0o644)
     const dsh = await started({ 'tool-fs-search': { rgPath } })
-    const result = await dsh.ctx.tools.execute('grep', { pattern: 'alpha' }, { session: { id: 's', cwd: ws.dir } })
+    const result = await dsh.ctx.tools.execute('grep', { pattern: 'alpha' }, { session: sessionFor('s', ws.dir) })
     expect(result.error?.code).toBe('SEARCH_FAILED')
     expect(textOf(result)).toContain(rgPath)
     // Repaired: the next call works again (a failure is not cached).
@@ -55,7 +56,7 @@ describe('a broken ripgrep', () => {
     const again = await dsh.ctx.tools.execute(
       'grep',
       { pattern: 'alpha', path: '.' },
-      { session: { id: 's', cwd: ws.dir } },
+      { session: sessionFor('s', ws.dir) },
     )
     expect(again.isError).toBe(false)
     expect(textOf(again)).toContain('a.txt')
@@ -65,7 +66,7 @@ describe('a broken ripgrep', () => {
 test('the session cwd deleted mid-session: every tool answers with a coded error, and works again elsewhere', async () => {
   const ws = tempDir('cwd-gone', FILES)
   const dsh = await started()
-  const session = { id: 's', cwd: ws.dir }
+  const session = sessionFor('s', ws.dir)
   expect((await dsh.ctx.tools.execute('read', { path: 'a.txt' }, { session })).isError).toBe(false)
   rmSync(ws.dir, { recursive: true, force: true })
   const calls = [
@@ -84,7 +85,7 @@ test('the session cwd deleted mid-session: every tool answers with a coded error
   const ok = await dsh.ctx.tools.execute(
     'bash',
     { command: 'cat a.txt', description: 'cat' },
-    { session: { id: 't', cwd: other.dir } },
+    { session: sessionFor('t', other.dir) },
   )
   expect(textOf(ok)).toBe('alpha')
 })
@@ -98,7 +99,7 @@ test('an unwritable spill root: the spill policy keeps the original, glob and gr
     'spill-policy': { maxInlineBytes: 1000 },
     'tool-fs-search': { globMaxResults: 5, grepMaxMatches: 5 },
   })
-  const session = { id: 's', cwd: ws.dir }
+  const session = sessionFor('s', ws.dir)
   const seq = await dsh.ctx.tools.execute('bash', { command: 'seq 1 3000', description: 'numbers' }, { session })
   expect(seq.isError).toBe(false)
   expect(textOf(seq)).toBe(Array.from({ length: 3000 }, (_, i) => i + 1).join('\n'))

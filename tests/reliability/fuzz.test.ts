@@ -1,3 +1,4 @@
+import { sessionFor } from '@deepseek-ai/dsh-testing'
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import fc from 'fast-check'
@@ -139,7 +140,7 @@ let canary: string
 let fixtureBefore: string[]
 let canaryBefore: string[]
 let dsh: Awaited<ReturnType<typeof host>>
-const session = () => ({ id: 'fuzz', cwd: fixture })
+const session = () => sessionFor('fuzz', fixture)
 
 beforeAll(async () => {
   // The session cwd is `fixture`; `canary` is its sibling (reachable as ../canary) and must never change.
@@ -339,7 +340,7 @@ describe(`fuzzed arguments (${FUZZ_RUNS} runs per property, seed ${FUZZ_SEED})`,
       writeFileSync(join(scratch, 'bin.dat'), Buffer.from([0, 1, 2]))
       // A workspace section alone: the roots are on (the session cwd), bash stays as it is.
       const confined = await host({ workspace: { roots: [] }, 'spill-local': { root: join(root.dir, 'spill') } })
-      const as = { session: { id: 'fuzz-change', cwd: scratch } }
+      const as = { session: sessionFor('fuzz-change', scratch) }
       try {
         for (const name of ['a.txt', 'crlf.txt'])
           expect((await confined.ctx.tools.execute('read', { path: name }, as)).isError).toBe(false)

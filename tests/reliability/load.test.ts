@@ -1,3 +1,4 @@
+import { sessionFor } from '@deepseek-ai/dsh-testing'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import {
   assertWellFormed,
@@ -28,7 +29,7 @@ test(`${CYCLES} timeout / abort / dispose cycles leave zero orphans`, async () =
   const { command, marker } = uniqueSleep()
   const config = { 'bash-local': { graceMs: 200 } }
   let dsh = await host(config)
-  const session = { id: 'load', cwd: ws.dir }
+  const session = sessionFor('load', ws.dir)
   const counts = { timeout: 0, abort: 0, dispose: 0 }
   try {
     for (let cycle = 0; cycle < CYCLES; cycle++) {
@@ -77,7 +78,7 @@ test(`${CYCLES} timeout / abort / dispose cycles leave zero orphans`, async () =
 
 test('500 tool calls of every kind leak no file descriptor', async () => {
   const dsh = await host({ 'spill-policy': { maxInlineBytes: 2000 }, 'tool-fs-search': { globMaxResults: 5 } })
-  const session = { id: 'fds', cwd: ws.dir }
+  const session = sessionFor('fds', ws.dir)
   const { command: sleep, marker } = uniqueSleep()
   const kinds: (() => Promise<void>)[] = [
     async () => {
@@ -175,7 +176,7 @@ test('a 1 GiB output bomb through bash: a bounded, truncated result and no survi
     const result = await dsh.ctx.tools.execute(
       'bash',
       { command: `(${sleep}) & head -c 1073741824 /dev/zero ; kill $!`, description: 'bomb' },
-      { session: { id: 'bomb', cwd: ws.dir } },
+      { session: sessionFor('bomb', ws.dir) },
     )
     const peakAfter = peakRssMiB()
     expect(result.isError).toBe(false)

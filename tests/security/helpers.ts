@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { createDefaultContext, type DefaultContext } from 'dsh-agent-tools'
+import { createSession, type ToolSession } from '@deepseek-ai/dsh-tools'
 
 export { processesWith, uniqueSleep, until } from '@deepseek-ai/dsh-testing'
 export { BIN, ChildTransport, startDsh } from '../../packages/host/cli/tests/helpers.ts'
@@ -50,6 +51,8 @@ export interface Attack {
     session?: string,
     cwd?: string,
   ): Promise<{ text: string; isError: boolean; code?: string }>
+  /** The session named `id` whose root is `cwd` (pinned when first made; the same object afterwards). */
+  session(id: string, cwd: string): ToolSession
   /** One bash call; its text. */
   bash(command: string, session?: string): Promise<string>
   cleanup(): Promise<void>
@@ -84,8 +87,14 @@ export async function attack(
     rmSync(base, { recursive: true, force: true })
     throw error
   }
+  const sessions = new Map<string, ToolSession>()
+  const sessionOf = (id: string, cwd: string): ToolSession => {
+    let session = sessions.get(`${id}\0${cwd}`)
+    if (!session) sessions.set(`${id}\0${cwd}`, (session = createSession({ id, cwd })))
+    return session
+  }
   const call: Attack['call'] = async (tool, args, session = 'A', cwd = project) => {
-    const result = await host.ctx.tools.execute(tool, args, { session: { id: session, cwd } })
+    const result = await host.ctx.tools.execute(tool, args, { session: sessionOf(session, cwd) })
     const text = result.content.map((part) => ('text' in part ? part.text : '')).join('')
     return { text, isError: result.isError === true, ...(result.error?.code ? { code: result.error.code } : {}) }
   }
@@ -97,8 +106,10 @@ export async function attack(
     host,
     call,
     bash: async (command, session) => (await call('bash', { command, description: 'attack' }, session)).text,
+    session: sessionOf,
     async cleanup() {
       try {
+        for (const session of sessions.values()) await session.dispose()
         await host.dispose()
       } finally {
         process.env.HOME = savedHome

@@ -19,9 +19,9 @@ test("session B does not see session A's /tmp; each session keeps its own betwee
   expect(b).toMatch(/^cat: \/tmp\/a.txt: No such file or directory\n/)
   expect(b).not.toContain('a.txt\n')
   expect(await a.bash('cat /tmp/a.txt', 'A')).toBe('A-TMP-SECRET')
-  // The session's /tmp goes with the session: a session of the same id that starts later finds it empty.
-  await a.host.ctx.tools.endSession('A')
-  expect(await a.bash('ls -A /tmp | grep -c a.txt; true', 'A')).toBe('0')
+  // The session's /tmp goes with the session: disposed, its directory is removed.
+  await a.session('A', a.project).dispose()
+  expect(await a.bash('ls -A /tmp | grep -c a.txt; true', 'A2')).toBe('0')
 })
 
 test("session B cannot read session A's saved results from bash, nor list them; A can", async () => {

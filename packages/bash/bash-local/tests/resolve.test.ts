@@ -1,3 +1,4 @@
+import { sessionFor } from '@deepseek-ai/dsh-testing'
 import type { Message } from 'cordis'
 import { afterEach, expect, test } from 'vitest'
 import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
@@ -99,19 +100,20 @@ test('a default timeout above the maximum is lowered to it', async () => {
   expect(f.t.ctx.bash.resolve({ command: 'x' }).timeoutMs).toBe(5000)
 })
 
-test('resolve makes a relative workdir absolute, keeps the owner verbatim and lets request env win', async () => {
+test('resolve makes a relative workdir absolute, keeps the session and lets request env win', async () => {
   f = await fixture()
   const signal = new AbortController().signal
+  const session = sessionFor(' odd owner\n✓ ', process.cwd())
   const spec = f.t.ctx.bash.resolve({
     command: 'x',
     workdir: 'sub/dir',
-    owner: ' odd owner\n✓ ',
+    session,
     stdin: 'data',
     signal,
     env: { TERM: undefined, A: 'b' },
   })
   expect(spec.workdir).toBe(`${process.cwd()}/sub/dir`)
-  expect(spec.owner).toBe(' odd owner\n✓ ')
+  expect(spec.session).toBe(session)
   expect(spec.stdin).toBe('data')
   expect(spec.signal).toBe(signal)
   expect(spec.env).toEqual({ ...CHILD_ENV, TERM: undefined, A: 'b' })

@@ -1,3 +1,4 @@
+import { sessionFor } from '@deepseek-ai/dsh-testing'
 import { readFileSync } from 'node:fs'
 import type { Message } from 'cordis'
 import { afterEach, expect, test } from 'vitest'
@@ -10,14 +11,13 @@ afterEach(async () => {
 })
 
 /** A process of the local provider, registered as a task (as tool-bash does). */
-const start = async (command: string, owner?: string) => {
-  const spec = f.t.ctx.bash.resolve({ command, workdir: f.dir, ...(owner === undefined ? {} : { owner }) })
-  return f.t.ctx.tasks.add({
-    process: await f.t.ctx.bash.start(spec),
+const start = async (command: string, session?: string) => {
+  const spec = f.t.ctx.bash.resolve({
     command,
-    workdir: spec.workdir,
-    owner: spec.owner,
+    workdir: f.dir,
+    ...(session === undefined ? {} : { session: sessionFor(session, f.dir) }),
   })
+  return f.t.ctx.tasks.of(spec.session).add({ process: await f.t.ctx.bash.start(spec), command, workdir: spec.workdir })
 }
 
 /** Resolves with the done event of `taskId` (the `tasks/done` event on the root context). */
@@ -35,13 +35,12 @@ function doneEvent(taskId: string): Promise<TaskDoneEvent> {
 
 test('start returns a running task with the next id: bash-1, bash-2, …', async () => {
   f = await fixture()
-  const first = await start('sleep 100', 'session-a')
+  const first = await start('sleep 100')
   const second = await start('true')
   expect(first).toEqual({
     id: 'bash-1',
     command: 'sleep 100',
     workdir: f.dir,
-    owner: 'session-a',
     status: { state: 'running' },
     startedAt: expect.any(Number),
     interactive: false,
@@ -49,9 +48,14 @@ test('start returns a running task with the next id: bash-1, bash-2, …', async
     readToEnd: false,
   })
   expect(second.id).toBe('bash-2')
-  expect(f.t.ctx.tasks.list().map((task) => task.id)).toEqual(['bash-1', 'bash-2'])
-  expect(f.t.ctx.tasks.get('bash-1')).toEqual(first)
-  expect(f.t.ctx.tasks.get('bash-3')).toBeUndefined()
+  expect(
+    f.t.ctx.tasks
+      .of(undefined)
+      .list()
+      .map((task) => task.id),
+  ).toEqual(['bash-1', 'bash-2'])
+  expect(f.t.ctx.tasks.of(undefined).get('bash-1')).toEqual(first)
+  expect(f.t.ctx.tasks.of(undefined).get('bash-3')).toBeUndefined()
 })
 
 test('concurrent starts get distinct sequential ids', async () => {
@@ -66,14 +70,14 @@ test('a read that lost bytes from the tail is lossy and points at the spill file
   f = await fixture({ maxOutputBytes: 100 })
   const task = await start('seq 1 5000')
   await doneEvent(task.id)
-  const read = f.t.ctx.tasks.readOutput(task.id)
+  const read = f.t.ctx.tasks.of(undefined).readOutput(task.id)
   expect(read.stdout.lossy).toBe(true)
   expect(Buffer.byteLength(read.stdout.text)).toBeLessThanOrEqual(100)
   expect(readFileSync(read.stdout.spillPath!, 'utf8')).toBe(
     Array.from({ length: 5000 }, (_, i) => `${i + 1}\n`).join(''),
   )
   // Read to the end: the task is dropped from memory, its spill file kept.
-  expect(f.t.ctx.tasks.readOutput(task.id).stdout).toEqual({ text: '', lossy: false })
+  expect(f.t.ctx.tasks.of(undefined).readOutput(task.id).stdout).toEqual({ text: '', lossy: false })
   expect(readFileSync(read.stdout.spillPath!, 'utf8').endsWith('4999\n5000\n')).toBe(true)
 })
 
@@ -81,7 +85,7 @@ test('a lossy read whose spill passed its cap has no file to point at', async ()
   f = await fixture({ maxOutputBytes: 100, spillMaxBytes: 1000 })
   const task = await start('seq 1 5000')
   await doneEvent(task.id)
-  const read = f.t.ctx.tasks.readOutput(task.id)
+  const read = f.t.ctx.tasks.of(undefined).readOutput(task.id)
   expect(read.stdout).toEqual({ text: read.stdout.text, lossy: true })
   expect(read.stdout.text.endsWith('4999\n5000\n')).toBe(true)
 })
@@ -90,28 +94,28 @@ test('kill of a task that already finished is false', async () => {
   f = await fixture()
   const task = await start('exit 0')
   await doneEvent(task.id)
-  expect(await f.t.ctx.tasks.kill(task.id)).toBe(false)
-  expect(f.t.ctx.tasks.get(task.id)?.status).toEqual({ state: 'completed', exitCode: 0 })
+  expect(await f.t.ctx.tasks.of(undefined).kill(task.id)).toBe(false)
+  expect(f.t.ctx.tasks.of(undefined).get(task.id)?.status).toEqual({ state: 'completed', exitCode: 0 })
 })
 
-test('the done event fires once per task with the owner, the status and the notice', async () => {
+test('the done event fires once per task with the session, the status and the notice', async () => {
   f = await fixture()
   const a = await start('exit 2', 'session-a')
   const b = await start('sleep 100')
   await doneEvent(a.id)
-  await f.t.ctx.tasks.kill(b.id)
+  await f.t.ctx.tasks.of(undefined).kill(b.id)
   await doneEvent(b.id)
   expect(f.events).toEqual([
     {
       taskId: 'bash-1',
-      owner: 'session-a',
+      session: sessionFor('session-a', f.dir),
       status: { state: 'completed', exitCode: 2 },
       notice: 'background task bash-1 finished [status: completed, exit code: 2]. Read its output with bash_output.',
       requested: false,
     },
     {
-      taskId: 'bash-2',
-      owner: undefined,
+      taskId: 'bash-1',
+      session: undefined,
       status: { state: 'killed', signal: 'SIGTERM' },
       notice: 'background task bash-2 finished [status: killed by SIGTERM]. Read its output with bash_output.',
       requested: true,

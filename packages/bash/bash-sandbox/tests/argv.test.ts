@@ -12,7 +12,8 @@ import {
 import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
 import { afterEach, beforeEach, expect, test } from 'vitest'
-import { bwrapArgs, DEFAULT_DENY_READ, hiddenPaths, type SandboxPolicy } from '../src/policy.ts'
+import { CREDENTIAL_STORES, expandHome } from '@deepseek-ai/dsh-tools'
+import { bwrapArgs, hiddenPaths, type SandboxPolicy } from '../src/policy.ts'
 
 /*
  * The confinement of the argv itself, with the real bubblewrap: each test builds a policy over temp dirs, runs
@@ -48,7 +49,7 @@ function policy(overrides: Partial<SandboxPolicy> = {}): SandboxPolicy {
   return {
     writable: [root],
     readOnly: [],
-    hidden: hiddenPaths(DEFAULT_DENY_READ, home),
+    hidden: hiddenPaths(CREDENTIAL_STORES.map((path) => expandHome(path, root, home))),
     tmpDir: tmp,
     network: 'none',
     ...overrides,
@@ -184,7 +185,7 @@ test('a configured denyRead file is masked too, also inside a writable root', as
   writeFileSync(join(root, '.env'), 'TOKEN=abc\n')
   const run = await sandboxed(
     'cat .env; echo "[$(cat .env)]"',
-    policy({ hidden: hiddenPaths([join(root, '.env'), '~/.ssh'], home) }),
+    policy({ hidden: hiddenPaths([join(root, '.env'), join(home, '.ssh')]) }),
   )
   expect(run.stdout).toBe('[]\n')
   expect(readFileSync(join(root, '.env'), 'utf8')).toBe('TOKEN=abc\n')

@@ -1,3 +1,4 @@
+import { sessionFor } from '@deepseek-ai/dsh-testing'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
@@ -101,7 +102,7 @@ test('setsid daemons and double forks left by a call become a task of the sessio
   expect(taskId).toBeDefined()
   expect(processesWith(daemon.marker)).toHaveLength(1)
   expect(processesWith(forked.marker)).toHaveLength(1)
-  const killed = await f.t.ctx.tools.execute('bash_kill', { task_id: taskId }, { session: { id: 's1', cwd: f.root } })
+  const killed = await f.t.ctx.tools.execute('bash_kill', { task_id: taskId }, { session: sessionFor('s1', f.root) })
   expect(killed.content[0].text).toBe(`killed background task ${taskId}`)
   await until(
     () => processesWith(daemon.marker).length === 0 && processesWith(forked.marker).length === 0,
@@ -115,7 +116,7 @@ test('the end of the session kills what its calls left running', async () => {
   expect(await f.text(`setsid ${daemon.command} > /dev/null 2>&1 & echo started`)).toMatch(
     /^started\n\[background processes still running: task bash-\d+\]/,
   )
-  await f.t.ctx.tools.endSession('s1')
+  await sessionFor('s1', f.root).dispose()
   await until(() => processesWith(daemon.marker).length === 0, 'the daemon is gone')
 })
 
@@ -131,7 +132,7 @@ test('bash_kill of a background task kills everything in its namespace, setsid d
     () => processesWith(daemon.marker).length === 1 && processesWith(main.marker).length === 1,
     'both sleeps run',
   )
-  const killed = await f.t.ctx.tools.execute('bash_kill', { task_id: taskId }, { session: { id: 's1', cwd: f.root } })
+  const killed = await f.t.ctx.tools.execute('bash_kill', { task_id: taskId }, { session: sessionFor('s1', f.root) })
   expect(killed.content[0].text).toBe(`killed background task ${taskId}`)
   await until(
     () => processesWith(daemon.marker).length === 0 && processesWith(main.marker).length === 0,

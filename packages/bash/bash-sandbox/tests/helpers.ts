@@ -1,7 +1,7 @@
 export { processesWith, rejection, uniqueSleep, until } from '@deepseek-ai/dsh-testing'
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
+import { createTestContext, type TestContext, sessionFor } from '@deepseek-ai/dsh-testing'
 import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
 import LocalSubprocess from '@deepseek-ai/dsh-subprocess-local'
 import LocalTaskService from '@deepseek-ai/dsh-tasks-local'
@@ -55,7 +55,7 @@ export async function fixture(options: (paths: Paths) => FixtureOptions = () => 
   await t.active(t.ctx.plugin(SandboxBashExecutor, { graceMs: 200, ...chosen.config }))
   await t.active(t.ctx.plugin(ToolBash))
   const bash = (command: string, extra: Record<string, unknown> = {}) =>
-    t.ctx.tools.execute('bash', { command, description: 'test', ...extra }, { session: { id: 's1', cwd: root } })
+    t.ctx.tools.execute('bash', { command, description: 'test', ...extra }, { session: sessionFor('s1', root) })
   return {
     t,
     base,

@@ -1,3 +1,4 @@
+import { sessionFor } from '@deepseek-ai/dsh-testing'
 import { afterEach, expect, test } from 'vitest'
 import { fixture, processesWith, uniqueSleep, until, type Fixture } from './helpers.ts'
 
@@ -8,7 +9,7 @@ afterEach(async () => {
 })
 
 async function tool(name: string, args: Record<string, unknown>): Promise<string> {
-  const result = await f.t.ctx.tools.execute(name, args, { session: { id: 's1', cwd: f.root } })
+  const result = await f.t.ctx.tools.execute(name, args, { session: sessionFor('s1', f.root) })
   if (result.isError) throw new Error(`unexpected error result: ${result.content[0].text}`)
   return result.content[0].text
 }
@@ -64,7 +65,7 @@ test('under the sandbox: input to a task that is not interactive is refused with
   const result = await f.t.ctx.tools.execute(
     'bash_input',
     { task_id: 'bash-1', text: 'x\n' },
-    { session: { id: 's1', cwd: f.root } },
+    { session: sessionFor('s1', f.root) },
   )
   expect(result.error?.code).toBe('BASH_TASK_NOT_INTERACTIVE')
 })

@@ -1,3 +1,4 @@
+import { sessionFor } from '@deepseek-ai/dsh-testing'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, expect, test } from 'vitest'
@@ -15,10 +16,12 @@ test('run_in_background starts a task and says its id; ids count up', async () =
   h = await harness()
   expect(await h.text('bash', background('sleep 100'))).toBe('started background task bash-1')
   expect(await h.text('bash', background('sleep 100'))).toBe('started background task bash-2')
-  expect(h.ctx.tasks.list().map((task) => [task.id, task.owner])).toEqual([
-    ['bash-1', 'session-1'],
-    ['bash-2', 'session-1'],
-  ])
+  expect(
+    h.ctx.tasks
+      .of(sessionFor('session-1', h.dir))
+      .list()
+      .map((task) => task.id),
+  ).toEqual(['bash-1', 'bash-2'])
 })
 
 test('bash_output: new output with the running status, then "(no new output)", then the rest with the exit status', async () => {
@@ -64,21 +67,20 @@ test('bash_kill: "killed background task", then "had already finished"; the stat
   )
 })
 
-test("another session's task is BASH_TASK_FORBIDDEN for bash_output and bash_kill, and stays untouched", async () => {
+test("another session's task is simply unknown to bash_output and bash_kill, and stays untouched", async () => {
   h = await harness()
   await h.text('bash', background('echo mine; sleep 100'), { session: 'owner' })
   for (const tool of ['bash_output', 'bash_kill'] as const) {
     const result = await h.call(tool, { task_id: 'bash-1' }, { session: 'intruder' })
     expect(result.error).toEqual({
       name: 'TaskError',
-      code: 'BASH_TASK_FORBIDDEN',
-      message: 'task bash-1 belongs to another session',
+      code: 'BASH_UNKNOWN_TASK',
+      message: unknownTaskMessage('bash-1'),
     })
-    expect(result.content[0].text).toBe('Error: task bash-1 belongs to another session')
     const anonymous = await h.call(tool, { task_id: 'bash-1' }, { session: null })
-    expect(anonymous.error?.code).toBe('BASH_TASK_FORBIDDEN')
+    expect(anonymous.error?.code).toBe('BASH_UNKNOWN_TASK')
   }
-  expect(h.ctx.tasks.get('bash-1')?.status).toEqual({ state: 'running' })
+  expect(h.ctx.tasks.of(sessionFor('owner', h.dir)).get('bash-1')?.status).toEqual({ state: 'running' })
   expect(await h.text('bash_kill', { task_id: 'bash-1' }, { session: 'owner' })).toBe('killed background task bash-1')
 })
 

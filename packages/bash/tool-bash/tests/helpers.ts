@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Fiber } from 'cordis'
-import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
+import { createTestContext, type TestContext, sessionFor } from '@deepseek-ai/dsh-testing'
 import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
 import LocalSubprocess, { processRuns } from '@deepseek-ai/dsh-subprocess-local'
 import LocalBashExecutor, { type Config as LocalConfig } from '@deepseek-ai/dsh-bash-local'
@@ -63,7 +63,7 @@ export async function harness(config: Partial<LocalConfig> = {}, options: Harnes
   })
   const call: Harness['call'] = (name, args, o = {}) =>
     t.ctx.tools.execute(name, args, {
-      ...(o.session === null ? {} : { session: { id: o.session ?? 'session-1', cwd: o.cwd ?? dir } }),
+      ...(o.session === null ? {} : { session: sessionFor(o.session ?? 'session-1', o.cwd ?? dir) }),
       ...(o.signal ? { signal: o.signal } : {}),
     })
   return {

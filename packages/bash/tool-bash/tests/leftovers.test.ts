@@ -1,3 +1,4 @@
+import { sessionFor } from '@deepseek-ai/dsh-testing'
 import { createServer, type Server } from 'node:http'
 import { afterEach, expect, test } from 'vitest'
 import { processesWith, straySleeps } from '@deepseek-ai/dsh-testing'
@@ -112,5 +113,5 @@ test('with an explicit timeoutMs the command stays in the foreground and is kill
   expect(await h.text('bash', { command: 'sleep 5', description: 'sleep', timeoutMs: 1000 })).toBe(
     '(no output)\n[timed out after 1000ms]\n[killed by signal: SIGTERM]',
   )
-  expect(h.ctx.tasks.list()).toEqual([])
+  expect(h.ctx.tasks.of(sessionFor('session-1', h.dir)).list()).toEqual([])
 })

@@ -7,7 +7,6 @@ import { age, oneLine, renderList, renderRead, waitLine } from '../src/bash-outp
 import { renderKill } from '../src/bash-kill-text.ts'
 import {
   abortedMessage,
-  forbiddenMessage,
   notStartedMessage,
   unknownTaskMessage,
   nulMessage,
@@ -191,7 +190,6 @@ test('bash_kill texts', () => {
 })
 
 test('error texts', () => {
-  expect(forbiddenMessage('bash-4')).toBe('task bash-4 belongs to another session')
   expect(unknownTaskMessage('bash-99')).toBe(
     'unknown task id "bash-99": this process has no background task with that id. Use an id that bash returned (for run_in_background, or named as still running), or call bash_output without task_id to list this session\'s tasks. Background tasks do not outlive the process that started them: a one-shot `dsh call` stops its tasks when it exits.',
   )
@@ -323,7 +321,6 @@ test('the task list: one line per task with status, age and a one-line command',
     id,
     command,
     workdir: '/w',
-    owner: 's',
     status,
     startedAt,
     interactive: false,
@@ -357,7 +354,6 @@ test('a task list longer than the budget lists the first tasks that fit and name
     id: `bash-${n}`,
     command,
     workdir: '/w',
-    owner: 's',
     status: { state: 'running' },
     startedAt: 0,
     interactive: false,

@@ -26,7 +26,7 @@ class EchoExecutor extends BashExecutor {
       backgroundAfterMs: undefined,
       interactive: false,
       signal: request.signal,
-      owner: request.owner,
+      session: request.session,
       stdin: request.stdin,
       env: request.env ?? {},
     }

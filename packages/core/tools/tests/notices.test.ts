@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
-import type { SessionNotice } from '@deepseek-ai/dsh-tools'
+import { createSession, type SessionNotice, type ToolSession } from '@deepseek-ai/dsh-tools'
 
 let t: TestContext
 beforeEach(async () => {
@@ -19,45 +19,49 @@ afterEach(async () => {
   await t.dispose()
 })
 
-const s1 = { id: 's1', cwd: '/tmp' }
-const s2 = { id: 's2', cwd: '/tmp' }
-const text = async (name: string, session?: typeof s1) =>
+let s1: ToolSession
+let s2: ToolSession
+beforeEach(() => {
+  s1 = createSession({ id: 's1', cwd: '/tmp' })
+  s2 = createSession({ id: 's2', cwd: '/tmp' })
+})
+const text = async (name: string, session?: ToolSession) =>
   (await t.ctx.tools.execute(name, {}, session ? { session } : {})).content[0].text
 
 describe('session notices', () => {
   test("a notice is emitted at once and appended once, after a blank line, to the session's next result", async () => {
     const seen: SessionNotice[] = []
     t.ctx.on('tools/session-notice', (notice) => void seen.push(notice))
-    t.ctx.tools.notify({ sessionId: 's1', text: 'task bash-1 finished' })
-    expect(seen).toEqual([{ sessionId: 's1', text: 'task bash-1 finished' }])
+    t.ctx.tools.notify({ session: s1, text: 'task bash-1 finished' })
+    expect(seen).toEqual([{ session: s1, text: 'task bash-1 finished' }])
     expect(await text('echo', s1)).toBe('ok\n\ntask bash-1 finished')
     expect(await text('echo', s1)).toBe('ok')
   })
 
   test('another session, or a call without a session, never receives it', async () => {
-    t.ctx.tools.notify({ sessionId: 's1', text: 'n' })
+    t.ctx.tools.notify({ session: s1, text: 'n' })
     expect(await text('echo', s2)).toBe('ok')
     expect(await text('echo')).toBe('ok')
     expect(await text('echo', s1)).toBe('ok\n\nn')
   })
 
   test('notices ride on error results too, one per line in arrival order', async () => {
-    t.ctx.tools.notify({ sessionId: 's1', text: 'a' })
-    t.ctx.tools.notify({ sessionId: 's1', text: 'b' })
+    t.ctx.tools.notify({ session: s1, text: 'a' })
+    t.ctx.tools.notify({ session: s1, text: 'b' })
     const result = await t.ctx.tools.execute('fail', {}, { session: s1 })
     expect(result.isError).toBe(true)
     expect(result.content[0].text).toBe('Error: no\n\na\nb')
   })
 
   test('a withdrawn notice is not appended', async () => {
-    t.ctx.tools.notify({ sessionId: 's1', text: 'a', key: 'bash-1' })
-    t.ctx.tools.notify({ sessionId: 's1', text: 'b', key: 'bash-2' })
-    t.ctx.tools.withdrawNotice('s1', 'bash-1')
+    t.ctx.tools.notify({ session: s1, text: 'a', key: 'bash-1' })
+    t.ctx.tools.notify({ session: s1, text: 'b', key: 'bash-2' })
+    t.ctx.tools.withdrawNotice(s1, 'bash-1')
     expect(await text('echo', s1)).toBe('ok\n\nb')
   })
 
   test('the queue is bounded: past 20 the oldest are dropped and counted', async () => {
-    for (let i = 1; i <= 23; i++) t.ctx.tools.notify({ sessionId: 's1', text: `n${i}` })
+    for (let i = 1; i <= 23; i++) t.ctx.tools.notify({ session: s1, text: `n${i}` })
     const lines = (await text('echo', s1)).split('\n')
     expect(lines.slice(0, 3)).toEqual(['ok', '', '(3 earlier notices dropped)'])
     expect(lines.slice(3)).toEqual(Array.from({ length: 20 }, (_, i) => `n${i + 4}`))
@@ -79,7 +83,7 @@ describe('session notices', () => {
       maxResultBytes: 100,
       execute: () => 'y'.repeat(100),
     })
-    for (const n of [1, 2, 3]) t.ctx.tools.notify({ sessionId: 's1', text: `n${n} é done` })
+    for (const n of [1, 2, 3]) t.ctx.tools.notify({ session: s1, text: `n${n} é done` })
     const first = await text('full', s1)
     expect(first).toBe(`${'x'.repeat(70)}\n\nn1 é done\nn2 é done`)
     expect(Buffer.byteLength(first)).toBeLessThanOrEqual(100)
@@ -97,7 +101,7 @@ describe('session notices', () => {
       maxResultBytes: 60,
       execute: () => 'x'.repeat(20),
     })
-    for (let i = 1; i <= 22; i++) t.ctx.tools.notify({ sessionId: 's1', text: `notice ${String(i).padStart(2, '0')}` })
+    for (let i = 1; i <= 22; i++) t.ctx.tools.notify({ session: s1, text: `notice ${String(i).padStart(2, '0')}` })
     const first = await text('full', s1)
     expect(first).toBe(`${'x'.repeat(20)}\n\n(2 earlier notices dropped)\nnotice 03`)
     expect(Buffer.byteLength(first)).toBeLessThanOrEqual(60)
@@ -115,21 +119,22 @@ describe('session notices', () => {
       seen.push(call.result.content[0].text)
       call.result = { ...call.result, content: [{ type: 'text', text: call.result.content[0].text.toUpperCase() }] }
     })
-    t.ctx.tools.notify({ sessionId: 's1', text: 'task bash-1 finished' })
+    t.ctx.tools.notify({ session: s1, text: 'task bash-1 finished' })
     expect(await text('echo', s1)).toBe('OK\n\nTASK BASH-1 FINISHED')
     expect(seen).toEqual(['ok\n\ntask bash-1 finished'])
     expect(await text('echo', s1)).toBe('OK')
   })
 
-  test('endSession drops undelivered notices and awaits every session-end listener', async () => {
+  test("dispose() drops the session's undelivered notices and awaits every clean-up it deferred", async () => {
     const ended: string[] = []
-    t.ctx.on('tools/session-end', async (id) => {
-      await new Promise((resolve) => setTimeout(resolve, 10))
-      ended.push(id)
+    s1.defer(async () => {
+      await new Promise((resolve) => setImmediate(resolve))
+      ended.push('s1')
     })
-    t.ctx.tools.notify({ sessionId: 's1', text: 'n' })
-    await t.ctx.tools.endSession('s1')
+    t.ctx.tools.notify({ session: s1, text: 'n' })
+    await s1.dispose()
     expect(ended).toEqual(['s1'])
+    t.ctx.tools.notify({ session: s1, text: 'late' })
     expect(await text('echo', s1)).toBe('ok')
   })
 })

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
-import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
+import { createTestContext, type TestContext, sessionFor } from '@deepseek-ai/dsh-testing'
 import { CoreErrorCode, HarnessError, type ToolDefinition, type ToolExecution } from '@deepseek-ai/dsh-tools'
 
 let t: TestContext
@@ -41,7 +41,7 @@ describe('execute', () => {
     const result = await t.ctx.tools.execute(
       'probe',
       { pattern: 'x' },
-      { session: { id: 's1', cwd: '/tmp' }, callId: 'c-7' },
+      { session: sessionFor('s1', '/tmp'), callId: 'c-7' },
     )
     expect(result).toEqual({ content: [{ type: 'text', text: 'ok x' }], isError: false })
     const exec = tool.calls[0]!.exec

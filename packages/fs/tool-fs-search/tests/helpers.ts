@@ -2,7 +2,7 @@ export { until } from '@deepseek-ai/dsh-testing'
 import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
+import { createTestContext, type TestContext, sessionFor } from '@deepseek-ai/dsh-testing'
 import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
 import type { SpawnRequest, SubprocessHandle } from '@deepseek-ai/dsh-subprocess'
 import { SpillStore, type SaveTextRequest, type SavedText } from '@deepseek-ai/dsh-spill'
@@ -35,7 +35,7 @@ export class MemorySpillStore extends SpillStore {
   async saveText(request: SaveTextRequest): Promise<SavedText> {
     MemorySpillStore.saved.push(request)
     return {
-      locator: `/memory/${request.owner.sessionId}/${MemorySpillStore.saved.length}-${request.suggestedName}`,
+      locator: `/memory/${request.owner.id}/${MemorySpillStore.saved.length}-${request.suggestedName}`,
       bytes: Buffer.byteLength(request.content),
       retrievalHint: 'Page through it with read (offset, limit) or search it with grep.',
     }
@@ -82,7 +82,7 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
   await t.active(t.ctx.plugin(FsSearch, options.config ?? {}))
   const call: Harness['call'] = (tool, args, o = {}) =>
     t.ctx.tools.execute(tool, args, {
-      ...(o.session === false ? {} : { session: { id: 'session-1', cwd: o.cwd ?? dir } }),
+      ...(o.session === false ? {} : { session: sessionFor('session-1', o.cwd ?? dir) }),
       ...(o.signal ? { signal: o.signal } : {}),
     })
   return {

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, expect, test } from 'vitest'
-import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
+import { createTestContext, type TestContext, sessionFor } from '@deepseek-ai/dsh-testing'
 import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
 import LocalSpillStore from '@deepseek-ai/dsh-spill-local'
 import SpillPolicy from '@deepseek-ai/dsh-spill-policy'
@@ -37,7 +37,7 @@ test('a spilled result read back at its locator with offset/limit gives exactly 
     parameters: { type: 'object' },
     execute: () => lines.map((l) => `${l}\r\n`).join(''),
   })
-  const session = { id: 'session-e2e', cwd: dir }
+  const session = sessionFor('session-e2e', dir)
 
   const inline = (await t.ctx.tools.execute('noisy', {}, { session })).content[0].text
   expect(Buffer.byteLength(inline)).toBeLessThanOrEqual(2000)

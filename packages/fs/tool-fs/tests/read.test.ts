@@ -1,10 +1,11 @@
+import { createSession, type ToolSession } from '@deepseek-ai/dsh-tools'
 import { execFileSync } from 'node:child_process'
 import { mkdir, mkdtemp, readdir, rm, symlink, truncate, writeFile } from 'node:fs/promises'
 import { createServer, type Server } from 'node:net'
 import { homedir, tmpdir } from 'node:os'
 import { dirname, isAbsolute, join, relative } from 'node:path'
 import { afterEach, beforeEach, expect, test } from 'vitest'
-import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
+import { createTestContext, type TestContext, sessionFor } from '@deepseek-ai/dsh-testing'
 import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
 import type { ToolResult } from '@deepseek-ai/dsh-tools'
 import TimeoutPolicy from '@deepseek-ai/dsh-timeout-policy'
@@ -13,7 +14,7 @@ import ToolFs, { type Config, type ReadPage } from '@deepseek-ai/dsh-tool-fs'
 
 let t: TestContext
 let dir: string
-let session: { id: string; cwd: string }
+let session: ToolSession
 
 async function setup(config: Partial<Config> = {}): Promise<void> {
   t = await createTestContext()
@@ -23,7 +24,7 @@ async function setup(config: Partial<Config> = {}): Promise<void> {
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'tool-fs-'))
-  session = { id: 's', cwd: dir }
+  session = createSession({ id: 's', cwd: dir })
 })
 afterEach(async () => {
   await t.dispose()
@@ -359,7 +360,7 @@ test('paths resolve against the session cwd, else the process cwd; absolute path
   await mkdir(join(dir, 'sub'))
   await file('sub/x.txt', 'in sub\n')
   await symlink(join(dir, 'sub', 'x.txt'), join(dir, 'link'))
-  expect(text(await read({ path: 'x.txt' }, { session: { id: 's', cwd: join(dir, 'sub') } }))).toBe(
+  expect(text(await read({ path: 'x.txt' }, { session: sessionFor('s', join(dir, 'sub')) }))).toBe(
     '1: in sub\n\n[end of file: 1 line]',
   )
   expect(text(await read({ path: join(dir, 'sub', 'x.txt') }))).toBe('1: in sub\n\n[end of file: 1 line]')

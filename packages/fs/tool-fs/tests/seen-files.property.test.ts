@@ -1,3 +1,4 @@
+import { createSession } from '@deepseek-ai/dsh-tools'
 import { mkdtemp, readFile, realpath, rm, stat, utimes, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -55,10 +56,7 @@ test('any interleaving: stale exactly when the bytes changed since the session l
     fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 14 }), async (ops) => {
       run++
       const path = join(dir, `f${run}.txt`)
-      const sessions = [
-        { id: `a${run}`, cwd: dir },
-        { id: `b${run}`, cwd: dir },
-      ]
+      const sessions = [createSession({ id: `a${run}`, cwd: dir }), createSession({ id: `b${run}`, cwd: dir })]
       let heads = 0
       let current: string | undefined
       const seen: Array<string | undefined> = [undefined, undefined]
@@ -122,7 +120,7 @@ test('any interleaving: stale exactly when the bytes changed since the session l
         }
         if (current !== undefined) expect((await readFile(path)).toString()).toBe(current)
       }
-      await Promise.all(sessions.map((s) => t.ctx.tools.endSession(s.id)))
+      await Promise.all(sessions.map((s) => s.dispose()))
     }),
     { numRuns: 40 },
   )
@@ -140,7 +138,7 @@ test('the digest path (files larger than the copies kept): stale exactly when th
       async (steps) => {
         let bytes = Buffer.from(content(0, 0))
         await writeFile(path, bytes)
-        guard.recordBytes('s', path, await stat(path), bytes)
+        guard.recordBytes(path, await stat(path), bytes)
         let changed = false
         for (const [i, step] of steps.entries()) {
           if (step.wait) await guard.settled()
@@ -152,10 +150,10 @@ test('the digest path (files larger than the copies kept): stale exactly when th
           if (step.change === 'same') await writeFile(path, bytes)
           if (step.change === 'touch')
             await utimes(path, new Date(Date.now() - 9000 - i), new Date(Date.now() - 9000 - i))
-          const verdict = await guard.check('s', path, await stat(path), await readFile(path))
+          const verdict = await guard.check(path, await stat(path), await readFile(path))
           expect(verdict.kind).toBe(changed ? 'stale' : 'fresh')
           if (changed) {
-            guard.recordBytes('s', path, await stat(path), await readFile(path))
+            guard.recordBytes(path, await stat(path), await readFile(path))
             changed = false
           }
         }

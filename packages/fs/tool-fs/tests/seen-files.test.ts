@@ -21,38 +21,38 @@ async function put(name: string, content: string) {
 test('forced fault: other bytes under the very same identity (a second write within one timestamp tick) are stale while the record is not settled', async () => {
   const guard = new Observations({ ...GUARD_LIMITS, settleMs: 60_000 })
   const { path, stats, bytes } = await put('racy.txt', 'aaaa\n')
-  guard.recordBytes('s', path, stats, bytes)
+  guard.recordBytes(path, stats, bytes)
   // The same dev/ino/size/mtime/ctime, other bytes: what a same-tick rewrite in place looks like.
-  expect((await guard.check('s', path, stats, Buffer.from('bbbb\n'))).kind).toBe('stale')
-  expect((await guard.check('s', path, stats, bytes)).kind).toBe('fresh')
+  expect((await guard.check(path, stats, Buffer.from('bbbb\n'))).kind).toBe('stale')
+  expect((await guard.check(path, stats, bytes)).kind).toBe('fresh')
 })
 
 test('a settled record trusts its identity: nothing is compared while it stays the same', async () => {
   const guard = new Observations({ ...GUARD_LIMITS, settleMs: 0 })
   const { path, stats, bytes } = await put('old.txt', 'aaaa\n')
   await new Promise((resolve) => setTimeout(resolve, 5))
-  guard.recordBytes('s', path, stats, bytes)
-  expect((await guard.check('s', path, stats, Buffer.from('not even read'))).kind).toBe('fresh')
+  guard.recordBytes(path, stats, bytes)
+  expect((await guard.check(path, stats, Buffer.from('not even read'))).kind).toBe('fresh')
 })
 
 test('memory is bounded: past maxFiles the least recently seen file is forgotten (then it must be read again)', async () => {
   const guard = new Observations({ ...GUARD_LIMITS, maxFiles: 2 })
   const files = await Promise.all(['a', 'b', 'c'].map((name) => put(name, `${name}\n`)))
-  for (const file of files) guard.recordBytes('s', file.path, file.stats, file.bytes)
+  for (const file of files) guard.recordBytes(file.path, file.stats, file.bytes)
   const [a, b, c] = files
-  expect((await guard.check('s', a!.path, a!.stats, a!.bytes)).kind).toBe('not-read')
-  expect((await guard.check('s', b!.path, b!.stats, b!.bytes)).kind).toBe('fresh')
-  expect((await guard.check('s', c!.path, c!.stats, c!.bytes)).kind).toBe('fresh')
+  expect((await guard.check(a!.path, a!.stats, a!.bytes)).kind).toBe('not-read')
+  expect((await guard.check(b!.path, b!.stats, b!.bytes)).kind).toBe('fresh')
+  expect((await guard.check(c!.path, c!.stats, c!.bytes)).kind).toBe('fresh')
 })
 
 test('past the copy budget, older copies become digests and still judge by content', async () => {
   const guard = new Observations({ ...GUARD_LIMITS, keepTotal: 8, settleMs: 60_000 })
   const one = await put('one', 'first!\n')
   const two = await put('two', 'second\n')
-  guard.recordBytes('s', one.path, one.stats, one.bytes)
-  guard.recordBytes('s', two.path, two.stats, two.bytes)
-  expect((await guard.check('s', one.path, one.stats, one.bytes)).kind).toBe('fresh')
-  expect(await guard.check('s', one.path, one.stats, Buffer.from('other!\n'))).toEqual({
+  guard.recordBytes(one.path, one.stats, one.bytes)
+  guard.recordBytes(two.path, two.stats, two.bytes)
+  expect((await guard.check(one.path, one.stats, one.bytes)).kind).toBe('fresh')
+  expect(await guard.check(one.path, one.stats, Buffer.from('other!\n'))).toEqual({
     kind: 'stale',
     facts: { kind: 'size', before: 7, after: 7 },
   })
@@ -83,14 +83,14 @@ test('what changed: the first differing lines as they are now, bounded', () => {
 test('a file written just now and read in part is not stale when unchanged (its start is compared), and is when its start changed under the same identity (forced)', async () => {
   const guard = new Observations({ ...GUARD_LIMITS, keepBytes: 16, completeBytes: 64, settleMs: 60_000 })
   const { path, stats, bytes } = await put('large.txt', `${'x'.repeat(100)}\n${'y'.repeat(99)}\n`)
-  const observer = guard.observeRead('s')
+  const observer = guard.observeRead()
   observer.opened(path, stats)
   observer.chunk(bytes.subarray(0, 120)) // a first page: read streamed part of the file
   observer.done()
-  expect((await guard.check('s', path, stats, bytes)).kind).toBe('fresh')
+  expect((await guard.check(path, stats, bytes)).kind).toBe('fresh')
   const other = Buffer.from(bytes)
   other[0] = 0x7a
-  expect(await guard.check('s', path, stats, other)).toEqual({
+  expect(await guard.check(path, stats, other)).toEqual({
     kind: 'stale',
     facts: { kind: 'size', before: 201, after: 201 },
   })
@@ -100,11 +100,11 @@ test('a settled file read in part, then touched, is not stale once its digest is
   const guard = new Observations({ ...GUARD_LIMITS, keepBytes: 16, settleMs: 0 })
   const { path, stats, bytes } = await put('paged.txt', `${'z'.repeat(500)}\n`)
   await new Promise((resolve) => setTimeout(resolve, 5))
-  const observer = guard.observeRead('s')
+  const observer = guard.observeRead()
   observer.opened(path, stats)
   observer.chunk(bytes.subarray(0, 100))
   observer.done()
   await guard.settled() // the completion after the call: the file read whole and digested
   await utimes(path, new Date(2000, 1, 1), new Date(2000, 1, 1))
-  expect((await guard.check('s', path, await stat(path), bytes)).kind).toBe('fresh')
+  expect((await guard.check(path, await stat(path), bytes)).kind).toBe('fresh')
 })

@@ -1,3 +1,4 @@
+import { createSession, type ToolSession } from '@deepseek-ai/dsh-tools'
 import { execFileSync, spawn } from 'node:child_process'
 import { renameSync, symlinkSync } from 'node:fs'
 import {
@@ -19,7 +20,7 @@ import {
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, expect, test } from 'vitest'
-import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
+import { createTestContext, type TestContext, sessionFor } from '@deepseek-ai/dsh-testing'
 import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
 import type { ToolResult } from '@deepseek-ai/dsh-tools'
 import Workspace from '@deepseek-ai/dsh-workspace'
@@ -28,7 +29,7 @@ import { forcedFaults } from '../src/replace.ts'
 
 let t: TestContext
 let dir: string
-let session: { id: string; cwd: string }
+let session: ToolSession
 
 async function setup(
   workspace?: { roots?: string[]; readOnly?: string[]; denyRead?: string[] },
@@ -42,7 +43,7 @@ async function setup(
 
 beforeEach(async () => {
   dir = await realpath(await mkdtemp(join(tmpdir(), 'tool-fs-change-')))
-  session = { id: 's', cwd: dir }
+  session = sessionFor('s', dir)
 })
 afterEach(async () => {
   delete forcedFaults.beforeRename
@@ -241,10 +242,11 @@ test('what one session saw does not count for another, and a session that ended 
   await setup()
   await file('o.txt', 'x\n')
   await call('read', { path: 'o.txt' })
-  expect(code(await call('edit', { path: 'o.txt', old_string: 'x', new_string: 'y' }, { id: 'other', cwd: dir }))).toBe(
+  expect(code(await call('edit', { path: 'o.txt', old_string: 'x', new_string: 'y' }, sessionFor('other', dir)))).toBe(
     'FS_NOT_READ',
   )
-  await t.ctx.tools.endSession('s')
+  await session.dispose()
+  session = createSession({ id: 's', cwd: dir })
   expect(code(await call('edit', { path: 'o.txt', old_string: 'x', new_string: 'y' }))).toBe('FS_NOT_READ')
 })
 

@@ -5,7 +5,8 @@ import { join, resolve } from 'node:path'
 import fc from 'fast-check'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { Context } from 'cordis'
-import Workspace, { openFile, within, type WorkspaceError } from '../src/index.ts'
+import { within } from '@deepseek-ai/dsh-tools'
+import Workspace, { openFile, type WorkspaceError } from '../src/index.ts'
 
 /*
  * openFile() against an independent oracle, GNU `realpath` (every symlink resolved), over random paths through a

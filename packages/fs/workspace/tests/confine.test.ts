@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, expect, test } from 'vitest'
-import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
+import { createTestContext, type TestContext, sessionFor } from '@deepseek-ai/dsh-testing'
 import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
 import Subprocess from '@deepseek-ai/dsh-subprocess-local'
 import ToolFs from '@deepseek-ai/dsh-tool-fs'
@@ -53,7 +53,7 @@ async function load(config: Partial<Config> | undefined): Promise<void> {
 }
 
 const call = (tool: string, args: Record<string, unknown>): Promise<ToolResult> =>
-  t.ctx.tools.execute(tool, args, { session: { id: 's1', cwd: join(base, 'work') } })
+  t.ctx.tools.execute(tool, args, { session: sessionFor('s1', join(base, 'work')) })
 
 function refused(result: ToolResult): string {
   expect(result.isError).toBe(true)
@@ -155,13 +155,4 @@ test('addReadOnly adds a root until its disposer runs', async () => {
   expect((await call('read', { path: join(base, 'spill/saved.txt') })).isError).toBe(false)
   remove()
   refused(await call('read', { path: join(base, 'spill/saved.txt') }))
-})
-
-test('the workspace remembers each session cwd from its calls, and forgets it when the session ends', async () => {
-  await load({})
-  expect(t.ctx.workspace.sessionCwd('s1')).toBeUndefined()
-  await call('read', { path: 'own.txt' })
-  expect(t.ctx.workspace.sessionCwd('s1')).toBe(join(base, 'work'))
-  await t.ctx.tools.endSession('s1')
-  expect(t.ctx.workspace.sessionCwd('s1')).toBeUndefined()
 })

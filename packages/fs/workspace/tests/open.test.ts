@@ -16,10 +16,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, expect, test } from 'vitest'
 import { Context } from 'cordis'
+import { CREDENTIAL_STORES } from '@deepseek-ai/dsh-tools'
 import Workspace, {
   broadness,
   checkReal,
-  DEFAULT_HIDDEN,
   openDirectory,
   openFile,
   type OpenOptions,
@@ -214,7 +214,7 @@ test('the default hidden list holds the credential stores of docs/security.md#bo
     '~/.config/google-chrome',
     '~/.config/chromium',
   ]) {
-    expect(DEFAULT_HIDDEN).toContain(path)
+    expect(CREDENTIAL_STORES).toContain(path)
   }
   const hidden = service().policy(work).hidden
   expect(hidden).toContain(join(home, '.ssh'))

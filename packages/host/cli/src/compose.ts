@@ -307,7 +307,13 @@ function confinedConfig(raw: unknown, mode: Mode, spillRoot: string, hidden: rea
             ? [...workspace.hidden, ...hidden]
             : (workspace.hidden ?? [...hidden]),
         }
-  result.workspace = { ...workspace, readOnly, ...ownHidden }
+  // bash-sandbox.denyRead hides from every tool, not only commands: it joins workspace.denyRead (one policy).
+  const sandboxDeny = section(raw, 'bash-sandbox')?.denyRead
+  const denyRead =
+    Array.isArray(sandboxDeny) && sandboxDeny.length > 0
+      ? { denyRead: Array.isArray(workspace.denyRead) ? [...workspace.denyRead, ...sandboxDeny] : sandboxDeny }
+      : {}
+  result.workspace = { ...workspace, readOnly, ...ownHidden, ...denyRead }
   const subprocess = section(raw, 'subprocess-local') ?? {}
   if (subprocess.spillDir === undefined) result['subprocess-local'] = { ...subprocess, spillDir: spillRoot }
   return result

@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { sessionFor } from '@deepseek-ai/dsh-testing'
 import { createDefaultContext, type DefaultContext } from '../src/index.ts'
 import { dsh, readsStdin, processesWith, startDsh, uniqueSleep, until, workspace } from './helpers.ts'
 
@@ -26,7 +27,7 @@ afterAll(async () => {
 
 /** The text the in-process pipeline gives for the same call in the same directory. */
 async function inProcess(tool: string, args: Record<string, unknown>, cwd: string): Promise<string> {
-  const result = await host.ctx.tools.execute(tool, args, { session: { id: 'in-process', cwd } })
+  const result = await host.ctx.tools.execute(tool, args, { session: sessionFor('in-process', cwd) })
   return result.content[0].text
 }
 

@@ -1,3 +1,4 @@
+import { sessionFor } from '@deepseek-ai/dsh-testing'
 import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -65,7 +66,7 @@ function textOf(result: CallToolResult): string {
 
 /** What the in-process pipeline returns for the same call, as MCP would carry it. */
 async function expected(tool: string, args: Record<string, unknown>, cwd = ws.dir): Promise<CallToolResult> {
-  const result = await host.ctx.tools.execute(tool, args, { session: { id: 'in-process', cwd } })
+  const result = await host.ctx.tools.execute(tool, args, { session: sessionFor('in-process', cwd) })
   return {
     content: [{ type: 'text', text: result.content[0].text }],
     isError: result.isError,

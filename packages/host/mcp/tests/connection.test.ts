@@ -261,7 +261,7 @@ describe('mcp connection', () => {
     }
     // A provider (the bash task table) notifies through the generic session channel; done directly here.
     t.ctx.tools.notify({
-      sessionId: b.connection.sessionId,
+      session: await b.connection.session(),
       text: 'background task bash-1 finished [status: completed, exit code: 0]. Read its output with bash_output.',
       key: 'bash-1',
     })
@@ -324,7 +324,7 @@ describe('mcp connection', () => {
         additionalProperties: false,
       },
       execute: (args, exec) => {
-        t.ctx.tools.notify({ sessionId: exec.session!.id, text: args.text })
+        t.ctx.tools.notify({ session: exec.session!, text: args.text })
         return 'queued'
       },
     })
@@ -336,12 +336,12 @@ describe('mcp connection', () => {
     )
     expect(textOf(await call(a.client, 'echo', { text: 'a' }))).toBe('a')
     // Raised outside any call (a task ending on its own): the other session's calls never carry it.
-    t.ctx.tools.notify({ sessionId: a.connection.sessionId, text: 'background task bash-8 finished' })
+    t.ctx.tools.notify({ session: await a.connection.session(), text: 'background task bash-8 finished' })
     expect(textOf(await call(b.client, 'echo', { text: 'b' }))).toBe('b')
     expect(textOf(await call(a.client, 'echo', { text: 'a' }))).toBe('a\n\nbackground task bash-8 finished')
     expect(textOf(await call(a.client, 'echo', { text: 'a' }))).toBe('a')
     // Error results carry it too: the model reads every result.
-    t.ctx.tools.notify({ sessionId: a.connection.sessionId, text: 'another notice' })
+    t.ctx.tools.notify({ session: await a.connection.session(), text: 'another notice' })
     const failed = await call(a.client, 'fail')
     expect(failed.isError).toBe(true)
     expect(textOf(failed)).toBe('Error: it failed on purpose\n\nanother notice')
@@ -460,7 +460,7 @@ describe('mcp connection', () => {
     expect(await pending).toBeInstanceOf(Error)
   })
 
-  test('closing a connection ends its own session (tools/session-end, awaited before closed resolves) and no other', async () => {
+  test('closing a connection disposes its own session (its clean-ups awaited before closed resolves) and no other', async () => {
     t = await createTestContext()
     await fixture(t)
     const a = await pair(t)
@@ -470,10 +470,11 @@ describe('mcp connection', () => {
     const held = new Promise<void>((resolve) => {
       release = resolve
     })
-    t.ctx.on('tools/session-end', async (sessionId) => {
-      ended.push(sessionId)
-      await held
-    })
+    for (const { connection } of [a, b])
+      (await connection.session()).defer(async () => {
+        ended.push(connection.sessionId)
+        await held
+      })
     let closed = false
     void a.connection.closed.then(() => {
       closed = true

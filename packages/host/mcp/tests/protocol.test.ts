@@ -1,3 +1,4 @@
+import type { ToolSession } from '@deepseek-ai/dsh-tools'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -40,6 +41,8 @@ interface Raw {
   answer(id: string | number): Promise<Message>
   initialize(params?: Record<string, unknown>): Promise<Message>
   sessionId: string
+  /** The connection's session (settled on first use). */
+  session: () => Promise<ToolSession>
 }
 
 let t: TestContext
@@ -118,7 +121,16 @@ async function serve(options: McpOptions = {}): Promise<Raw & Probe> {
     await send({ jsonrpc: '2.0', method: 'notifications/initialized' })
     return reply
   }
-  return { send, received, answer, initialize, sessionId: connection.sessionId, aborted, dispatched }
+  return {
+    send,
+    received,
+    answer,
+    initialize,
+    sessionId: connection.sessionId,
+    session: () => connection.session(),
+    aborted,
+    dispatched,
+  }
 }
 
 /** Lets every message already sent be handled and answered (a round trip behind them). */
@@ -313,7 +325,7 @@ describe('logging', () => {
   test('logging/setLevel silences messages below the level, and a lower level lets them through again', async () => {
     const raw = await serve()
     await raw.initialize()
-    const notice = (text: string) => t.ctx.tools.notify({ sessionId: raw.sessionId, text })
+    const notice = async (text: string) => t.ctx.tools.notify({ session: await raw.session(), text })
     await raw.send({ jsonrpc: '2.0', id: 1, method: 'logging/setLevel', params: { level: 'warning' } })
     expect(await raw.answer(1)).toEqual({ jsonrpc: '2.0', id: 1, result: {} })
     notice('silenced')
@@ -470,7 +482,7 @@ describe('the transport sees what each message relates to', () => {
       () => transport.sent.some((s) => s.message.method === 'notifications/progress'),
       'a progress notification',
     )
-    t.ctx.tools.notify({ sessionId: connection.sessionId, text: 'a notice' })
+    t.ctx.tools.notify({ session: await connection.session(), text: 'a notice' })
     release()
     await until(() => transport.sent.some((s) => s.message.id === 'b'), "the call's answer")
     const progress = transport.sent.find((s) => s.message.method === 'notifications/progress')!

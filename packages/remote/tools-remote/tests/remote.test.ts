@@ -1,3 +1,4 @@
+import { sessionFor } from '@deepseek-ai/dsh-testing'
 import { rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -85,10 +86,10 @@ describe.each(Object.keys(transports) as (keyof typeof transports)[])('tools-rem
   })
 
   test('every call of the suite gives the text, error flag and code of the same call in-process', async () => {
-    const session = { id: `suite-${kind}`, cwd: ws.dir }
+    const session = sessionFor(`suite-${kind}`, ws.dir)
     for (const [name, args] of SUITE) {
       const there = await host.ctx.tools.execute(name, args, { session })
-      const here = await local.ctx.tools.execute(name, args, { session: { id: `local-${kind}`, cwd: ws.dir } })
+      const here = await local.ctx.tools.execute(name, args, { session: sessionFor(`local-${kind}`, ws.dir) })
       expect({ name, args, ...facts(there) }).toEqual({ name, args, ...facts(here) })
     }
   })
@@ -99,7 +100,7 @@ describe.each(Object.keys(transports) as (keyof typeof transports)[])('tools-rem
     const call = host.ctx.tools.execute(
       'bash',
       { command: sleep.command, description: 'Sleep' },
-      { signal: controller.signal, session: { id: `cancel-${kind}`, cwd: ws.dir } },
+      { signal: controller.signal, session: sessionFor(`cancel-${kind}`, ws.dir) },
     )
     await until(() => processesWith(sleep.marker).length > 0, 'the remote sleep runs')
     controller.abort(new Error('the user pressed escape'))
@@ -108,7 +109,7 @@ describe.each(Object.keys(transports) as (keyof typeof transports)[])('tools-rem
   })
 
   test("a background task's completion notice arrives as a session notice, and is never queued a second time here", async () => {
-    const session = { id: `notice-${kind}`, cwd: ws.dir }
+    const session = sessionFor(`notice-${kind}`, ws.dir)
     const notices: SessionNotice[] = []
     const off = host.ctx.on('tools/session-notice', (notice) => void notices.push(notice))
     try {
@@ -133,7 +134,7 @@ describe.each(Object.keys(transports) as (keyof typeof transports)[])('tools-rem
       const plain = await local.ctx.tools.execute(
         'read',
         { path: 'a.txt' },
-        { session: { id: `plain-${kind}`, cwd: ws.dir } },
+        { session: sessionFor(`plain-${kind}`, ws.dir) },
       )
       expect(next.content[0].text).toBe(`${plain.content[0].text}\n\n${text}`)
       const after = await host.ctx.tools.execute('read', { path: 'a.txt' }, { session })
@@ -153,20 +154,20 @@ describe('tools-remote over a command', () => {
     try {
       // The start connection (the catalog) is kept for the first session.
       expect(remotes().length).toBe(before + 1)
-      await host.ctx.tools.execute('read', { path: 'a.txt' }, { session: { id: 'one', cwd: ws.dir } })
+      await host.ctx.tools.execute('read', { path: 'a.txt' }, { session: sessionFor('one', ws.dir) })
       expect(remotes().length).toBe(before + 1)
-      await host.ctx.tools.execute('read', { path: 'a.txt' }, { session: { id: 'two', cwd: ws.dir } })
+      await host.ctx.tools.execute('read', { path: 'a.txt' }, { session: sessionFor('two', ws.dir) })
       expect(remotes().length).toBe(before + 2)
       // Background ids are per remote session: each session's first task is bash-1, and the other's is unknown.
       const one = await host.ctx.tools.execute(
         'bash',
         { command: 'true', description: 'T', run_in_background: true },
-        { session: { id: 'one', cwd: ws.dir } },
+        { session: sessionFor('one', ws.dir) },
       )
       const two = await host.ctx.tools.execute(
         'bash',
         { command: 'true', description: 'T', run_in_background: true },
-        { session: { id: 'two', cwd: ws.dir } },
+        { session: sessionFor('two', ws.dir) },
       )
       expect(one.content[0].text).toMatch(/^started background task bash-1\b/)
       expect(two.content[0].text).toMatch(/^started background task bash-1\b/)
@@ -174,10 +175,10 @@ describe('tools-remote over a command', () => {
       await host.ctx.tools.execute(
         'bash',
         { command: sleep.command, description: 'Long', run_in_background: true },
-        { session: { id: 'one', cwd: ws.dir } },
+        { session: sessionFor('one', ws.dir) },
       )
       await until(() => processesWith(sleep.marker).length > 0, 'the background sleep runs')
-      await host.ctx.tools.endSession('one')
+      await sessionFor('one', ws.dir).dispose()
       await until(() => remotes().length === before + 1, "session one's remote is gone")
       await until(() => processesWith(sleep.marker).length === 0, "session one's background task is gone")
     } finally {
@@ -195,7 +196,7 @@ describe('tools-remote over a command', () => {
       const result = await host.ctx.tools.execute(
         'bash',
         { command: 'sleep 3.5; echo done', description: 'Slow' },
-        { session: { id: 'slow', cwd: ws.dir }, callId: 'call-slow' },
+        { session: sessionFor('slow', ws.dir), callId: 'call-slow' },
       )
       expect(result.content[0].text).toBe('done')
       expect(reports.length).toBeGreaterThanOrEqual(1)
@@ -210,7 +211,7 @@ describe('tools-remote over a command', () => {
   test('a lost connection fails the call in flight with REMOTE_UNAVAILABLE, and the next call reconnects', async () => {
     const host = await createDefaultContext({ remote: { command: dshMcpArgv(ws.dir) } })
     try {
-      const session = { id: 'lost', cwd: ws.dir }
+      const session = sessionFor('lost', ws.dir)
       await host.ctx.tools.execute('read', { path: 'a.txt' }, { session })
       const sleep = uniqueSleep()
       const call = host.ctx.tools.execute('bash', { command: sleep.command, description: 'Long' }, { session })
@@ -254,7 +255,7 @@ describe('tools-remote over HTTP', () => {
     let server = await startHttpDsh(ws.dir, { port })
     const host = await createDefaultContext({ remote: { url: server.url, token: server.token } })
     try {
-      const session = { id: 'restart', cwd: ws.dir }
+      const session = sessionFor('restart', ws.dir)
       expect(facts(await host.ctx.tools.execute('read', { path: 'a.txt' }, { session })).isError).toBe(false)
       await server.stop()
       const down = await host.ctx.tools.execute('read', { path: 'a.txt' }, { session })
@@ -286,7 +287,7 @@ describe('tools-remote against a fake remote that hangs (a forced fault)', () =>
     try {
       // The banner line before the handshake was skipped, and the tool was mounted.
       expect(ctx.tools.schemas().map((tool) => tool.name)).toEqual(['hang'])
-      const result = await ctx.tools.execute('hang', {}, { session: { id: 's', cwd: '/' } })
+      const result = await ctx.tools.execute('hang', {}, { session: sessionFor('s', '/') })
       expect(facts(result)).toEqual({
         isError: true,
         code: 'REMOTE_UNAVAILABLE',

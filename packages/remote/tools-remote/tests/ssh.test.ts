@@ -1,3 +1,4 @@
+import { sessionFor } from '@deepseek-ai/dsh-testing'
 import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { createDefaultContext, type DefaultContext } from 'dsh-agent-tools'
@@ -56,14 +57,14 @@ describe('tools-remote over ssh -T host dsh mcp', () => {
 
   test('every call of the suite gives the text, error flag and code of the same call in-process', async () => {
     for (const [name, args] of SUITE) {
-      const there = await host.ctx.tools.execute(name, args, { session: { id: 'ssh-suite', cwd: ws.dir } })
-      const here = await local.ctx.tools.execute(name, args, { session: { id: 'local-suite', cwd: ws.dir } })
+      const there = await host.ctx.tools.execute(name, args, { session: sessionFor('ssh-suite', ws.dir) })
+      const here = await local.ctx.tools.execute(name, args, { session: sessionFor('local-suite', ws.dir) })
       expect({ name, args, ...facts(there) }).toEqual({ name, args, ...facts(here) })
     }
   })
 
   test('write and edit work over ssh with no special case: a read in the remote session lets its edit through; the bytes land on the remote side', async () => {
-    const session = { id: 'ssh-change', cwd: ws.dir }
+    const session = sessionFor('ssh-change', ws.dir)
     expect(
       facts(
         await host.ctx.tools.execute('edit', { path: 'a.txt', old_string: 'beta', new_string: 'BETA' }, { session }),
@@ -90,14 +91,14 @@ describe('tools-remote over ssh -T host dsh mcp', () => {
         await host.ctx.tools.execute(
           'edit',
           { path: 'a.txt', old_string: 'BETA', new_string: 'b' },
-          { session: { id: 'ssh-other', cwd: ws.dir } },
+          { session: sessionFor('ssh-other', ws.dir) },
         ),
       ),
     ).toMatchObject({ code: 'FS_NOT_READ' })
   })
 
   test('killing the ssh client mid-command leaves nothing running on the remote side', async () => {
-    const session = { id: 'ssh-kill', cwd: ws.dir }
+    const session = sessionFor('ssh-kill', ws.dir)
     // This session's ssh client is the one its first call starts. (Not "the highest pid": pids wrap around at
     // pid_max, 32 768 here, and a full test run spawns that many, so the newest client may have the lower pid.)
     const others = new Set(sshClients())
@@ -133,7 +134,7 @@ describe('tools-remote over ssh -T host dsh mcp', () => {
   })
 
   test('an interactive task over ssh: a Python REPL answers 42, a read -p prompt is answered, Ctrl-C stops sleep, EOF ends cat', async () => {
-    const session = { id: 'ssh-input', cwd: ws.dir }
+    const session = sessionFor('ssh-input', ws.dir)
     const text = async (name: string, args: Record<string, unknown>) => {
       const result = await host.ctx.tools.execute(name, args, { session })
       expect(result.isError, result.content[0].text).toBe(false)
@@ -179,15 +180,15 @@ describe('tools-remote over ssh -T host dsh mcp', () => {
     const result = await host.ctx.tools.execute(
       'bash',
       { command: 'echo "[${SSH_CLIENT-unset}] [${SSH_CONNECTION-unset}] [$PYTHONUNBUFFERED]"', description: 'env' },
-      { session: { id: 'ssh-env', cwd: ws.dir } },
+      { session: sessionFor('ssh-env', ws.dir) },
     )
     expect(result.content[0].text).toBe('[unset] [unset] [1]')
   })
 
   test('disposal closes the ssh connections, and the remote side exits', async () => {
     const other = await createDefaultContext({ remote: { command: [...sshd.ssh, ...dshMcpArgv(ws.dir)] } })
-    await other.ctx.tools.execute('read', { path: 'a.txt' }, { session: { id: 'd1', cwd: ws.dir } })
-    await other.ctx.tools.execute('read', { path: 'a.txt' }, { session: { id: 'd2', cwd: ws.dir } })
+    await other.ctx.tools.execute('read', { path: 'a.txt' }, { session: sessionFor('d1', ws.dir) })
+    await other.ctx.tools.execute('read', { path: 'a.txt' }, { session: sessionFor('d2', ws.dir) })
     const before = remotes().length
     expect(before).toBeGreaterThanOrEqual(2)
     await other.dispose()

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, expect, test } from 'vitest'
 import type { Context } from 'cordis'
-import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
+import { createTestContext, type TestContext, sessionFor } from '@deepseek-ai/dsh-testing'
 import { HarnessError, type ToolResult } from '@deepseek-ai/dsh-tools'
 import { SpillError, SpillStore, type SavedText, type SaveTextRequest } from '@deepseek-ai/dsh-spill'
 import LocalSpillStore from '@deepseek-ai/dsh-spill-local'
@@ -12,7 +12,7 @@ import SpillPolicy, { Config } from '@deepseek-ai/dsh-spill-policy'
 
 let t: TestContext
 let dir: string
-const session = { id: 'session-1', cwd: '/' }
+const session = sessionFor('session-1', '/')
 const big = `${Array.from({ length: 500 }, (_, i) => `row ${i + 1}: ${'é'.repeat(i % 7)}\r`).join('\n')}\n`
 
 beforeEach(async () => {

@@ -43,9 +43,8 @@ async function table(config: { maxFinishedTasks?: number; maxForgottenTasks?: nu
   t = await createTestContext()
   const fiber = t.ctx.plugin(LocalTaskService, config)
   await t.active(fiber)
-  const tasks = t.ctx.tasks
-  const add = (name: string) =>
-    tasks.add({ process: memoryProcess(name), command: name, workdir: '/', owner: undefined })
+  const tasks = t.ctx.tasks.of(undefined)
+  const add = (name: string) => tasks.add({ process: memoryProcess(name), command: name, workdir: '/' })
   const finished = async (name: string) => {
     const task = add(name)
     ends.get(name)?.({ exitCode: 0, signal: null })
@@ -115,7 +114,6 @@ test('input: refused with its code for an unknown task, a task without input and
     },
     command: 'repl',
     workdir: '/',
-    owner: undefined,
   })
   expect(repl.interactive).toBe(true)
   expect(plain.interactive).toBe(false)
@@ -139,7 +137,7 @@ test('a process handed over after disposal is stopped and refused', async () => 
       stopped = true
     },
   }
-  expect(() => tasks.add({ process, command: 'after', workdir: '/', owner: undefined })).toThrow(
+  expect(() => tasks.add({ process, command: 'after', workdir: '/' })).toThrow(
     expect.objectContaining({ code: 'TASKS_DISPOSED' }),
   )
   expect(stopped).toBe(true)

@@ -19,10 +19,10 @@ test('the completion notice names the task, its status and how to read it', () =
 })
 
 test('TaskError is a HarnessError with a stable code', () => {
-  const error = new TaskError('task bash-2 belongs to another session', { code: TaskErrorCode.BASH_TASK_FORBIDDEN })
+  const error = new TaskError('unknown task bash-2', { code: TaskErrorCode.BASH_UNKNOWN_TASK })
   expect(error).toBeInstanceOf(HarnessError)
   expect(error.name).toBe('TaskError')
-  expect(error.code).toBe('BASH_TASK_FORBIDDEN')
+  expect(error.code).toBe('BASH_UNKNOWN_TASK')
 })
 
 test('the definition provides ctx.tasks and is abstract', () => {
