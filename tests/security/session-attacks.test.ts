@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { userInfo } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, expect, test } from 'vitest'
@@ -82,8 +82,9 @@ test("row 4: with allowBroadRoots and cwd = $HOME, the agents' stores the sandbo
 
 test("row 5: a new session's first background task is bash-1, and another session's task is unknown to it", async () => {
   a = await attack()
-  for (let i = 0; i < 3; i++) await a.call('bash', { command: 'sleep 30', run_in_background: true }, 'A')
-  const started = await a.call('bash', { command: 'sleep 30', run_in_background: true }, 'B')
+  const background = { command: 'sleep 30', description: 'wait', run_in_background: true }
+  for (let i = 0; i < 3; i++) await a.call('bash', background, 'A')
+  const started = await a.call('bash', background, 'B')
   expect(started.text).toContain('bash-1')
   const theirs = await a.call('bash_output', { task_id: 'bash-3' }, 'B')
   expect(theirs).toMatchObject({ isError: true, code: 'BASH_UNKNOWN_TASK' })
@@ -99,11 +100,11 @@ test('row 6: stores under the real home (password database) are hidden when HOME
   for (const store of ['.ssh/id_rsa', '.claude/x', '.npmrc', '.local/share/opencode/auth.json'])
     expect(hiddenBy(join(real, store), policy?.rules ?? [])?.shown, store).toBeDefined()
   // The sandbox masks the real home's existing stores too (checked only where this machine has one).
-  const present = ['.npmrc', '.claude', '.ssh'].find((store) => existsSync(join(real, store)))
+  const present = ['.npmrc', '.claude/settings.json', '.ssh/id_rsa'].find((store) => existsSync(join(real, store)))
   if (present) {
-    const inside = await a.bash(
-      `ls -A ${join(real, present)} 2>/dev/null | wc -l; cat ${join(real, present)} 2>/dev/null | wc -c`,
-    )
-    expect(inside).toBe('0\n0')
+    const secret = readFileSync(join(real, present), 'utf8').trim()
+    const inside = await a.bash(`cat ${join(real, present)} 2>/dev/null; true`)
+    expect(secret.length).toBeGreaterThan(0)
+    expect(inside.includes(secret)).toBe(false)
   }
 })

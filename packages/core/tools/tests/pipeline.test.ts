@@ -47,7 +47,7 @@ describe('execute', () => {
     const exec = tool.calls[0]!.exec
     expect(exec.callId).toBe('c-7')
     expect(exec.name).toBe('probe')
-    expect(exec.session).toEqual({ id: 's1', cwd: '/tmp' })
+    expect(exec.session).toBe(sessionFor('s1', '/tmp'))
     expect(exec.signal).toBeInstanceOf(AbortSignal)
   })
 
