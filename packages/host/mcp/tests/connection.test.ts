@@ -358,7 +358,10 @@ describe('mcp connection', () => {
     const client = new Client({ name: 'silent', version: '1.0.0' }, { capabilities: { roots: {} } })
     client.setRequestHandler(ListRootsRequestSchema, () => new Promise<never>(() => {}))
     await client.connect(clientSide)
-    expect(JSON.parse(textOf(await call(client, 'where')))).toEqual({ id: connection.sessionId, cwd: process.cwd() })
+    expect(JSON.parse(textOf(await call(client, 'where')))).toMatchObject({
+      id: connection.sessionId,
+      cwd: process.cwd(),
+    })
     expect(lines.join('\n')).toMatch(
       /^roots\/list got no usable answer within 1000ms \(.*timed out.*\); using the process directory$/m,
     )
@@ -384,7 +387,7 @@ describe('mcp connection', () => {
     await fixture(t)
     const [given, root] = [await tempDir(), await tempDir()]
     const { client, connection } = await pair(t, { cwd: given }, [pathToFileURL(root).href])
-    expect(JSON.parse(textOf(await call(client, 'where')))).toEqual({ id: connection.sessionId, cwd: given })
+    expect(JSON.parse(textOf(await call(client, 'where')))).toMatchObject({ id: connection.sessionId, cwd: given })
     await client.close()
   })
 

@@ -328,10 +328,10 @@ describe('logging', () => {
     const notice = async (text: string) => t.ctx.tools.notify({ session: await raw.session(), text })
     await raw.send({ jsonrpc: '2.0', id: 1, method: 'logging/setLevel', params: { level: 'warning' } })
     expect(await raw.answer(1)).toEqual({ jsonrpc: '2.0', id: 1, result: {} })
-    notice('silenced')
+    await notice('silenced')
     await raw.send({ jsonrpc: '2.0', id: 2, method: 'logging/setLevel', params: { level: 'debug' } })
     await raw.answer(2)
-    notice('heard')
+    await notice('heard')
     await until(() => raw.received.some((m) => m.method === 'notifications/message'), 'a log message')
     await settle(raw, 'after')
     expect(raw.received.filter((m) => m.method === 'notifications/message').map((m) => m.params)).toEqual([

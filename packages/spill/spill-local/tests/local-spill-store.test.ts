@@ -29,6 +29,9 @@ import LocalSpillStore, {
   spillFileName,
 } from '@deepseek-ai/dsh-spill-local'
 
+/** The one session of these cases (its directory name is random). */
+const S1 = createSession({ id: 'session-1', cwd: tmpdir() })
+
 let t: TestContext
 let dir: string
 let root: string
@@ -50,7 +53,7 @@ async function load(config: Config = { root }): Promise<LocalSpillStore> {
 
 function request(overrides: Partial<SaveTextRequest> = {}): SaveTextRequest {
   return {
-    owner: createSession({ id: 'session-1', cwd: tmpdir() }),
+    owner: S1,
     source: { toolName: 'bash', callId: 'call-1' },
     suggestedName: 'output.txt',
     content: 'hello\n',
@@ -65,7 +68,7 @@ test('saveText keeps the content byte for byte at an absolute path in the sessio
   const content = 'ünïcødé 🎉\r\nline two\n\u0000tail without newline'
   const saved = await store.saveText(request({ content }))
   expect(isAbsolute(saved.locator)).toBe(true)
-  expect(saved.locator).toBe(join(root, 'session-1', 'call-1-output.txt'))
+  expect(saved.locator).toBe(join(root, S1.dirName, 'call-1-output.txt'))
   expect(saved.bytes).toBe(Buffer.byteLength(content))
   expect(await readFile(saved.locator)).toEqual(Buffer.from(content, 'utf8'))
   expect(saved.retrievalHint).toBe(
@@ -100,7 +103,7 @@ test('hostile suggested names stay inside the session directory and never fail',
     '.hidden',
     '-rf',
   ]
-  const sessionDir = join(root, 'session-1')
+  const sessionDir = join(root, S1.dirName)
   const locators = new Set<string>()
   for (const suggestedName of names) {
     const saved = await store.saveText(request({ suggestedName, content: suggestedName }))
@@ -112,7 +115,7 @@ test('hostile suggested names stay inside the session directory and never fail',
   }
   expect(locators.size).toBe(names.length)
   expect((await readdir(sessionDir)).length).toBe(names.length)
-  expect(await readdir(root)).toEqual(['session-1'])
+  expect(await readdir(root)).toEqual([S1.dirName])
   expect(basename([...locators][0]!)).toBe('call-1-etc_passwd')
   expect(basename([...locators][10]!)).toMatch(/^call-1-y+\.txt$/)
 })
@@ -150,8 +153,8 @@ test('a planted symlink where a spill file would go is never followed', async ()
   const store = await load()
   const target = join(dir, 'target.txt')
   await writeFile(target, 'precious')
-  await mkdir(join(root, 'session-1'), { recursive: true, mode: 0o700 })
-  await symlink(target, join(root, 'session-1', 'call-1-output.txt'))
+  await mkdir(join(root, S1.dirName), { recursive: true, mode: 0o700 })
+  await symlink(target, join(root, S1.dirName, 'call-1-output.txt'))
   const saved = await store.saveText(request({ content: 'spilled' }))
   expect(basename(saved.locator)).toBe('call-1-output-2.txt')
   expect(await readFile(target, 'utf8')).toBe('precious')
@@ -161,12 +164,12 @@ test('a session directory that is a symlink is refused with SPILL_WRITE_FAILED',
   const store = await load()
   await mkdir(root, { mode: 0o700 })
   await mkdir(join(dir, 'elsewhere'))
-  await symlink(join(dir, 'elsewhere'), join(root, 'session-1'))
+  await symlink(join(dir, 'elsewhere'), join(root, S1.dirName))
   const error = await store.saveText(request()).catch((e: unknown) => e)
   expect(error).toBeInstanceOf(SpillError)
   expect(error).toMatchObject({
     code: 'SPILL_WRITE_FAILED',
-    message: `cannot use the session directory ${join(root, 'session-1')}: it is a symbolic link to ${join(dir, 'elsewhere')}, and a private directory is never reached through one`,
+    message: `cannot use the session directory ${join(root, S1.dirName)}: it is a symbolic link to ${join(dir, 'elsewhere')}, and a private directory is never reached through one`,
   })
   expect(await readdir(join(dir, 'elsewhere'))).toEqual([])
 })
@@ -286,12 +289,12 @@ test('sanitised names never escape, for arbitrary strings (property)', () => {
 })
 
 test('a session directory of ours with loose permissions is made private again', async () => {
-  await mkdir(join(root, 'session-1'), { recursive: true, mode: 0o700 })
-  await chmod(join(root, 'session-1'), 0o755)
+  await mkdir(join(root, S1.dirName), { recursive: true, mode: 0o700 })
+  await chmod(join(root, S1.dirName), 0o755)
   const store = await load()
   await store.saveText(request())
-  expect(await mode(join(root, 'session-1'))).toBe(0o700)
-  expect((await lstat(join(root, 'session-1'))).isDirectory()).toBe(true)
+  expect(await mode(join(root, S1.dirName))).toBe(0o700)
+  expect((await lstat(join(root, S1.dirName))).isDirectory()).toBe(true)
 })
 
 test('no descriptor is left open after saves, collisions and failures', async () => {
@@ -483,7 +486,7 @@ test('saveStream writes the parts as they come, a character split across two par
     yield Buffer.from('\nbytes\n')
   }
   const saved = await store.saveStream({ ...request(), content: parts() })
-  expect(saved.locator).toBe(join(root, 'session-1', 'call-1-output.txt'))
+  expect(saved.locator).toBe(join(root, S1.dirName, 'call-1-output.txt'))
   expect(saved.bytes).toBe(Buffer.byteLength('head\n€\nbytes\n'))
   expect(await readFile(saved.locator, 'utf8')).toBe('head\n€\nbytes\n')
   expect(await mode(saved.locator)).toBe(0o600)
@@ -498,5 +501,5 @@ test('saveStream whose parts fail midway rejects with SPILL_WRITE_FAILED and lea
   await expect(store.saveStream({ ...request(), content: parts() })).rejects.toMatchObject({
     code: 'SPILL_WRITE_FAILED',
   })
-  expect(await readdir(join(root, 'session-1'))).toEqual([])
+  expect(await readdir(join(root, S1.dirName))).toEqual([])
 })

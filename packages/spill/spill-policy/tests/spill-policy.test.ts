@@ -54,7 +54,7 @@ test('an oversized text result becomes head + notice + tail within the cap, and 
   const [, , , total, bytes, locator] = match!
   expect(Number(total)).toBe(500)
   expect(Number(bytes)).toBe(Buffer.byteLength(big))
-  expect(locator).toBe(join(dir, 'root', 'session-1', 'c-1-echo-output.txt'))
+  expect(locator).toBe(join(dir, 'root', session.dirName, 'c-1-echo-output.txt'))
   expect(await readFile(locator!)).toEqual(Buffer.from(big, 'utf8'))
   expect(text(result).startsWith('row 1: \r\nrow 2: é\r\n')).toBe(true)
   expect(text(result).endsWith('row 499: é\r\nrow 500: éé\r\n')).toBe(true)
@@ -182,7 +182,7 @@ test('any spill store provider serves the policy: the request names the session,
   const store = t.ctx.spillStore as MemoryStore
   expect(store.saved).toEqual([
     {
-      owner: { sessionId: 'session-1' },
+      owner: session,
       source: { toolName: 'echo', callId: 'c-9' },
       suggestedName: 'echo-output.txt',
       content: big,
