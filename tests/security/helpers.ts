@@ -90,7 +90,7 @@ export async function attack(
   const sessions = new Map<string, ToolSession>()
   const sessionOf = (id: string, cwd: string): ToolSession => {
     let session = sessions.get(`${id}\0${cwd}`)
-    if (!session) sessions.set(`${id}\0${cwd}`, (session = createSession({ id, cwd })))
+    if (!session || session.disposed) sessions.set(`${id}\0${cwd}`, (session = createSession({ id, cwd })))
     return session
   }
   const call: Attack['call'] = async (tool, args, session = 'A', cwd = project) => {

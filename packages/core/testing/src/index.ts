@@ -180,6 +180,6 @@ const testSessions = new Map<string, ToolSession>()
 export function sessionFor(id: string, cwd: string): ToolSession {
   const key = `${id}\0${cwd}`
   let session = testSessions.get(key)
-  if (!session) testSessions.set(key, (session = createSession({ id, cwd })))
+  if (!session || session.disposed) testSessions.set(key, (session = createSession({ id, cwd })))
   return session
 }
