@@ -11,7 +11,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Context } from 'cordis'
-import { ToolsService } from '@deepseek-ai/dsh-tools'
+import { createSession, ToolsService } from '@deepseek-ai/dsh-tools'
 import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
 import { LocalSubprocess } from '@deepseek-ai/dsh-subprocess-local'
 import { LocalBashExecutor } from '@deepseek-ai/dsh-bash-local'
@@ -31,7 +31,7 @@ await ctx.plugin(LocalBashExecutor, {})
 await ctx.plugin(ToolBash)
 for (let i = 0; i < 200 && !ctx.tools.get('bash'); i++) await new Promise((resolve) => setImmediate(resolve))
 if (!ctx.tools.get('bash')) throw new Error('the bash tool did not load')
-const session = { id: 'bench', cwd: root }
+const session = createSession({ id: 'bench', cwd: root })
 const call = async (name, args) => {
   const result = await ctx.tools.execute(name, args, { session })
   if (result.isError) throw new Error(`${name} failed: ${result.content[0].text}`)

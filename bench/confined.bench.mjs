@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Context } from 'cordis'
-import { ToolsService } from '@deepseek-ai/dsh-tools'
+import { createSession, ToolsService } from '@deepseek-ai/dsh-tools'
 import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
 import LocalSubprocess from '@deepseek-ai/dsh-subprocess-local'
 import ToolFs from '@deepseek-ai/dsh-tool-fs'
@@ -38,7 +38,7 @@ async function context(confined) {
     if (turn > 10_000) throw new Error('the plugins never became active')
     await new Promise((resolve) => setImmediate(resolve))
   }
-  const session = { id: 'bench', cwd: tree }
+  const session = createSession({ id: 'bench', cwd: tree })
   return async (tool, args) => {
     const result = await ctx.tools.execute(tool, args, { session })
     if (result.isError) throw new Error(`${tool}: ${result.content[0].text.slice(0, 300)}`)

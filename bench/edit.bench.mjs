@@ -9,7 +9,7 @@ import os from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Context } from 'cordis'
-import { ToolsService } from '@deepseek-ai/dsh-tools'
+import { createSession, ToolsService } from '@deepseek-ai/dsh-tools'
 import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
 import ToolFs, { capsWithin, readPage } from '@deepseek-ai/dsh-tool-fs'
 // The guard is internal to tool-fs: the bench reaches into the build for it.
@@ -17,7 +17,7 @@ import { Observations } from '../packages/fs/tool-fs/dist/guard.js'
 import { median, mib, pairedRatios, peakRssDuring, row, summaryRow, time } from './lib.mjs'
 
 const dir = mkdtempSync(join(os.tmpdir(), 'dsh-edit-bench-'))
-const session = { id: 'bench', cwd: dir }
+const session = createSession({ id: 'bench', cwd: dir })
 
 /** `size` bytes of 100-byte source-like lines, one of them the marker the edits flip. */
 function makeFile(name, size) {

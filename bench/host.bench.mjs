@@ -1,6 +1,7 @@
 // Host costs: cold start of `dsh call` and of `dsh mcp` (spawn → initialize answered) against a bare `node -e 0`
 // measured in the same rounds, and what a tool call over an open MCP connection adds to the same call made
 // in-process. Run `npm run build` first (it imports the built packages and spawns the bundle).
+import { createSession } from '@deepseek-ai/dsh-tools'
 import { spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -163,7 +164,7 @@ const TRIVIAL = [
 ]
 
 const host = await createDefaultContext()
-const session = { id: 'bench', cwd: root }
+const session = createSession({ id: 'bench', cwd: root })
 const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
 await connect(host.ctx, serverSide, { cwd: root })
 const memoryClient = new Client({ name: 'bench', version: '0' })

@@ -4,6 +4,7 @@
 //      short lines (a newline every 8 bytes: the worst case for counting) and 64 MiB without a newline;
 //   2. the bash tool, `seq 1 400000` through the shipped composition (collect, head + tail, one cut marker, 30 000
 //      bytes) vs a bare `bash -c 'seq 1 400000'` read to end.
+import { createSession } from '@deepseek-ai/dsh-tools'
 import { spawn } from 'node:child_process'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -79,7 +80,7 @@ for (const [name, file, goal] of [
 
 // 2. The bash tool through the shipped composition, against bare bash read to end.
 const host = await createDefaultContext({ log: () => {} })
-const session = { id: 'bench', cwd: dir }
+const session = createSession({ id: 'bench', cwd: dir })
 let size = 0
 const viaTool = async () => {
   const result = await host.ctx.tools.execute('bash', { command: 'seq 1 400000', description: 'bench' }, { session })

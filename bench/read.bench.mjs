@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { once } from 'node:events'
 import { Context } from 'cordis'
-import { ToolsService } from '@deepseek-ai/dsh-tools'
+import { createSession, ToolsService } from '@deepseek-ai/dsh-tools'
 import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
 import ToolFs from '@deepseek-ai/dsh-tool-fs'
 import { mib, peakRssDuring, ratio, row, sideBySide } from './lib.mjs'
@@ -98,7 +98,7 @@ async function readTool(config) {
   await ctx.plugin(SystemPromptService)
   await ctx.plugin(ToolFs, config)
   for (let i = 0; i < 1000 && !ctx.tools?.get('read'); i++) await new Promise((resolve) => setImmediate(resolve))
-  const session = { id: 'bench', cwd: dirname(corpus) }
+  const session = createSession({ id: 'bench', cwd: dirname(corpus) })
   return async () => {
     const result = await ctx.tools.execute('read', { path: corpus, offset: OFFSET, limit: LIMIT }, { session })
     if (result.isError) throw new Error(result.content[0].text)

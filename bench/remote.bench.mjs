@@ -2,6 +2,7 @@
 // (`dsh mcp` on a pipe), real OpenSSH on loopback (sshd started here with throwaway keys) and Streamable HTTP
 // (`dsh mcp --http`). Paired: every round makes the call every way in turn; figures are medians of the per-round
 // ratios against the in-process call of the same round. Run `npx tsc -b` first (it imports the built packages).
+import { createSession } from '@deepseek-ai/dsh-tools'
 import { execFileSync, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -124,7 +125,7 @@ const hosts = {
   'ssh -T 127.0.0.1 dsh mcp': await createDefaultContext({ remote: { command: [...sshd.ssh, ...dshMcp] } }),
   'Streamable HTTP (dsh mcp --http)': await createDefaultContext({ remote: { url: http.url, token: http.token } }),
 }
-const session = { id: 'bench', cwd }
+const session = createSession({ id: 'bench', cwd })
 
 async function measure(label, name, args, rounds) {
   const ways = Object.entries(hosts)

@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { Context } from 'cordis'
-import { ToolsService } from '@deepseek-ai/dsh-tools'
+import { createSession, ToolsService } from '@deepseek-ai/dsh-tools'
 import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
 import { LocalSubprocess } from '@deepseek-ai/dsh-subprocess-local'
 import { LocalBashExecutor } from '@deepseek-ai/dsh-bash-local'
@@ -19,7 +19,7 @@ import { median, row, summaryRow } from './lib.mjs'
 
 // Under /var/tmp: the sandbox replaces the host's /tmp, and the session cwd must be visible inside.
 const root = await mkdtemp('/var/tmp/dsh-sandbox-bench-')
-const session = { id: 'bench', cwd: root }
+const session = createSession({ id: 'bench', cwd: root })
 
 async function host(executor) {
   const ctx = new Context()

@@ -5,6 +5,7 @@
 // peak RSS (getrusage maxrss) is that call's and nothing else's.
 //
 // Builds the corpus of bench/corpus.mjs on first use; needs `npx tsc -b`. DSH_SCALE_SIZES=1,4 limits the sizes (the x10 copies take a minute to link and ~1 min to measure).
+import { createSession } from '@deepseek-ai/dsh-tools'
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -104,7 +105,7 @@ async function child(tool, root, rounds) {
   ctx.plugin(LocalSpillStore, { root: join(corpus, 'spill-scale') })
   ctx.plugin(FsSearch, {})
   while (!ctx.get('tools')?.get('grep') || !ctx.get('spillStore')) await new Promise((resolve) => setImmediate(resolve))
-  const session = { id: 'bench-scale', cwd: root }
+  const session = createSession({ id: 'bench-scale', cwd: root })
   const args = tool === 'grep' ? { pattern: 'function' } : { pattern: '**/*.js' }
   const call = async (callArgs) => {
     const result = await ctx.tools.execute(tool, callArgs, { session })

@@ -11,7 +11,7 @@ import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { Context } from 'cordis'
 import { rgPath } from '@vscode/ripgrep'
-import { ToolsService } from '@deepseek-ai/dsh-tools'
+import { createSession, ToolsService } from '@deepseek-ai/dsh-tools'
 import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
 import LocalSubprocess from '@deepseek-ai/dsh-subprocess-local'
 import LocalSpillStore from '@deepseek-ai/dsh-spill-local'
@@ -65,7 +65,7 @@ async function context({ spill = false, config = {} } = {}) {
     if (turn > 10_000) throw new Error('the search plugin never became active')
     await new Promise((resolve) => setImmediate(resolve))
   }
-  const session = { id: 'bench', cwd: tree }
+  const session = createSession({ id: 'bench', cwd: tree })
   return {
     ctx,
     async run(tool, args, expectError) {

@@ -1,3 +1,4 @@
+import { sessionFor } from '@deepseek-ai/dsh-testing'
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
@@ -102,7 +103,7 @@ test('a stream held whole in memory but longer than the budget is kept through t
   checkCut(lines, seqText(2000))
   expect(
     MARKER.exec(lines.find((line) => line.startsWith('[output cut: '))!)![5]!.startsWith(
-      `${join(h.dir, '.saved', 'session-1')}/`,
+      `${join(h.dir, '.saved', sessionFor('session-1', h.dir).dirName)}/`,
     ),
   ).toBe(true)
 })

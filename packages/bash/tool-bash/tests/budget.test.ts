@@ -1,3 +1,4 @@
+import { sessionFor } from '@deepseek-ai/dsh-testing'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, expect, test } from 'vitest'
@@ -26,7 +27,7 @@ test('bash_output: an increment longer than the budget shows head and tail, and 
   const match = /^\[output cut: (\d+) lines \((\d+) bytes\) left out; full output: (\/.+)\]$/.exec(markers[0]!)!
   const shown = lines.length - 2 // the marker and the status
   expect(Number(match[1])).toBe(3000 - shown)
-  expect(match[3]!.startsWith(`${join(h.dir, '.saved', 'session-1')}/`)).toBe(true)
+  expect(match[3]!.startsWith(`${join(h.dir, '.saved', sessionFor('session-1', h.dir).dirName)}/`)).toBe(true)
   expect(readFileSync(match[3]!, 'utf8')).toBe(seqText(3000))
 })
 
