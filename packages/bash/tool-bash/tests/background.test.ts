@@ -115,7 +115,7 @@ test('a finished task sends a completion notice for its owner', async () => {
   await h.text('bash', background('exit 2'), { session: 'session-9' })
   expect(await h.done('bash-1')).toEqual({
     taskId: 'bash-1',
-    owner: 'session-9',
+    session: sessionFor('session-9', h.dir),
     status: { state: 'completed', exitCode: 2 },
     notice: 'background task bash-1 finished [status: completed, exit code: 2]. Read its output with bash_output.',
     requested: false,

@@ -81,7 +81,7 @@ test('input is refused with its code: a task that is not interactive, one that e
   )
   expect((await h.call('bash_input', { task_id: 'bash-9', text: 'x' })).error?.code).toBe('BASH_UNKNOWN_TASK')
   expect((await h.call('bash_input', { task_id: 'bash-2', text: 'x' }, { session: 'other' })).error?.code).toBe(
-    'BASH_TASK_FORBIDDEN',
+    'BASH_UNKNOWN_TASK',
   )
   const foreground = await h.call('bash', { command: 'cat', description: 'x', interactive: true })
   expect(foreground.error?.code).toBe('INVALID_ARGS')

@@ -170,7 +170,7 @@ describe('glob', () => {
     )
     expect(MemorySpillStore.saved).toEqual([
       {
-        owner: { sessionId: 'session-1' },
+        owner: expect.objectContaining({ id: 'session-1' }),
         source: { toolName: 'glob', callId: 'call-1' },
         suggestedName: 'glob-results.txt',
         content: 'c\nb\na\n',

@@ -230,7 +230,7 @@ describe('grep', () => {
     )
     expect(MemorySpillStore.saved).toEqual([
       {
-        owner: { sessionId: 'session-1' },
+        owner: expect.objectContaining({ id: 'session-1' }),
         source: { toolName: 'grep', callId: 'call-1' },
         suggestedName: 'grep-results.txt',
         content:
