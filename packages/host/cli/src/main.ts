@@ -7,7 +7,6 @@ import { HELP, usageText } from './help.ts'
 // Types only: the composition (and with it every plugin) is imported when a command needs it, never for --help.
 import type { DefaultContext, RemoteTarget } from './compose.ts'
 import type {} from '@deepseek-ai/dsh-workspace'
-import { createSession } from '@deepseek-ai/dsh-tools'
 
 export const EXIT = { OK: 0, TOOL_ERROR: 1, USAGE: 2, START_FAILED: 3 } as const
 
@@ -307,6 +306,8 @@ async function runCall(invocation: Of<'call'>): Promise<number> {
   let code: number
   // The process is the session; its saved results keep one directory name for every `dsh call` of this user, so a
   // later call pages what an earlier one saved (sessions apart, docs/security.md#boundary, show a session only their own saved results).
+  // From the chunk the host came from: `dsh --version` loads the entry alone, `dsh call` no chunk more.
+  const { createSession } = await import('./index.ts')
   const session = createSession({ id: CLI_SESSION, cwd, dirName: CLI_SESSION })
   try {
     const result = await host.ctx.tools.execute(invocation.tool, args, { signal: controller.signal, session })
