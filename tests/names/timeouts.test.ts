@@ -1,3 +1,4 @@
+import { sessionFor } from '@deepseek-ai/dsh-testing'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { createDefaultContext, type DefaultContext } from 'dsh-agent-tools'
 
@@ -24,7 +25,7 @@ test('every tool that takes a timeout takes it as timeoutMs and as timeout_ms', 
     if (ours === undefined) continue
     const other = NAMES.find((name) => name !== ours) as string
     // An invalid value by the other name is refused in words about ours: the name was taken as ours.
-    const result = await host.ctx.tools.execute(tool.name, { [other]: 0 }, { session: { id: 's', cwd: process.cwd() } })
+    const result = await host.ctx.tools.execute(tool.name, { [other]: 0 }, { session: sessionFor('s', process.cwd()) })
     expect(result.error?.code, tool.name).toBe('INVALID_ARGS')
     expect(result.content[0].text, tool.name).toContain(`property "${ours}" (passed as "${other}") must be >= 1`)
     checked.push(tool.name)

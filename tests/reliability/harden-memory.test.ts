@@ -1,3 +1,4 @@
+import { sessionFor } from '@deepseek-ai/dsh-testing'
 import { statSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, test } from 'vitest'
@@ -19,7 +20,7 @@ const MiB = 1024 * 1024
 
 test('edit of the last line of a text file past editMaxBytes is FS_TOO_LARGE, and the heap does not take the file', async () => {
   const dsh = await host({ 'tool-fs': { editMaxBytes: 64 * MiB } })
-  const session = { id: 'big', cwd: ws.dir }
+  const session = sessionFor('big', ws.dir)
   try {
     const made = await dsh.ctx.tools.execute(
       'bash',
@@ -57,7 +58,7 @@ test('edit of the last line of a text file past editMaxBytes is FS_TOO_LARGE, an
 
 test('write of content past editMaxBytes is FS_TOO_LARGE and creates nothing; an edit that would grow past it too', async () => {
   const dsh = await host({ 'tool-fs': { editMaxBytes: 1024 } })
-  const session = { id: 'small', cwd: ws.dir }
+  const session = sessionFor('small', ws.dir)
   try {
     const write = await dsh.ctx.tools.execute('write', { path: 'new.txt', content: 'x'.repeat(2000) }, { session })
     expect(write.error?.code).toBe('FS_TOO_LARGE')

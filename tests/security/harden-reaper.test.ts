@@ -1,3 +1,4 @@
+import { sessionFor } from '@deepseek-ai/dsh-testing'
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -51,7 +52,7 @@ test('kill -9 of dsh leaves none of a setsid -f, a TERM-ignoring double fork, a 
 
 test('bash_kill stops a task and its setsid, TERM-ignoring descendant; the kill text and the status agree', async () => {
   const host = await createDefaultContext({ config: { 'bash-local': { graceMs: 300 } }, log: () => {} })
-  const session = { id: 'kill', cwd: dir }
+  const session = sessionFor('kill', dir)
   const call = async (tool: string, args: Record<string, unknown>) =>
     (await host.ctx.tools.execute(tool, args, { session })).content.map((p) => ('text' in p ? p.text : '')).join('')
   try {
@@ -84,7 +85,7 @@ test("the host's end stops what a finished foreground call left outside its grou
     const result = await host.ctx.tools.execute(
       'bash',
       { command: `setsid -f ${s.commands[0]} >/dev/null 2>&1; echo left`, description: 'daemon' },
-      { session: { id: 'end', cwd: dir } },
+      { session: sessionFor('end', dir) },
     )
     expect(result.content[0]).toMatchObject({ text: expect.stringContaining('left') })
     await until(() => s.running().length === 1, 'the daemon runs')

@@ -6,7 +6,7 @@ import { hiddenBy } from '@deepseek-ai/dsh-workspace'
 import { attack, leaked, type Attack } from './helpers.ts'
 
 /*
- * The six attack rows of issue 35 (DESIGN §22: one session, one object), played against the shipped composition
+ * The six attack rows of issue 35 (docs/seams.md#sessions: one session, one object), played against the shipped composition
  * under --sandbox with real bubblewrap: each got through while a session's state lived in six services' maps.
  */
 

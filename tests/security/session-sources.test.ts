@@ -3,7 +3,7 @@ import { join, relative } from 'node:path'
 import { expect, test } from 'vitest'
 
 /*
- * DESIGN §22 as a source scan: one credential list for every tool, and no service holding a session's state in a map
+ * docs/seams.md#sessions as a source scan: one credential list for every tool, and no service holding a session's state in a map
  * keyed by its id (a session's state lives in the session: `slot`, `defer`, `dispose`).
  */
 

@@ -117,7 +117,7 @@ test('the done event fires once per task with the session, the status and the no
       taskId: 'bash-1',
       session: undefined,
       status: { state: 'killed', signal: 'SIGTERM' },
-      notice: 'background task bash-2 finished [status: killed by SIGTERM]. Read its output with bash_output.',
+      notice: 'background task bash-1 finished [status: killed by SIGTERM]. Read its output with bash_output.',
       requested: true,
     },
   ])

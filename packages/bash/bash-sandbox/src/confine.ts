@@ -4,17 +4,19 @@ import type { Context } from 'cordis'
 import { BashError, BashErrorCode } from '@deepseek-ai/dsh-bash'
 import { type ConfineRequest, type Confined, Confinement } from '@deepseek-ai/dsh-confinement'
 import type { ExitStatus } from '@deepseek-ai/dsh-subprocess'
-import { bwrapArgs, within, type SandboxPolicy } from './policy.ts'
+import { within } from '@deepseek-ai/dsh-tools'
+import { bwrapArgs, PROGRAM_FD, type SandboxPolicy } from './policy.ts'
 import { unavailableError } from './probe.ts'
 import type { Sandbox } from './sandbox.ts'
 import { writableProblem } from './trusted.ts'
 
 /**
- * The program's wrapper: a POSIX sh that opens the seccomp filter as fd 4 and the program itself as fd 5, then execs
- * bwrap through `env -i`. Inside, the program is executed as /proc/self/fd/5: the bytes the host opened (a private
- * copy may lie under the host's /tmp, which the sandbox replaces), never a path a command could swap meanwhile.
+ * The program's wrapper: a POSIX sh that opens the seccomp filter as fd 4, the session's pinned root as fd 5
+ * (ROOT_FD) and the program itself as fd 6 (PROGRAM_FD), then execs bwrap through `env -i`. Inside, the program is
+ * executed as /proc/self/fd/6: the bytes the host opened (a private copy may lie under the host's /tmp, which the
+ * sandbox replaces), never a path a command could swap meanwhile.
  */
-const WRAPPER = 's=$1; p=$2; shift 2; exec 4<"$s" 5<"$p" || exit 126; exec "$@"'
+const WRAPPER = 's=$1; r=$2; p=$3; shift 3; exec 4<"$s" 5<"$r" 6<"$p" || exit 126; exec "$@"'
 
 /** Signal numbers to names, for bwrap's "128 + signal" exit codes. */
 const SIGNALS = new Map<number, NodeJS.Signals>(
@@ -44,7 +46,7 @@ export class SandboxConfinement extends Confinement {
       throw new BashError('confine: an empty argv', { code: BashErrorCode.BASH_INVALID_REQUEST })
     const name = program.slice(program.lastIndexOf('/') + 1)
     const { programs, state } = await sandbox.launcher(name === 'rg' ? 'ripgrep' : name)
-    const session = sessionPolicy(sandbox, request.owner)
+    const session = sandbox.policy(request.session)
     const policy = readOnly(session)
     const hidden = policy.hidden.find((item) => within(request.cwd, item.path))
     if (hidden) {
@@ -62,6 +64,8 @@ export class SandboxConfinement extends Confinement {
         WRAPPER,
         'sh',
         join(state, 'seccomp'),
+        // The pinned root, bound from its descriptor as bash binds it ('/' when the session has none).
+        request.session?.root?.fdPath ?? '/',
         program,
         programs.env,
         '-i',
@@ -74,7 +78,7 @@ export class SandboxConfinement extends Confinement {
         '--remount-ro',
         '/tmp',
         '--',
-        '/proc/self/fd/5',
+        `/proc/self/fd/${PROGRAM_FD}`,
         ...args,
       ],
       cwd: '/',
@@ -84,18 +88,18 @@ export class SandboxConfinement extends Confinement {
   }
 }
 
-/**
- * The session's sandbox policy (its roots, its hidden paths, its /tmp): today looked up by the session id through
- * the sandbox's own mechanism. The one place to re-point when the policy comes with the session object.
- */
-export function sessionPolicy(sandbox: Sandbox, owner: string | undefined): SandboxPolicy {
-  return sandbox.policy(owner)
-}
-
 /** A policy with every writable root read-only, nothing pinned (no command runs to rename), and no network. */
 export function readOnly(policy: SandboxPolicy): SandboxPolicy {
   const roots = [...policy.writable, ...policy.readOnly.filter((dir) => !policy.writable.includes(dir))]
-  return { writable: [], pinned: [], readOnly: roots, hidden: policy.hidden, tmpDir: policy.tmpDir, network: 'none' }
+  return {
+    writable: [],
+    pinned: [],
+    ...(policy.boundRoot === undefined ? {} : { boundRoot: policy.boundRoot }),
+    readOnly: roots,
+    hidden: policy.hidden,
+    tmpDir: policy.tmpDir,
+    network: 'none',
+  }
 }
 
 /** bwrap exits 128 + N when the program died of signal N: reported as that signal, as a bare run would be. */

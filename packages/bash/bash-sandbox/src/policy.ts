@@ -13,8 +13,9 @@ export interface SandboxPolicy {
    */
   readonly pinned?: readonly string[]
   /**
-   * The writable root that is the session's pinned root: bound from the descriptor the wrapper opens as fd ROOT_FD
-   * (`/proc/self/fd/5`), not from its path, so a rename or a link swapped in never moves what the command writes.
+   * The root that is the session's pinned root (writable, or read-only for a search): bound from the descriptor the
+   * wrapper opens as fd ROOT_FD (`/proc/self/fd/5`), not from its path, so a rename or a link swapped in never moves
+   * what the command reads or writes.
    */
   readonly boundRoot?: string
   /** Bound read-only at their own path, after the private /tmp (so a spill directory under the host's /tmp shows). */
@@ -56,7 +57,8 @@ export function bwrapArgs(policy: SandboxPolicy, workdir: string): string[] {
   ]
   for (const dir of policy.writable)
     args.push('--bind', dir === policy.boundRoot ? `/proc/self/fd/${ROOT_FD}` : dir, dir)
-  for (const dir of policy.readOnly) args.push('--ro-bind', dir, dir)
+  for (const dir of policy.readOnly)
+    args.push('--ro-bind', dir === policy.boundRoot ? `/proc/self/fd/${ROOT_FD}` : dir, dir)
   for (const dir of policy.pinned ?? []) args.push('--bind', dir, dir)
   for (const hidden of policy.hidden) {
     if (hidden.kind === 'file') {
@@ -79,6 +81,9 @@ export function bwrapArgs(policy: SandboxPolicy, workdir: string): string[] {
 
 /** The descriptor the wrapper opens the session's pinned root as (3 and 4 are the arguments and the filter). */
 export const ROOT_FD = 5
+
+/** The descriptor confine.ts's wrapper opens the confined program as. */
+export const PROGRAM_FD = 6
 
 /** /proc/1/mem of the namespace's init, masked: writing it would run code outside the seccomp filter. */
 const INIT_MEMORY = ['/proc/1/mem', '/proc/1/task/1/mem']

@@ -24,7 +24,6 @@ import {
   existing,
   existingDirs,
   hiddenPaths,
-  ROOT_FD,
   pinnedAncestors,
   systemHidden,
   type HiddenPath,

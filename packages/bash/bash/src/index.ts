@@ -26,7 +26,7 @@ export interface BashExecRequest {
   backgroundAfterMs?: number
   /** Aborting kills the command (foreground: `run` resolves with `aborted`; `start`: the process is stopped). */
   signal?: AbortSignal
-  /** The calling session: a provider reads its root, policy and private directories from it (DESIGN §22). */
+  /** The calling session: a provider reads its root, policy and private directories from it (docs/seams.md#sessions). */
   session?: ToolSession
   /** Written to the command's stdin, which is then closed. Default: stdin is /dev/null. */
   stdin?: string

@@ -117,7 +117,7 @@ export function apply(ctx: Context, config: Config): void {
     parameters: TaskIdParameters,
     aliases: TASK_ID_ALIASES,
     maxResultBytes: config.maxResultBytes,
-    execute: (args, exec) => bashKill(services.tasks(exec.session), args, exec),
+    execute: (args, exec) => bashKill(services.tasks(exec.session), args),
   })
   ctx.systemPrompt.register({ id: BASH_PROMPT_ID, order: BASH_PROMPT_ORDER, text: BASH_PROMPT })
 }

@@ -388,7 +388,6 @@ test('the task list shows finished tasks read to their end last, marked (output 
     id: `bash-${n}`,
     command,
     workdir: '/w',
-    owner: 's',
     status,
     startedAt: 0,
     interactive: false,

@@ -87,15 +87,15 @@ test('provider swap: dispose LocalBashExecutor, load another executor, and the s
   EchoExecutor.finishAll()
   await h.done('bash-1')
   // The swapped provider's completion notice travels on the generic session channel, which every host forwards.
-  expect(notices).toEqual([
+  expect(notices.map(({ session, ...rest }) => ({ session: session.id, ...rest }))).toEqual([
     {
-      sessionId: 'session-1',
+      session: 'session-1',
       key: 'bash-1',
       text: 'background task bash-1 finished [status: completed, exit code: 0]. Read its output with bash_output.',
     },
   ])
   expect((await h.call('bash_output', { task_id: 'bash-1' }, { session: 'other' })).error?.code).toBe(
-    'BASH_TASK_FORBIDDEN',
+    'BASH_UNKNOWN_TASK',
   )
   expect(await h.text('bash_output', { task_id: 'bash-1' })).toBe('(no new output)\n[status: completed, exit code: 0]')
   expect(await h.text('bash_kill', { task_id: 'bash-1' })).toBe('task bash-1 had already finished')

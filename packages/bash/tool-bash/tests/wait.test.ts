@@ -77,14 +77,14 @@ test('bash_output without task_id lists every task of this session and only thos
   await h.text('bash', background('sleep 100'))
   await h.text('bash', background('sleep 100'), { session: 'other' })
   await h.text('bash', background('exit 0'))
-  await h.done('bash-3')
+  await h.done('bash-2')
   const list = await h.text('bash_output', {})
   expect(list.split('\n\n')[0]).toMatch(
-    /^2 background tasks in this session:\nbash-1 \[status: running\] \d+s: sleep 100\nbash-3 \[status: completed, exit code: 0\] \d+s: exit 0$/,
+    /^2 background tasks in this session:\nbash-1 \[status: running\] \d+s: sleep 100\nbash-2 \[status: completed, exit code: 0\] \d+s: exit 0$/,
   )
-  await h.text('bash_output', { task_id: 'bash-3' })
+  await h.text('bash_output', { task_id: 'bash-2' })
   expect(await h.text('bash_output', {})).toMatch(
-    /^2 background tasks in this session:\nbash-1 \[status: running\] \d+s: sleep 100\nbash-3 \[status: completed, exit code: 0\] \d+s \(output read\): exit 0$/,
+    /^2 background tasks in this session:\nbash-1 \[status: running\] \d+s: sleep 100\nbash-2 \[status: completed, exit code: 0\] \d+s \(output read\): exit 0$/,
   )
 })
 
@@ -126,7 +126,7 @@ test("attack: catastrophic wait_for patterns of one session never delay another 
       }),
   )
   // Each attack pattern holds a pattern test for its whole time bound; the victim's test must not queue behind them.
-  const victim = await h.text('bash_output', { task_id: 'bash-2', wait_for: '^ready$' }, { session: 'victim' })
+  const victim = await h.text('bash_output', { task_id: 'bash-1', wait_for: '^ready$' }, { session: 'victim' })
   expect(victim).toBe('ready\n[wait_for matched]\n[status: running]')
   expect(attackerSettled).toBe(0)
   await Promise.all(attacks)

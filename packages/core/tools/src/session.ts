@@ -3,7 +3,7 @@ import { resolve } from 'node:path'
 import { HarnessError } from './errors.ts'
 
 /**
- * A session's root, resolved once to a real path and held open as a directory descriptor (DESIGN §22). Whatever later
+ * A session's root, resolved once to a real path and held open as a directory descriptor (docs/seams.md#sessions). Whatever later
  * happens to `path` (renamed, a symlink put in its place), `fdPath` names the directory that was claimed.
  */
 export interface PinnedRoot {

@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url'
 import type { Confined, Confinement } from '@deepseek-ai/dsh-confinement'
 import type { ExitStatus, SubprocessService } from '@deepseek-ai/dsh-subprocess'
 import { SubprocessErrorCode } from '@deepseek-ai/dsh-subprocess'
-import type { ToolExecution } from '@deepseek-ai/dsh-tools'
+import type { ToolExecution, ToolSession } from '@deepseek-ai/dsh-tools'
 import { SearchError, SearchErrorCode } from './errors.ts'
 import { MalformedOutput, type RecordSplitter } from './records.ts'
 import { completeLength, cutPrefixLength, decodeLossy } from '@deepseek-ai/dsh-text'
@@ -101,7 +101,7 @@ export class RipgrepLocator {
 /** The session sandbox a search runs in (docs/security.md#boundary): the service, and whose session it is. */
 export interface Confine {
   readonly service: Confinement
-  readonly owner: string | undefined
+  readonly session: ToolSession | undefined
 }
 
 export interface RipgrepRequest {
@@ -159,7 +159,7 @@ export async function runRipgrep(subprocess: SubprocessService, request: Ripgrep
   const confined: Confined | undefined = await request.confine?.service.confine({
     argv: [binary, ...request.args],
     cwd: request.cwd,
-    owner: request.confine.owner,
+    session: request.confine.session,
     access: 'read',
   })
   let handle

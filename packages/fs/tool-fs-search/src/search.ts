@@ -87,7 +87,7 @@ export async function openRoot(
   const options: OpenOptions = { cwd, tool, access: 'read', policy }
   if (policy) await checkPath(root.absolute, options)
   const service = services.confinement()
-  const confine = service && { service, owner: exec.session?.id }
+  const confine = service && { service, session: exec.session }
   const directory = await isDirectory(tool, root)
   try {
     if (!directory) {

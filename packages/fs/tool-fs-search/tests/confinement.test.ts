@@ -41,7 +41,7 @@ test('with a ctx.confinement provider loaded, grep and glob run ripgrep through 
     'Found 1 match\n\nsub/a.txt\nLine 1: needle',
   )
   const real = realpathSync(h.dir)
-  expect(EnvLauncher.requests.map((r) => [r.owner, r.access, r.cwd, r.argv.at(-1)])).toEqual([
+  expect(EnvLauncher.requests.map((r) => [r.session?.id, r.access, r.cwd, r.argv.at(-1)])).toEqual([
     ['session-1', 'read', real, '.'],
     ['session-1', 'read', join(real, 'sub'), '.'],
     ['session-1', 'read', join(real, 'sub'), join(real, 'sub/a.txt')],

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import fc from 'fast-check'
 import { afterEach, beforeEach, expect, test } from 'vitest'
-import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
+import { createTestContext, sessionFor, type TestContext } from '@deepseek-ai/dsh-testing'
 import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
 import type { ToolResult } from '@deepseek-ai/dsh-tools'
 import ToolFs from '@deepseek-ai/dsh-tool-fs'
@@ -11,7 +11,7 @@ import { planEdit, planEdits } from '../src/change.ts'
 
 let t: TestContext
 let dir: string
-const session = () => ({ id: 's', cwd: dir })
+const session = () => sessionFor('s', dir)
 
 beforeEach(async () => {
   dir = await realpath(await mkdtemp(join(tmpdir(), 'tool-fs-edits-')))

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, expect, test } from 'vitest'
-import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
+import { createTestContext, sessionFor, type TestContext } from '@deepseek-ai/dsh-testing'
 import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
 import type { ToolResult } from '@deepseek-ai/dsh-tools'
 import ToolFs from '@deepseek-ai/dsh-tool-fs'
@@ -23,7 +23,7 @@ afterEach(async () => {
 })
 
 const call = (name: string, args: Record<string, unknown>) =>
-  t.ctx.tools.execute(name, args, { session: { id: 's', cwd: dir } })
+  t.ctx.tools.execute(name, args, { session: sessionFor('s', dir) })
 const ok = (result: ToolResult) => {
   expect(result.error).toBeUndefined()
   return result.content[0].text

@@ -2,7 +2,7 @@ import { chmod, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, symlink, 
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, expect, test } from 'vitest'
-import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
+import { createTestContext, sessionFor, type TestContext } from '@deepseek-ai/dsh-testing'
 import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
 import type { ToolResult } from '@deepseek-ai/dsh-tools'
 import Workspace from '@deepseek-ai/dsh-workspace'
@@ -29,7 +29,7 @@ afterEach(async () => {
 })
 
 const call = (name: string, args: Record<string, unknown>) =>
-  t.ctx.tools.execute(name, args, { session: { id: 's', cwd: dir } })
+  t.ctx.tools.execute(name, args, { session: sessionFor('s', dir) })
 const text = (result: ToolResult) => result.content[0].text
 const code = (result: ToolResult) => result.error?.code
 const patch = (...lines: string[]) => ['*** Begin Patch', ...lines, '*** End Patch', ''].join('\n')

@@ -212,7 +212,7 @@ class Policies {
   }
 
   /**
-   * Sessions apart (DESIGN §22): in the spill store's shared root, every entry but this session's own directory is
+   * Sessions apart (docs/seams.md#sessions): in the spill store's shared root, every entry but this session's own directory is
    * hidden — other sessions' saved results, and the command-output directory (dsh puts it there) but for the files
    * this session was given (`ownFiles`) — for the file tools as for commands. Existing ones join `hidden`, so a walk
    * (glob, grep) leaves them out.

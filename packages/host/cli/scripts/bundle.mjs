@@ -118,11 +118,16 @@ async function bundle({ tools, precompiled, names }) {
       codeSplitting: {
         groups: [
           // A group also takes the dependencies of what it matches, so the highest priority goes to the narrowest.
-          { name: 'runtime', test: AJV_RUNTIME, priority: 4 },
-          { name: 'ajv', test: AJV, priority: 3 },
-          { name: 'mcp-sdk', test: MCP_SDK, priority: 2 },
-          { name: 'mcp', test: MCP, priority: 2 },
-          { name: 'runtime', test: (id) => !ENTRY.test(id) && !REMOTE.test(id), priority: 1 },
+          { name: 'runtime', test: AJV_RUNTIME, priority: 5 },
+          { name: 'ajv', test: AJV, priority: 4 },
+          { name: 'mcp-sdk', test: MCP_SDK, priority: 3 },
+          { name: 'mcp', test: MCP, priority: 1 },
+          // Above the mcp group, which would otherwise take the core both use (sessions) and make `dsh call` load it.
+          {
+            name: 'runtime',
+            test: (id) => ![ENTRY, REMOTE, MCP, MCP_SDK].some((pattern) => pattern.test(id)),
+            priority: 2,
+          },
         ],
       },
     },

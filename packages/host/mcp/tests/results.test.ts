@@ -1,6 +1,6 @@
 import { expect, test } from 'vitest'
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js'
-import { createTestContext } from '@deepseek-ai/dsh-testing'
+import { createTestContext, sessionFor } from '@deepseek-ai/dsh-testing'
 import { toCallToolResult } from '../src/results.ts'
 
 test('a result with an image goes on the wire as its text block, then an MCP image block', () => {
@@ -30,8 +30,9 @@ test('a session notice joins the text of an image result and keeps the image', a
       parameters: { type: 'object', properties: {}, additionalProperties: false },
       execute: () => ({ text: 'Image x', images: [{ type: 'image', data: 'AAEC', mimeType: 'image/gif' }] }),
     })
-    t.ctx.tools.notify({ sessionId: 's', text: 'background task bash-1 finished' })
-    const result = await t.ctx.tools.execute('picture', {}, { session: { id: 's', cwd: '/' } })
+    const session = sessionFor('s', '/')
+    t.ctx.tools.notify({ session, text: 'background task bash-1 finished' })
+    const result = await t.ctx.tools.execute('picture', {}, { session })
     expect(result.content).toEqual([
       { type: 'text', text: 'Image x\n\nbackground task bash-1 finished' },
       { type: 'image', data: 'AAEC', mimeType: 'image/gif' },

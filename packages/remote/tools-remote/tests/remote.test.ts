@@ -127,7 +127,7 @@ describe.each(Object.keys(transports) as (keyof typeof transports)[])('tools-rem
       writeFileSync(flag, '')
       await until(() => notices.length > 0, 'the completion notice arrives')
       const text = `background task ${id} finished [status: completed, exit code: 0]. Read its output with bash_output.`
-      expect(notices).toEqual([{ sessionId: session.id, text }])
+      expect(notices).toEqual([{ session, text }])
       // The remote appends its own undelivered notice to the session's next result; this side adds nothing, so
       // the notice is there exactly once, after a blank line, and never again after.
       const next = await host.ctx.tools.execute('read', { path: 'a.txt' }, { session })

@@ -301,19 +301,19 @@ test('no descriptor is left open after saves, collisions and failures', async ()
   const store = await load()
   await store.saveText(request())
   await writeFile(join(root, 'blocked'), 'a file where a session directory would go')
+  // Made before counting: each session holds its root open until disposed.
+  const others = Array.from({ length: 20 }, (_, i) => createSession({ id: `s${i}`, cwd: tmpdir() }))
+  const blocked = createSession({ id: 'blocked', cwd: tmpdir(), dirName: 'blocked' })
   const fds = (await readdir('/proc/self/fd')).length
-  for (let i = 0; i < 20; i++) {
+  for (const other of others) {
     await Promise.all([
       store.saveText(request()),
-      store.saveText(request({ owner: createSession({ id: `s${i}`, cwd: tmpdir() }) })),
-      expect(store.saveText(request({ owner: createSession({ id: 'blocked', cwd: tmpdir() }) }))).rejects.toMatchObject(
-        {
-          code: 'SPILL_WRITE_FAILED',
-        },
-      ),
+      store.saveText(request({ owner: other })),
+      expect(store.saveText(request({ owner: blocked }))).rejects.toMatchObject({ code: 'SPILL_WRITE_FAILED' }),
     ])
   }
   expect((await readdir('/proc/self/fd')).length).toBe(fds)
+  for (const session of [...others, blocked]) await session.dispose()
 })
 
 /*

@@ -1,5 +1,6 @@
 import { type Context, Service } from 'cordis'
 import type { ExitStatus } from '@deepseek-ai/dsh-subprocess'
+import type { ToolSession } from '@deepseek-ai/dsh-tools'
 
 declare module 'cordis' {
   interface Context {
@@ -13,8 +14,8 @@ export interface ConfineRequest {
   readonly argv: readonly string[]
   /** Its working directory: an absolute real path, as the program sees it inside the boundary too. */
   readonly cwd: string
-  /** The calling session's id: the boundary is that session's (its roots, its hidden paths). */
-  readonly owner: string | undefined
+  /** The calling session: the boundary is that session's (its pinned root, its roots, its hidden paths). */
+  readonly session: ToolSession | undefined
   /** `read`: every root read-only, no network — what a search needs and no more. */
   readonly access: 'read'
 }
