@@ -1,7 +1,7 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs'
 import { userInfo } from 'node:os'
 import { join } from 'node:path'
-import { afterEach, expect, test } from 'vitest'
+import { afterEach, describe, expect, test } from 'vitest'
 import { hiddenBy } from '@deepseek-ai/dsh-workspace'
 import { attack, leaked, type Attack } from './helpers.ts'
 
@@ -107,4 +107,79 @@ test('row 6: stores under the real home (password database) are hidden when HOME
     expect(secret.length).toBeGreaterThan(0)
     expect(inside.includes(secret)).toBe(false)
   }
+})
+
+/*
+ * The same rows without --sandbox (the workspace policy on: a `workspace` section; bash unconfined): what the file tools and tasks promise
+ * holds there too. A command itself can read what the user can; that is the sandbox's part (docs/security.md).
+ */
+describe('without --sandbox: the file tools and tasks hold the same rows', () => {
+  test('row 1: a write of the session whose claimed root was swapped for a link fails WORKSPACE_ROOT_MOVED', async () => {
+    a = await attack({ sandbox: false, config: () => ({ workspace: {} }) })
+    const sub = join(a.project, 'sub')
+    mkdirSync(sub)
+    expect((await a.call('write', { path: 'y.txt', content: 'y\n' }, 'Y', sub)).isError).toBe(false)
+    renameSync(sub, join(a.project, 'sub.real'))
+    symlinkSync(a.outside, sub)
+    for (const tool of ['write', 'edit', 'read', 'grep', 'glob', 'bash'] as const) {
+      const args: Record<string, Record<string, unknown>> = {
+        write: { path: 'x.txt', content: 'PWNED\n' },
+        edit: { path: 'y.txt', old_string: 'y', new_string: 'PWNED' },
+        read: { path: 'y.txt' },
+        grep: { pattern: 'y' },
+        glob: { pattern: '*' },
+        bash: { command: 'echo PWNED > x.txt', description: 'attack' },
+      }
+      expect(await a.call(tool, args[tool] ?? {}, 'Y', sub), tool).toMatchObject({
+        isError: true,
+        code: 'WORKSPACE_ROOT_MOVED',
+      })
+    }
+    expect(readdirSync(a.outside)).toEqual([])
+  })
+
+  test("row 2: session B's file tools cannot reach session A's saved result", async () => {
+    a = await attack({ sandbox: false, config: () => ({ workspace: {} }) })
+    writeFileSync(join(a.project, 'lines.txt'), Array.from({ length: 40000 }, (_, i) => `A-SAVED-${i}\n`).join(''))
+    const grep = await a.call('grep', { pattern: 'A-SAVED-', path: 'lines.txt' }, 'A')
+    const saved = /saved at (\/\S+?)\.? /.exec(grep.text)?.[1] ?? ''
+    expect(saved, grep.text.slice(-600)).toMatch(/^\//)
+    expect((await a.call('read', { path: saved, limit: 1 }, 'A')).isError).toBe(false)
+    expect(await a.call('read', { path: saved }, 'B')).toMatchObject({ isError: true, code: 'WORKSPACE_HIDDEN' })
+    expect((await a.call('grep', { pattern: 'A-SAVED-1\\b', path: saved }, 'B')).text).not.toMatch(/A-SAVED-1\b/)
+    const listed = await a.call('glob', { pattern: '**/*', path: saved.split('/').slice(0, -2).join('/') }, 'B')
+    expect(listed.text).not.toContain(saved.split('/').pop() as string)
+  })
+
+  test("rows 3, 4 and 6: bash-sandbox.denyRead, the agents' stores and the real home are hidden from read", async () => {
+    a = await attack({
+      sandbox: false,
+      config: ({ project }) => ({
+        'bash-sandbox': { denyRead: [join(project, 'secrets')] },
+        workspace: { allowBroadRoots: true },
+      }),
+    })
+    mkdirSync(join(a.project, 'secrets'))
+    writeFileSync(join(a.project, 'secrets', 'prod.env'), 'CANARY-PROD\n')
+    expect(await a.call('read', { path: 'secrets/prod.env' })).toMatchObject({
+      isError: true,
+      code: 'WORKSPACE_HIDDEN',
+    })
+    writeFileSync(join(a.home, '.claude.json'), 'CANARY-CLAUDE-JSON\n')
+    const read = await a.call('read', { path: '.claude.json' }, 'H', a.home)
+    expect(read, read.text).toMatchObject({ isError: true, code: 'WORKSPACE_HIDDEN' })
+    const policy = a.host.ctx.get('workspace')?.policy(a.session('A', a.project), 'read')
+    expect(hiddenBy(join(userInfo().homedir, '.ssh/id_rsa'), policy?.rules ?? [])?.shown).toBeDefined()
+  })
+
+  test("row 5: ids count per session and another session's task is unknown", async () => {
+    a = await attack({ sandbox: false, config: () => ({ workspace: {} }) })
+    const background = { command: 'sleep 30', description: 'wait', run_in_background: true }
+    for (let i = 0; i < 2; i++) await a.call('bash', background, 'A')
+    expect((await a.call('bash', background, 'B')).text).toContain('bash-1')
+    expect(await a.call('bash_output', { task_id: 'bash-2' }, 'B')).toMatchObject({
+      isError: true,
+      code: 'BASH_UNKNOWN_TASK',
+    })
+  })
 })

@@ -129,6 +129,12 @@ class Pipeline {
         new HarnessError(`invalid arguments: ${listProblems(checked.problems)}`, { code: CoreErrorCode.INVALID_ARGS }),
       )
     }
+    // A session never follows its root elsewhere (docs/seams.md#sessions): every tool, whatever else it confines.
+    try {
+      options.session?.root?.check(name)
+    } catch (error) {
+      return errorResult(error)
+    }
     const call: ToolCall = {
       definition,
       callId: options.callId ?? `call-${++this.callCounter}`,
