@@ -75,6 +75,10 @@ export class SandboxConfinement extends Confinement {
         ...bwrapArgs(policy, request.cwd),
         // Nothing of it outlives dsh; nothing in it writes, /tmp included.
         '--die-with-parent',
+        // The program is the namespace's pid 1, bwrap's own child: bwrap reaps it before exiting, so the process
+        // group is gone with bwrap. A separate init would be orphaned, and the group watched through /proc until the
+        // host's init reaped it. A pid 1 ignores SIGTERM from outside: the group's SIGTERM stops bwrap, which kills it.
+        '--as-pid-1',
         '--remount-ro',
         '/tmp',
         '--',

@@ -139,6 +139,25 @@ export function existingDirs(paths: readonly string[]): string[] {
   return dirs
 }
 
+/**
+ * The masks that still matter, outermost first: one strictly inside a masked directory, and not inside what that
+ * mask keeps, is hidden by it already (every mask is a mount bwrap makes at each start, two for a directory, and the
+ * spill root alone names a directory per session: masked whole, it needs none of them); one inside what a mask keeps
+ * must be mounted after it, or the kept directory bound back over it would show what it hides.
+ */
+export function withoutCovered(hidden: readonly HiddenPath[]): HiddenPath[] {
+  const dirs = hidden.filter((item) => item.kind === 'dir')
+  const covered = (item: HiddenPath) =>
+    dirs.some(
+      (dir) =>
+        dir.path !== item.path &&
+        within(item.path, dir.path) &&
+        !(dir.keep ?? []).some((kept) => within(item.path, kept)),
+    )
+  const depth = (path: string) => path.split(sep).length
+  return hidden.filter((item) => !covered(item)).sort((a, b) => depth(a.path) - depth(b.path))
+}
+
 /** Existing entries among `paths` (absolute), as real paths: a path that does not exist needs no mask. */
 export function hiddenPaths(paths: readonly string[]): HiddenPath[] {
   const hidden: HiddenPath[] = []

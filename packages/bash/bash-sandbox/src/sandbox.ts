@@ -26,6 +26,7 @@ import {
   hiddenPaths,
   pinnedAncestors,
   systemHidden,
+  withoutCovered,
   type HiddenPath,
   type SandboxPolicy,
 } from './policy.ts'
@@ -164,11 +165,11 @@ export class Sandbox {
     // config file), with the sandbox's own list and denyRead on top. It refuses a broad root (WORKSPACE_ROOT_REFUSED)
     // before anything runs; fresh: a hidden directory renamed since the last look is found and masked where it is.
     const shared = workspace?.policy(session ?? cwd, 'bash', true).hidden ?? []
-    const hidden = [
+    const hidden = withoutCovered([
       ...systemHidden(),
       ...hiddenPaths([...expandForHomes([...CREDENTIAL_STORES, ...this.config.denyRead], cwd), ...shared]),
       ...this.othersSavedResults(session),
-    ]
+    ])
     return {
       writable,
       readOnly,

@@ -13,7 +13,7 @@ import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
 import { afterEach, beforeEach, expect, test } from 'vitest'
 import { CREDENTIAL_STORES, expandHome } from '@deepseek-ai/dsh-tools'
-import { bwrapArgs, hiddenPaths, type SandboxPolicy } from '../src/policy.ts'
+import { bwrapArgs, hiddenPaths, type SandboxPolicy, withoutCovered } from '../src/policy.ts'
 
 /*
  * The confinement of the argv itself, with the real bubblewrap: each test builds a policy over temp dirs, runs
@@ -189,6 +189,24 @@ test('a configured denyRead file is masked too, also inside a writable root', as
   )
   expect(run.stdout).toBe('[]\n')
   expect(readFileSync(join(root, '.env'), 'utf8')).toBe('TOKEN=abc\n')
+})
+
+test('a mask inside a masked directory is dropped unless inside what it keeps (then mounted after it); all stays hidden', async () => {
+  const store = join(root, 'store')
+  for (const name of ['own', 'other-1', 'other-2']) {
+    mkdirSync(join(store, name), { recursive: true })
+    writeFileSync(join(store, name, 'saved.txt'), `SAVED-${name}\n`)
+  }
+  mkdirSync(join(store, 'own', 'deny'))
+  writeFileSync(join(store, 'own', 'deny', 'x.txt'), 'DENIED\n')
+  const hidden = withoutCovered([
+    ...hiddenPaths([join(store, 'other-1'), join(store, 'other-2'), join(store, 'own', 'deny')]),
+    { path: store, kind: 'dir', keep: [join(store, 'own')] },
+  ])
+  // The two other directories are under the store's mask; the one inside what it keeps is not, and comes after it.
+  expect(hidden.map((item) => item.path)).toEqual([store, join(store, 'own', 'deny')])
+  const run = await sandboxed(`cat ${store}/*/saved.txt ${store}/own/deny/x.txt 2>/dev/null; true`, policy({ hidden }))
+  expect(run.stdout).toBe('SAVED-own\n')
 })
 
 test('the private /tmp is the host dir given, not the host /tmp, and it persists between commands', async () => {
