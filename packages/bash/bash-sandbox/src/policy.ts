@@ -121,7 +121,9 @@ export function systemHidden(): HiddenPath[] {
 /** The real path of an existing entry and what it is, or undefined when there is nothing there. */
 export function existing(path: string): { real: string; kind: 'dir' | 'file' } | undefined {
   try {
-    const real = realpathSync(path)
+    // Most of the credential list is absent on a given machine: one stat answers that, without an exception.
+    if (!statSync(path, { throwIfNoEntry: false })) return undefined
+    const real = realpathSync.native(path)
     const info = statSync(real)
     return { real, kind: info.isDirectory() ? 'dir' : 'file' }
   } catch {
