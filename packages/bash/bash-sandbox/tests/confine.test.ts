@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { afterEach, expect, test } from 'vitest'
 import { sessionFor } from '@deepseek-ai/dsh-testing'
-import type { Confinement } from '@deepseek-ai/dsh-confinement'
+import type { Confined, Confinement } from '@deepseek-ai/dsh-confinement'
 import { type Fixture, fixture, processesWith, uniqueSleep, until } from './helpers.ts'
 
 /*
@@ -31,6 +31,22 @@ function groupMembers(pgid: number): string[] {
   return members
 }
 
+/** Spawns a confined argv as the search tools do: output piped and drained. */
+async function spawnConfined(run: Confined, signal?: AbortSignal) {
+  const handle = await f!.t.ctx.subprocess.spawn({
+    argv: run.argv,
+    cwd: run.cwd,
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+    graceMs: 60_000,
+    ...(signal ? { signal } : {}),
+  })
+  handle.stdout?.resume()
+  handle.stderr?.resume()
+  return handle
+}
+
 async function confined(program: string, args: string[]) {
   f = await fixture()
   const confinement = f.t.ctx.get('confinement') as Confinement
@@ -45,16 +61,7 @@ async function confined(program: string, args: string[]) {
 test('a confined program that exits leaves no process of its group, not even a zombie init', async () => {
   const run = await confined('/usr/bin/true', [])
   for (let i = 0; i < 5; i++) {
-    const handle = await f!.t.ctx.subprocess.spawn({
-      argv: run.argv,
-      cwd: run.cwd,
-      stdin: 'ignore',
-      stdout: 'pipe',
-      stderr: 'pipe',
-      graceMs: 200,
-    })
-    handle.stdout?.resume()
-    handle.stderr?.resume()
+    const handle = await spawnConfined(run)
     const exit = run.status(await handle.exited)
     expect(exit).toEqual({ exitCode: 0, signal: null })
     expect(groupMembers(handle.pid)).toEqual([])
@@ -65,15 +72,7 @@ test('aborting a confined program stops it (a pid 1 ignores SIGTERM from outside
   const sleep = uniqueSleep()
   const run = await confined('/usr/bin/sleep', [sleep.marker])
   const controller = new AbortController()
-  const handle = await f!.t.ctx.subprocess.spawn({
-    argv: run.argv,
-    cwd: run.cwd,
-    stdin: 'ignore',
-    stdout: 'pipe',
-    stderr: 'pipe',
-    graceMs: 60_000,
-    signal: controller.signal,
-  })
+  const handle = await spawnConfined(run, controller.signal)
   await until(() => processesWith(sleep.marker).length > 0, 'the confined sleep runs')
   controller.abort()
   // Within the grace: the group's SIGTERM did it, not the SIGKILL a minute later.

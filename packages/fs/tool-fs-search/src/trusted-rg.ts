@@ -1,7 +1,7 @@
 import { readFileSync, realpathSync } from 'node:fs'
-import { dirname, isAbsolute, join, sep } from 'node:path'
+import { dirname, isAbsolute, join } from 'node:path'
 import { privateCopy, resolveTrusted } from '@deepseek-ai/dsh-subprocess'
-import type { ToolExecution } from '@deepseek-ai/dsh-tools'
+import { type ToolExecution, within } from '@deepseek-ai/dsh-tools'
 import type { ToolName } from './values.ts'
 import { launchFailedMessage } from './common-text.ts'
 import { SearchError, SearchErrorCode } from './errors.ts'
@@ -56,7 +56,7 @@ export class TrustedRipgrep extends RipgrepLocator {
     const copy = this.copy
     if (copy.vouched) return copy.path
     const real = realOrSelf(found)
-    const root = this.writable(exec).find((dir) => real === dir || real.startsWith(dir.endsWith(sep) ? dir : dir + sep))
+    const root = this.writable(exec).find((dir) => within(real, dir))
     if (root !== undefined)
       throw untrusted(
         tool,
