@@ -63,9 +63,15 @@ console.log(`load average ${loadAverage()}`)
 // The read guard (tool-fs, loaded in both) copies or digests what was read after each call: settled between runs,
 // so one run's deferred work is not timed in the next (the floor always runs first).
 const settle = () => new Promise((resolve) => setTimeout(resolve, 50))
-const read = await pairedRatios(reads(local), { confined: reads(confined) }, { rounds: 15, warmup: 2, settle })
+// `again`: the floor against itself, in the same rounds — how far this machine moves a ratio that should be 1.00.
+const read = await pairedRatios(
+  reads(local),
+  { confined: reads(confined), again: reads(local) },
+  { rounds: 25, warmup: 2, settle },
+)
 row(`read ×${READS}, no workspace (floor)`, `${read.floorMs.toFixed(1)} ms`)
 row(`read ×${READS}, workspace policy`, `${read.confined.ms.toFixed(1)} ms`)
+row('  noise, no goal: the floor against itself', `${read.again.ratio.toFixed(2)}×`)
 summaryRow({
   figure: 'confined read (workspace policy)',
   value: read.confined.ratio,

@@ -1,6 +1,15 @@
+import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import { createTestContext, type TestContext, sessionFor } from '@deepseek-ai/dsh-testing'
-import { CoreErrorCode, HarnessError, type ToolDefinition, type ToolExecution } from '@deepseek-ai/dsh-tools'
+import {
+  CoreErrorCode,
+  createSession,
+  HarnessError,
+  type ToolDefinition,
+  type ToolExecution,
+} from '@deepseek-ai/dsh-tools'
 
 let t: TestContext
 beforeEach(async () => {
@@ -356,5 +365,33 @@ test('a consumer that injects a missing service stays pending and becomes active
     expect(local.ctx.tools.get('late')).toBeDefined()
   } finally {
     await local.dispose()
+  }
+})
+
+test('a call of a session whose root was moved fails WORKSPACE_ROOT_MOVED before the tool runs, for any tool', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'dsh-pipeline-root-'))
+  const ran: string[] = []
+  t.ctx.tools.register({
+    name: 'touch',
+    description: 'records that it ran',
+    parameters: { type: 'object' },
+    execute: () => {
+      ran.push('touch')
+      return 'ran'
+    },
+  })
+  mkdirSync(join(dir, 'sub'))
+  const session = createSession({ id: 'y', cwd: join(dir, 'sub') })
+  try {
+    expect((await t.ctx.tools.execute('touch', {}, { session })).isError).toBeFalsy()
+    renameSync(join(dir, 'sub'), join(dir, 'sub.real'))
+    symlinkSync(tmpdir(), join(dir, 'sub'))
+    const moved = await t.ctx.tools.execute('touch', {}, { session })
+    expect(moved).toMatchObject({ isError: true, error: { code: 'WORKSPACE_ROOT_MOVED' } })
+    expect(moved.content[0].text).toMatch(/^Error: touch refused: the session's root .* was moved or replaced/)
+    expect(ran).toEqual(['touch'])
+  } finally {
+    await session.dispose()
+    rmSync(dir, { recursive: true, force: true })
   }
 })

@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import { type Context, Service } from 'cordis'
 import Schema from 'schemastery'
-import type {} from '@deepseek-ai/dsh-spill'
+import type { SpillStore } from '@deepseek-ai/dsh-spill'
 import { CREDENTIAL_STORES, type ToolSession } from '@deepseek-ai/dsh-tools'
 import { refusal, rootRefusedMessage, WorkspaceErrorCode, type WorkspaceRoots } from './errors.ts'
 import {
@@ -100,14 +100,19 @@ export class Workspace extends Service {
 
   constructor(ctx: Context, config: Partial<Config> = {}) {
     super(ctx, 'workspace')
-    // Other sessions' saved results (the spill store's shared root), read when a policy is asked for.
-    const core = new Policies(Config(config), (session) => ctx.get('spillStore')?.localDirectories(session))
+    // Other sessions' saved results (the spill store's shared root). The store is looked up when it changes, not
+    // at each call: a lookup through the context costs about as much as the rest of a policy.
+    let store = ctx.get('spillStore')
+    ctx.on('internal/service', (name) => {
+      if (name === 'spillStore') store = ctx.get('spillStore')
+    })
+    const core = new Policies(Config(config), () => store)
     this[CORE] = core
   }
 
   /**
    * The policy of `session` (or, without one, of a directory `cwd`; see Policies.policy): WORKSPACE_ROOT_REFUSED for a
-   * broad root, WORKSPACE_ROOT_MOVED when the session's pinned root no longer lies at its path.
+   * broad root. (A session whose pinned root moved never gets here: the tools pipeline refuses its calls.)
    */
   policy(where: ToolSession | string, tool = 'dsh', fresh = false): PathPolicy {
     return this[CORE].policy(where, tool, fresh)
@@ -135,6 +140,8 @@ export class Workspace extends Service {
  * 20–40 µs that way. The service keeps this under a symbol (which the proxy passes straight through) and delegates.
  */
 class Policies {
+  /** Where each session keeps its part of the policy (this instance's own key). */
+  private readonly apartKey = Symbol('workspace.sessionApart')
   readonly state: {
     config: Config
     added: string[]
@@ -149,7 +156,7 @@ class Policies {
 
   constructor(
     config: Config,
-    private readonly spillDirs: (session: ToolSession) => { all: string; own: string } | undefined,
+    private readonly spillStore: () => SpillDirectories | undefined,
   ) {
     this.state = {
       config,
@@ -175,8 +182,8 @@ class Policies {
   policy(where: ToolSession | string, tool = 'dsh', fresh = false): PathPolicy {
     const now = Date.now()
     const session = typeof where === 'string' ? undefined : where
-    // A pinned root is taken as it was claimed, never resolved again; one that moved stops the session's calls.
-    session?.root?.check(tool)
+    // A pinned root is taken as it was claimed, never resolved again; one that moved fails every call of the
+    // session in the tools pipeline (WORKSPACE_ROOT_MOVED) before a tool asks for its policy.
     const key = session?.root ? `pinned:${session.root.path}` : typeof where === 'string' ? where : where.cwd
     let base = this.state.policies.get(key)
     const stale = !base || now - base.at >= POLICY_FRESH_MS || base.version !== this.state.version
@@ -186,7 +193,7 @@ class Policies {
         rootRefusedMessage(tool, base.refused.root, base.refused.why),
         WorkspaceErrorCode.WORKSPACE_ROOT_REFUSED,
       )
-    const policy = session ? this.sessionApart(base!.policy, session) : base!.policy
+    const policy = session ? this.sessionApart(base!.policy, session, fresh) : base!.policy
     const roots = [...policy.writable, ...policy.readOnly]
     // A hidden directory moved inside a root (under another name) stays hidden there, so no walk lists it.
     const moved =
@@ -214,32 +221,46 @@ class Policies {
   /**
    * Sessions apart (docs/seams.md#sessions): in the spill store's shared root, every entry but this session's own directory is
    * hidden — other sessions' saved results, and the command-output directory (dsh puts it there) but for the files
-   * this session was given (`ownFiles`) — for the file tools as for commands. Existing ones join `hidden`, so a walk
-   * (glob, grep) leaves them out.
+   * this session was given (`ownFiles`) — for the file tools as for commands. The rules (by name, below the root)
+   * are made once per session and store and kept in the session; for a walk (`fresh`: glob, grep, a sandboxed
+   * command) the entries that exist join `hidden` too, so the walk leaves them out.
    */
-  private sessionApart(policy: PathPolicy, session: ToolSession): PathPolicy {
-    const spill = this.spillDirs(session)
-    if (!spill) return policy
-    const own = basename(spill.own)
-    const others = new RegExp(`^(?!${own}$)`)
-    const root = realRoot(spill.all)
-    const rules: HiddenRule[] = [...new Set([resolve(spill.all), root])].map((parent) => ({
-      parent,
-      name: others,
-      raw: '*',
-      shown: "another session's saved results or command output",
-      except: session.ownFiles,
-    }))
+  private sessionApart(policy: PathPolicy, session: ToolSession, fresh: boolean): PathPolicy {
+    const store = this.spillStore()
+    if (!store) return policy
+    const apart = session.slot(this.apartKey, (): Apart => ({ store: undefined, rules: [], root: '', own: '' }))
+    if (apart.store !== store) {
+      const spill = store.localDirectories(session)
+      const own = spill ? basename(spill.own) : ''
+      const root = spill ? realRoot(spill.all) : ''
+      const others = new RegExp(`^(?!${own}$)`)
+      const parents = spill ? [...new Set([resolve(spill.all), root])] : []
+      Object.assign(apart, {
+        store,
+        own,
+        root,
+        rules: parents.map((parent) => ({
+          parent,
+          name: others,
+          raw: '*',
+          shown: "another session's saved results or command output",
+          except: session.ownFiles,
+        })),
+      })
+    }
+    if (apart.rules.length === 0) return policy
     let names: string[] = []
-    try {
-      names = readdirSync(root).filter((name) => name !== own)
-    } catch {
-      // No spill root yet: nothing saved, nothing to hide.
+    if (fresh) {
+      try {
+        names = readdirSync(apart.root).filter((name) => name !== apart.own)
+      } catch {
+        // No spill root yet: nothing saved, nothing to hide.
+      }
     }
     return {
       ...policy,
-      hidden: [...policy.hidden, ...names.map((name) => join(root, name))],
-      rules: [...policy.rules, ...rules],
+      hidden: names.length ? [...policy.hidden, ...names.map((name) => join(apart.root, name))] : policy.hidden,
+      rules: [...policy.rules, ...apart.rules],
     }
   }
 
@@ -310,6 +331,17 @@ class Policies {
  * seen, which only accumulate; only `hidden` (existing entries, for the sandbox's masks) may lag by this much.
  */
 const POLICY_FRESH_MS = 1000
+
+/** What the spill store says of a session's directories (`localDirectories`). */
+type SpillDirectories = Pick<SpillStore, 'localDirectories'>
+
+/** A session's part of the policy, made once per spill store (see sessionApart). */
+interface Apart {
+  store: SpillDirectories | undefined
+  rules: HiddenRule[]
+  root: string
+  own: string
+}
 
 type Cached = { at: number; version: number } & ({ policy: PathPolicy } | { refused: { root: string; why: string } })
 

@@ -1,0 +1,58 @@
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, expect, test } from 'vitest'
+import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
+import LocalSpillStore from '@deepseek-ai/dsh-spill-local'
+import { createSession, type ToolSession } from '@deepseek-ai/dsh-tools'
+import Workspace, { hiddenBy } from '@deepseek-ai/dsh-workspace'
+
+/*
+ * Sessions apart (docs/seams.md#sessions) whatever the order the services come in: the workspace keeps each session's
+ * rules for the spill store it knows, and learns of a store loaded after it, or swapped for another, when that happens.
+ */
+
+let t: TestContext | undefined
+let base: string | undefined
+const sessions: ToolSession[] = []
+afterEach(async () => {
+  for (const session of sessions.splice(0)) await session.dispose()
+  await t?.dispose()
+  if (base) rmSync(base, { recursive: true, force: true })
+  t = undefined
+  base = undefined
+})
+
+async function saved(store: LocalSpillStore | undefined, owner: ToolSession): Promise<string> {
+  const result = await store?.saveText({
+    owner,
+    source: { toolName: 'grep', callId: 'call-1' },
+    suggestedName: 'grep-output.txt',
+    content: 'A-SAVED\n',
+  })
+  return realpathSync(result?.locator ?? '')
+}
+
+test("a spill store loaded after the workspace, then swapped for another: B never sees A's saved results", async () => {
+  base = realpathSync(mkdtempSync(join(tmpdir(), 'dsh-spill-order-')))
+  t = await createTestContext()
+  await t.active(t.ctx.plugin(Workspace, {}))
+  const a = createSession({ id: 'A', cwd: base })
+  const b = createSession({ id: 'B', cwd: base })
+  sessions.push(a, b)
+  const rules = () => t?.ctx.get('workspace')?.policy(b, 'read').rules ?? []
+  // B asks before any store exists: nothing to hide yet, and nothing of that answer may stick.
+  expect(rules().some((rule) => rule.shown.includes('another session'))).toBe(false)
+
+  const first = t.ctx.plugin(LocalSpillStore, { root: join(base, 'one') })
+  await t.active(first)
+  const one = await saved(t.ctx.get('spillStore') as LocalSpillStore | undefined, a)
+  expect(hiddenBy(one, rules())?.shown).toBe("another session's saved results or command output")
+
+  await first.dispose()
+  await t.active(t.ctx.plugin(LocalSpillStore, { root: join(base, 'two') }))
+  const two = await saved(t.ctx.get('spillStore') as LocalSpillStore | undefined, a)
+  expect(hiddenBy(two, rules())?.shown).toBe("another session's saved results or command output")
+  // A's own stay A's.
+  expect(hiddenBy(two, t.ctx.get('workspace')?.policy(a, 'read').rules ?? [])).toBeUndefined()
+})
