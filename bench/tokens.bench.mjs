@@ -1,4 +1,4 @@
-// What grep's answer costs a model in tokens, beside bare ripgrep's own answer to the same question (issue 34): for
+// What grep's answer costs a model in tokens, beside bare ripgrep's own answer to the same question (docs/decisions/2026-12-04-grep-output-modes.md): for
 // "which files mention X" dsh's files_with_matches beside `rg -l`, for "how many matches per file" its count beside
 // `rg -c`, on the search corpus (corpus.mjs). Tokens are approximated as UTF-8 bytes / 4 (rounded up): both sides
 // are the same kind of text (paths, digits), so the ratio hardly depends on the tokenizer. The content column shows

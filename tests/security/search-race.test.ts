@@ -5,7 +5,7 @@ import { afterEach, expect, test } from 'vitest'
 import { attack, leaked, until, type Attack } from './helpers.ts'
 
 /*
- * Row 1 of issue 32 (docs/security.md#boundary): while a process exchanges a directory of the workspace with a symbolic link to a
+ * Row 1 of "Search inside the boundary" in docs/security.md: while a process exchanges a directory of the workspace with a symbolic link to a
  * credential store, over and over (renameat2 RENAME_EXCHANGE: both names always exist), grep walks that directory.
  * ripgrep walking on the host opened `race/d` just as it had become the link and printed ~/.ssh/id_rsa (15 of 30
  * calls). Under --sandbox ripgrep runs in the session's sandbox, where the link leads to the same empty mask that

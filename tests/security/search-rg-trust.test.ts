@@ -7,7 +7,7 @@ import { installedDsh } from '../../packages/host/cli/tests/helpers.ts'
 import { fakeHome, type FakeHome } from './fs-helpers.ts'
 
 /*
- * Row 2 of issue 32 (docs/security.md#boundary, trusted launch): dsh installed inside the workspace (a devDependency, as npm packs
+ * Row 2 of "Search inside the boundary" in docs/security.md (trusted launch): dsh installed inside the workspace (a devDependency, as npm packs
  * it), and a sandboxed command replaces its ripgrep. The next, fresh `dsh call grep` made its private copy of
  * whatever lay there and ran the planted program on the host, which printed ~/.ssh/id_rsa. Now an rg inside a
  * writable root runs only when its SHA-256 is the one recorded when dsh was packed: no process runs the planted one,

@@ -4,7 +4,7 @@ import { afterEach, expect, test } from 'vitest'
 import { attack, type Attack } from './helpers.ts'
 
 /*
- * Row 3 of issue 32 (docs/security.md#boundary, traps answered): `sub/.gitignore` a link to /dev/zero made ripgrep read without end
+ * Row 3 of "Search inside the boundary" in docs/security.md (traps answered): `sub/.gitignore` a link to /dev/zero made ripgrep read without end
  * until its memory bound, and grep failed. Under --sandbox too (ripgrep is then a process tree in the session's
  * sandbox, measured as a whole), grep runs again without that file's rules and answers, naming it.
  */

@@ -6,8 +6,9 @@ import { hiddenBy } from '@deepseek-ai/dsh-workspace'
 import { attack, leaked, type Attack } from './helpers.ts'
 
 /*
- * The six attack rows of issue 35 (docs/seams.md#sessions: one session, one object), played against the shipped composition
- * under --sandbox with real bubblewrap: each got through while a session's state lived in six services' maps.
+ * The six rows of "One session, one object" in docs/security.md (docs/seams.md#sessions), played against the
+ * shipped composition under --sandbox with real bubblewrap: each got through while a session's state lived in six
+ * services' maps.
  */
 
 let a: Attack | undefined

@@ -5,7 +5,7 @@ import { resolveRoot } from '../src/paths.ts'
 import { GrepCollector } from '../src/records.ts'
 import { type Harness, harness, write } from './helpers.ts'
 
-// The texts of issue 27 (docs/model-surface.md#errors) that teach: each with its exact words.
+// The texts that teach (docs/model-surface.md#errors): each with its exact words.
 
 const parseError = (reason: string) => `rg: regex parse error:\n    (?:x)\n    ^\nerror: ${reason}\n`
 

@@ -98,7 +98,7 @@ test('a walk of the root neither follows nor reads the symlinks that point out',
   expect(glob.content[0].text.split('\n').sort()).toEqual(['own.txt', 'sub/deep.txt'])
 })
 
-test('inside the roots everything works as before: the cwd, configured roots, read-only roots', async () => {
+test('inside the roots everything works: the cwd, configured roots, read-only roots', async () => {
   await load({ roots: [join(base, 'extra')], readOnly: [join(base, 'spill')] })
   expect((await call('read', { path: 'own.txt' })).content[0].text).toContain('1: needle in own')
   expect((await call('read', { path: join(base, 'extra/more.txt') })).content[0].text).toContain('1: needle extra')
