@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs'
+import { join, relative } from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { type Pkg, workspacePackages } from './packages.ts'
+import { type Pkg, ROOT, workspacePackages } from './packages.ts'
 
 /**
  * The seam rules of docs/architecture.md, docs/seams.md#tasks and docs/architecture.md#house-rules, read from the packages themselves: their package.json
@@ -35,6 +37,24 @@ describe('the import graph', () => {
       pkg.imports.filter((name) => !pkg.declared.includes(name)).map((name) => `${pkg.name} imports ${name}`),
     )
     expect(undeclared).toEqual([])
+  })
+
+  test('every workspace package a source imports is a tsconfig reference: tsc -b builds it first on a fresh clone', () => {
+    const dirOf = new Map(all.map((pkg) => [pkg.name, pkg.dir]))
+    const missing = all.flatMap((pkg) => {
+      const config = JSON.parse(readFileSync(join(ROOT, 'packages', pkg.dir, 'tsconfig.json'), 'utf8')) as {
+        references?: { path: string }[]
+      }
+      const referenced = new Set(
+        (config.references ?? []).map((ref) =>
+          relative(join(ROOT, 'packages'), join(ROOT, 'packages', pkg.dir, ref.path)),
+        ),
+      )
+      return pkg.imports
+        .filter((name) => name !== pkg.name && dirOf.has(name) && !referenced.has(dirOf.get(name) as string))
+        .map((name) => `${pkg.name} imports ${name}`)
+    })
+    expect(missing).toEqual([])
   })
 
   test('no provider imports or depends on another provider', () => {

@@ -14,7 +14,7 @@ import {
   type SubprocessService,
 } from '@deepseek-ai/dsh-subprocess'
 import { CREDENTIAL_STORES, expandForHomes, type ToolSession, within } from '@deepseek-ai/dsh-tools'
-import type {} from '@deepseek-ai/dsh-spill'
+import type { SpillStore } from '@deepseek-ai/dsh-spill'
 import type {} from '@deepseek-ai/dsh-workspace'
 import type { Config } from './config.ts'
 import { sandboxEnv } from './env.ts'
@@ -68,11 +68,20 @@ export class Sandbox {
   /** Where a session keeps its /tmp of this sandbox (a new sandbox, a new state directory: a new /tmp). */
   private readonly tmpKey = Symbol('dsh.bash-sandbox.tmp')
 
+  /** The spill store, followed as it comes and goes (a lookup per command would ask it again for every session). */
+  private spillStore: SpillStore | undefined
+  private readonly spillKey = Symbol('dsh.bash-sandbox.spill-dirs')
+
   constructor(
     private readonly ctx: Context,
     private readonly subprocess: SubprocessService,
     private readonly config: Config,
-  ) {}
+  ) {
+    this.spillStore = ctx.get('spillStore')
+    ctx.on('internal/service', (name) => {
+      if (name === 'spillStore') this.spillStore = ctx.get('spillStore')
+    })
+  }
 
   /**
    * `<sh> -c <wrapper> … <bwrap> --args 3 --seccomp 4 <mounts and namespaces> -- <env> --default-signal=TERM <shell>
@@ -188,9 +197,14 @@ export class Sandbox {
    * local store.
    */
   private othersSavedResults(session: ToolSession | undefined): HiddenPath[] {
-    const dirs = session === undefined ? undefined : this.ctx.get('spillStore')?.localDirectories(session)
+    const store = this.spillStore
+    if (!session || !store) return []
+    // The session's directories in this store, asked once per session and store.
+    const known = session.slot(this.spillKey, (): { store?: SpillStore; dirs?: SpillDirs } => ({}))
+    if (known.store !== store) Object.assign(known, { store, dirs: store.localDirectories(session) })
+    const dirs = known.dirs
     const all = dirs && existing(dirs.all)
-    if (!session || !dirs || all?.kind !== 'dir') return []
+    if (!dirs || all?.kind !== 'dir') return []
     const own = existing(dirs.own)
     const mine = outputsOf(session)
     const outputs = [...mine.files, ...[...mine.pending].flatMap(spillPaths)]
@@ -325,6 +339,8 @@ export class Sandbox {
 }
 
 /** Where a session keeps its commands not yet recorded in its `ownFiles`. */
+type SpillDirs = ReturnType<SpillStore['localDirectories']>
+
 const PENDING: unique symbol = Symbol('dsh.bash-sandbox.pending-outputs')
 
 /**
