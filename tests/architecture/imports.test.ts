@@ -39,7 +39,7 @@ describe('the import graph', () => {
     expect(undeclared).toEqual([])
   })
 
-  test('every workspace package a source imports is a tsconfig reference: tsc -b builds it first on a fresh clone', () => {
+  test('every workspace package a source imports is a tsconfig reference: the build compiles it first on a fresh clone', () => {
     const dirOf = new Map(all.map((pkg) => [pkg.name, pkg.dir]))
     const missing = all.flatMap((pkg) => {
       const config = JSON.parse(readFileSync(join(ROOT, 'packages', pkg.dir, 'tsconfig.json'), 'utf8')) as {
