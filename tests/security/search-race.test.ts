@@ -80,3 +80,33 @@ test('without --sandbox (roots on) the real-path check keeps what lies inside: n
   const glob = await a.call('glob', { pattern: '**/*.txt' })
   expect(glob.text.split('\n').sort()).toEqual(['b.txt', 'sub/deep/a.txt'])
 })
+
+test("a session's root exchanged with a link to a directory outside, under --sandbox: grep and bash never read there", async () => {
+  a = await attack()
+  writeFileSync(join(a.outside, 'planted.txt'), 'CANARY-OUTSIDE\n')
+  // Session Y claims `sub` (pinned); the racer swaps it with a link to `outside` without pause. A call either meets
+  // the swapped path (WORKSPACE_ROOT_MOVED) or runs in the claimed directory, bound from its descriptor: between the
+  // check and the mount the path may name the link, the descriptor never does.
+  const sub = join(a.project, 'sub')
+  mkdirSync(sub)
+  writeFileSync(join(sub, 'decoy.txt'), 'nothing here\n')
+  expect((await a.call('grep', { pattern: 'CANARY' }, 'Y', sub)).isError).toBe(false)
+  await race(a, 'sub', 'l', a.outside)
+  const seen = { leaks: [] as string[], ran: 0, refused: new Set<string>() }
+  for (let i = 0; i < 80; i++) {
+    const result =
+      i % 2 === 0
+        ? await a.call('grep', { pattern: 'CANARY' }, 'Y', sub)
+        : await a.call('bash', { command: 'cat planted.txt 2>/dev/null; true', description: 'read' }, 'Y', sub)
+    if (result.text.includes('CANARY-OUTSIDE')) seen.leaks.push(result.text)
+    else if (result.isError) seen.refused.add(result.code ?? result.text)
+    else seen.ran++
+  }
+  expect(seen.leaks).toEqual([])
+  // Both outcomes happen (the race is real), and every refusal is a coded one that fails closed: the root moved, the
+  // path leads outside the roots, or bwrap could not mount the link that the path had become.
+  expect(seen.ran).toBeGreaterThan(0)
+  expect(seen.refused.size).toBeGreaterThan(0)
+  const closed = ['WORKSPACE_ROOT_MOVED', 'WORKSPACE_OUTSIDE_ROOTS', 'SEARCH_FAILED', 'BASH_SANDBOX_UNAVAILABLE']
+  expect([...seen.refused].filter((code) => !closed.includes(code))).toEqual([])
+}, 240_000)
