@@ -3,7 +3,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, expect, test } from 'vitest'
 import { createTestContext, type TestContext } from '@deepseek-ai/dsh-testing'
+import SandboxBashExecutor from '@deepseek-ai/dsh-bash-sandbox'
 import LocalSpillStore from '@deepseek-ai/dsh-spill-local'
+import LocalSubprocess from '@deepseek-ai/dsh-subprocess-local'
+import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
+import LocalTaskService from '@deepseek-ai/dsh-tasks-local'
+import ToolBash from '@deepseek-ai/dsh-tool-bash'
 import { createSession, type ToolSession } from '@deepseek-ai/dsh-tools'
 import Workspace, { hiddenBy } from '@deepseek-ai/dsh-workspace'
 
@@ -55,4 +60,33 @@ test("a spill store loaded after the workspace, then swapped for another: B neve
   expect(hiddenBy(two, rules())?.shown).toBe("another session's saved results or command output")
   // A's own stay A's.
   expect(hiddenBy(two, t.ctx.get('workspace')?.policy(a, 'read').rules ?? [])).toBeUndefined()
+})
+
+test("the sandbox too: with the store loaded after it, then swapped, B's commands never read A's saved results", async () => {
+  // Under /var/tmp: inside the sandbox the host's /tmp is the session's own.
+  base = realpathSync(mkdtempSync('/var/tmp/dsh-spill-order-'))
+  t = await createTestContext()
+  await t.ctx.plugin(SystemPromptService)
+  await t.active(t.ctx.plugin(LocalSubprocess, { spillDir: join(base, '.spill') }))
+  await t.active(t.ctx.plugin(LocalTaskService))
+  await t.active(t.ctx.plugin(SandboxBashExecutor, { graceMs: 200 }))
+  await t.active(t.ctx.plugin(ToolBash))
+  const a = createSession({ id: 'A', cwd: base })
+  const b = createSession({ id: 'B', cwd: base })
+  sessions.push(a, b)
+  const cat = async (session: ToolSession, path: string) =>
+    (await t?.ctx.tools.execute('bash', { command: `cat ${path} 2>&1; true`, description: 'read' }, { session }))
+      ?.content[0].text ?? ''
+  // B runs a command before any store exists (nothing to mask yet; nothing of that may stick).
+  expect(await cat(b, '/dev/null')).toBe('(no output)')
+  const first = t.ctx.plugin(LocalSpillStore, { root: join(base, 'one') })
+  await t.active(first)
+  const one = await saved(t.ctx.get('spillStore') as LocalSpillStore | undefined, a)
+  expect(await cat(a, one)).toBe('A-SAVED')
+  expect(await cat(b, one)).not.toContain('A-SAVED')
+  await first.dispose()
+  await t.active(t.ctx.plugin(LocalSpillStore, { root: join(base, 'two') }))
+  const two = await saved(t.ctx.get('spillStore') as LocalSpillStore | undefined, a)
+  expect(await cat(a, two)).toBe('A-SAVED')
+  expect(await cat(b, two)).not.toContain('A-SAVED')
 })
