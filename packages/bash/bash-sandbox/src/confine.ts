@@ -5,7 +5,7 @@ import { BashError, BashErrorCode } from '@deepseek-ai/dsh-bash'
 import { type ConfineRequest, type Confined, Confinement } from '@deepseek-ai/dsh-confinement'
 import type { ExitStatus } from '@deepseek-ai/dsh-subprocess'
 import { within } from '@deepseek-ai/dsh-tools'
-import { bwrapArgs, PROGRAM_FD, type SandboxPolicy } from './policy.ts'
+import { bwrapArgs, type SandboxPolicy } from './policy.ts'
 import { unavailableError } from './probe.ts'
 import type { Sandbox } from './sandbox.ts'
 import { writableProblem } from './trusted.ts'
@@ -17,6 +17,8 @@ import { writableProblem } from './trusted.ts'
  * sandbox replaces), never a path a command could swap meanwhile.
  */
 const WRAPPER = 's=$1; r=$2; p=$3; shift 3; exec 4<"$s" 5<"$r" 6<"$p" || exit 126; exec "$@"'
+/** The descriptor the wrapper opens the program as (4 is the filter, 5 the root: ROOT_FD). */
+const PROGRAM_FD = 6
 
 /** Signal numbers to names, for bwrap's "128 + signal" exit codes. */
 const SIGNALS = new Map<number, NodeJS.Signals>(
@@ -76,8 +78,9 @@ export class SandboxConfinement extends Confinement {
         // Nothing of it outlives dsh; nothing in it writes, /tmp included.
         '--die-with-parent',
         // The program is the namespace's pid 1, bwrap's own child: bwrap reaps it before exiting, so the process
-        // group is gone with bwrap. A separate init would be orphaned, and the group watched through /proc until the
-        // host's init reaped it. A pid 1 ignores SIGTERM from outside: the group's SIGTERM stops bwrap, which kills it.
+        // group is gone with bwrap (a separate init would be orphaned, the group watched through /proc until the
+        // host's init reaped it). A pid 1 ignores SIGTERM from outside: the group's SIGTERM ends bwrap, whose
+        // death (--die-with-parent) ends the program.
         '--as-pid-1',
         '--remount-ro',
         '/tmp',

@@ -82,9 +82,6 @@ export function bwrapArgs(policy: SandboxPolicy, workdir: string): string[] {
 /** The descriptor the wrapper opens the session's pinned root as (3 and 4 are the arguments and the filter). */
 export const ROOT_FD = 5
 
-/** The descriptor confine.ts's wrapper opens the confined program as. */
-export const PROGRAM_FD = 6
-
 /** /proc/1/mem of the namespace's init, masked: writing it would run code outside the seccomp filter. */
 const INIT_MEMORY = ['/proc/1/mem', '/proc/1/task/1/mem']
 
