@@ -14,7 +14,7 @@ import {
   type SubprocessService,
 } from '@deepseek-ai/dsh-subprocess'
 import { CREDENTIAL_STORES, expandForHomes, type ToolSession, within } from '@deepseek-ai/dsh-tools'
-import type { SpillStore } from '@deepseek-ai/dsh-spill'
+import { followSpillStore, localDirectoriesOf, type SpillStore } from '@deepseek-ai/dsh-spill'
 import type {} from '@deepseek-ai/dsh-workspace'
 import type { Config } from './config.ts'
 import { sandboxEnv } from './env.ts'
@@ -68,19 +68,14 @@ export class Sandbox {
   /** Where a session keeps its /tmp of this sandbox (a new sandbox, a new state directory: a new /tmp). */
   private readonly tmpKey = Symbol('dsh.bash-sandbox.tmp')
 
-  /** The spill store, followed as it comes and goes (a lookup per command would ask it again for every session). */
-  private spillStore: SpillStore | undefined
-  private readonly spillKey = Symbol('dsh.bash-sandbox.spill-dirs')
+  private readonly spillStore: () => SpillStore | undefined
 
   constructor(
     private readonly ctx: Context,
     private readonly subprocess: SubprocessService,
     private readonly config: Config,
   ) {
-    this.spillStore = ctx.get('spillStore')
-    ctx.on('internal/service', (name) => {
-      if (name === 'spillStore') this.spillStore = ctx.get('spillStore')
-    })
+    this.spillStore = followSpillStore(ctx)
   }
 
   /**
@@ -197,12 +192,9 @@ export class Sandbox {
    * local store.
    */
   private othersSavedResults(session: ToolSession | undefined): HiddenPath[] {
-    const store = this.spillStore
+    const store = this.spillStore()
     if (!session || !store) return []
-    // The session's directories in this store, asked once per session and store.
-    const known = session.slot(this.spillKey, (): { store?: SpillStore; dirs?: SpillDirs } => ({}))
-    if (known.store !== store) Object.assign(known, { store, dirs: store.localDirectories(session) })
-    const dirs = known.dirs
+    const dirs = localDirectoriesOf(store, session)
     const all = dirs && existing(dirs.all)
     if (!dirs || all?.kind !== 'dir') return []
     const own = existing(dirs.own)
@@ -339,8 +331,6 @@ export class Sandbox {
 }
 
 /** Where a session keeps its commands not yet recorded in its `ownFiles`. */
-type SpillDirs = ReturnType<SpillStore['localDirectories']>
-
 const PENDING: unique symbol = Symbol('dsh.bash-sandbox.pending-outputs')
 
 /**

@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import { type Context, Service } from 'cordis'
 import Schema from 'schemastery'
-import type { SpillStore } from '@deepseek-ai/dsh-spill'
+import { followSpillStore, type LocalDirectories, localDirectoriesOf, type SpillStore } from '@deepseek-ai/dsh-spill'
 import { CREDENTIAL_STORES, type ToolSession } from '@deepseek-ai/dsh-tools'
 import { refusal, rootRefusedMessage, WorkspaceErrorCode, type WorkspaceRoots } from './errors.ts'
 import {
@@ -100,13 +100,8 @@ export class Workspace extends Service {
 
   constructor(ctx: Context, config: Partial<Config> = {}) {
     super(ctx, 'workspace')
-    // Other sessions' saved results (the spill store's shared root). The store is looked up when it changes, not
-    // at each call: a lookup through the context costs about as much as the rest of a policy.
-    let store = ctx.get('spillStore')
-    ctx.on('internal/service', (name) => {
-      if (name === 'spillStore') store = ctx.get('spillStore')
-    })
-    const core = new Policies(Config(config), () => store)
+    // Other sessions' saved results (the spill store's shared root).
+    const core = new Policies(Config(config), followSpillStore(ctx))
     this[CORE] = core
   }
 
@@ -156,7 +151,7 @@ class Policies {
 
   constructor(
     config: Config,
-    private readonly spillStore: () => SpillDirectories | undefined,
+    private readonly spillStore: () => SpillStore | undefined,
   ) {
     this.state = {
       config,
@@ -228,15 +223,15 @@ class Policies {
   private sessionApart(policy: PathPolicy, session: ToolSession, fresh: boolean): PathPolicy {
     const store = this.spillStore()
     if (!store) return policy
-    const apart = session.slot(this.apartKey, (): Apart => ({ store: undefined, rules: [], root: '', own: '' }))
-    if (apart.store !== store) {
-      const spill = store.localDirectories(session)
+    const spill = localDirectoriesOf(store, session)
+    const apart = session.slot(this.apartKey, (): Apart => ({ spill: undefined, rules: [], root: '', own: '' }))
+    if (apart.spill !== spill) {
       const own = spill ? basename(spill.own) : ''
       const root = spill ? realRoot(spill.all) : ''
       const others = new RegExp(`^(?!${own}$)`)
       const parents = spill ? [...new Set([resolve(spill.all), root])] : []
       Object.assign(apart, {
-        store,
+        spill,
         own,
         root,
         rules: parents.map((parent) => ({
@@ -332,12 +327,9 @@ class Policies {
  */
 const POLICY_FRESH_MS = 1000
 
-/** What the spill store says of a session's directories (`localDirectories`). */
-type SpillDirectories = Pick<SpillStore, 'localDirectories'>
-
 /** A session's part of the policy, made once per spill store (see sessionApart). */
 interface Apart {
-  store: SpillDirectories | undefined
+  spill: LocalDirectories
   rules: HiddenRule[]
   root: string
   own: string
