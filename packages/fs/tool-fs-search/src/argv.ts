@@ -242,24 +242,7 @@ function topLevelParts(pattern: string): string[] {
  */
 export function includeProblem(include: string): string | undefined {
   if (include.startsWith('!')) return 'a negation'
-  let depth = 0
-  let inClass = false
-  for (let i = 0; i < include.length; i++) {
-    const char = include[i]
-    if (char === '\\') {
-      i++
-      continue
-    }
-    if (inClass) {
-      if (char === ']') inClass = false
-      continue
-    }
-    if (char === '[') inClass = true
-    else if (char === '{') depth++
-    else if (char === '}' && depth > 0) depth--
-    else if (char === ',' && depth === 0) return 'a comma-separated list'
-  }
-  return undefined
+  return topLevelParts(include).length > 1 ? 'a comma-separated list' : undefined
 }
 
 /**
