@@ -8,7 +8,7 @@ import { type GlobArgs, pageGlob, savedGlobRow, wholeGlob } from './glob-text.ts
 import { PathListing } from './listing.ts'
 import { enclosingVcsDir, resolveRoot, type SearchRoot } from './paths.ts'
 import { endRecords, judgeExit, runRipgrep, searchDeadline } from './ripgrep.ts'
-import { cannotSave, deliver, openRoot, type OpenedRoot, type SearchServices, sessionCwd } from './search.ts'
+import { cannotSave, deliver, openRoot, type OpenedRoot, runIn, type SearchServices, sessionCwd } from './search.ts'
 import type { GlobValue } from './values.ts'
 
 const WALKERS = globThreads(availableParallelism())
@@ -80,14 +80,8 @@ async function globOpened(
     args: globArgv(normal.pattern, opened.searched.absolute, WALKERS, opened.exclude, {
       respectGitignore: args.respect_gitignore === true,
     }),
-    // ripgrep matches globs that contain "/" relative to its working directory: the root, as the model expects.
-    cwd: opened.cwd,
-    confine: opened.confine,
-    signal: exec.signal,
-    graceMs: config.graceMs,
-    stderrMaxBytes: config.stderrMaxBytes,
-    deadlineMs,
-    memoryLimitBytes: config.rgMaxMemoryBytes > 0 ? config.rgMaxMemoryBytes : undefined,
+    // In the opened root: ripgrep matches globs that contain "/" relative to it, as the model expects.
+    ...runIn(opened, exec, config, deadlineMs),
     onOutput: (chunk) => {
       listing.push(chunk)
       if (listing.pendingLength > config.rawOutputMaxBytes)
@@ -157,13 +151,7 @@ async function ignoredFiles(
       tool: 'glob',
       binary,
       args: globArgv(pattern, opened.searched.absolute, WALKERS, opened.exclude, { respectGitignore: true }),
-      cwd: opened.cwd,
-      confine: opened.confine,
-      signal: exec.signal,
-      graceMs: config.graceMs,
-      stderrMaxBytes: config.stderrMaxBytes,
-      deadlineMs,
-      memoryLimitBytes: config.rgMaxMemoryBytes > 0 ? config.rgMaxMemoryBytes : undefined,
+      ...runIn(opened, exec, config, deadlineMs),
       onOutput: (chunk) => {
         for (let at = chunk.indexOf(0); at !== -1; at = chunk.indexOf(0, at + 1)) kept++
       },

@@ -31,7 +31,7 @@ import { hostileIgnoreFiles, type RetryRun, retryPlan } from './ignore-trap.ts'
 import { resolveRoot, type SearchRoot } from './paths.ts'
 import { GrepCollector, RecordSplitter } from './records.ts'
 import { endRecords, judgeExit, RipgrepOutOfMemory, runRipgrep, searchDeadline } from './ripgrep.ts'
-import { cannotSave, deliver, openRoot, type OpenedRoot, type SearchServices, sessionCwd } from './search.ts'
+import { cannotSave, deliver, openRoot, type OpenedRoot, runIn, type SearchServices, sessionCwd } from './search.ts'
 import type { GrepCountValue, GrepFilesValue, GrepNotes, GrepResultValue, GrepValue, GrepWindow } from './values.ts'
 
 /** Saved rows gathered in memory before they go to the temporary file, at most (UTF-8 bytes). */
@@ -424,13 +424,7 @@ async function searchOnce(
         // A page from an offset needs the matches in their final order as they come: ripgrep sorts (one thread).
         sorted: search.mode === 'content' && (search.window?.offset ?? 0) > 0,
       }),
-      cwd: opened.cwd,
-      confine: opened.confine,
-      signal: exec.signal,
-      graceMs: config.graceMs,
-      stderrMaxBytes: config.stderrMaxBytes,
-      deadlineMs,
-      memoryLimitBytes: config.rgMaxMemoryBytes > 0 ? config.rgMaxMemoryBytes : undefined,
+      ...runIn(opened, exec, config, deadlineMs),
       onOutput: (chunk) => {
         reader.push(chunk)
         if (reader.pendingLength > config.rawOutputMaxBytes)
@@ -528,13 +522,7 @@ async function matchesLiterally(
         search.opened.exclude,
         flags(args),
       ),
-      cwd: search.opened.cwd,
-      confine: search.opened.confine,
-      signal: exec.signal,
-      graceMs: config.graceMs,
-      stderrMaxBytes: config.stderrMaxBytes,
-      deadlineMs: leftMs,
-      memoryLimitBytes: config.rgMaxMemoryBytes > 0 ? config.rgMaxMemoryBytes : undefined,
+      ...runIn(search.opened, exec, config, leftMs),
       onOutput: () => {},
     })
     return !run.stoppedAtDeadline && run.exit.exitCode === 0 ? true : run.exit.exitCode === 1 ? false : undefined

@@ -38,6 +38,19 @@ export interface SearchServices {
   readonly locator: RipgrepLocator
 }
 
+/** What every ripgrep run of a search shares: where it runs (the opened root, its sandbox), its signal and budgets. */
+export function runIn(opened: OpenedRoot, exec: ToolExecution, config: Config, deadlineMs: number) {
+  return {
+    cwd: opened.cwd,
+    confine: opened.confine,
+    signal: exec.signal,
+    graceMs: config.graceMs,
+    stderrMaxBytes: config.stderrMaxBytes,
+    deadlineMs,
+    memoryLimitBytes: config.rgMaxMemoryBytes > 0 ? config.rgMaxMemoryBytes : undefined,
+  }
+}
+
 /** The calling session's directory: relative paths resolve against it, results are shown relative to it. */
 export function sessionCwd(exec: ToolExecution): string {
   return exec.session?.cwd ?? process.cwd()
