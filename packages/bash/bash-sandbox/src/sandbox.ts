@@ -169,10 +169,14 @@ export class Sandbox {
     // config file), with the sandbox's own list and denyRead on top. It refuses a broad root (WORKSPACE_ROOT_REFUSED)
     // before anything runs; fresh: a hidden directory renamed since the last look is found and masked where it is.
     const shared = workspace?.policy(session ?? cwd, 'bash', true).hidden ?? []
+    const apart = this.othersSavedResults(session)
+    // The workspace names every other session's entry of the spill root, which the mask of that root covers whole:
+    // left out before each would be resolved (a machine keeps hundreds; each cost a stat and a realpath a call).
+    const uncovered = shared.filter((path) => !apart.some((mask) => coveredBy(path, mask)))
     const hidden = withoutCovered([
       ...systemHidden(),
-      ...hiddenPaths([...expandForHomes([...CREDENTIAL_STORES, ...this.config.denyRead], cwd), ...shared]),
-      ...this.othersSavedResults(session),
+      ...hiddenPaths([...expandForHomes([...CREDENTIAL_STORES, ...this.config.denyRead], cwd), ...uncovered]),
+      ...apart,
     ])
     return {
       writable,
@@ -328,6 +332,14 @@ export class Sandbox {
     }
     return this.stateDir
   }
+}
+
+/**
+ * Whether `path` lies strictly inside the masked directory and outside what it keeps, by its name: the spill root's
+ * entries are named by the workspace below the root's real path, and only dsh writes there.
+ */
+function coveredBy(path: string, mask: HiddenPath): boolean {
+  return path !== mask.path && within(path, mask.path) && !(mask.keep ?? []).some((kept) => within(path, kept))
 }
 
 /** Where a session keeps its commands not yet recorded in its `ownFiles`. */
