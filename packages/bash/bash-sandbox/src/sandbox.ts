@@ -13,9 +13,9 @@ import {
   type SubprocessHandle,
   type SubprocessService,
 } from '@deepseek-ai/dsh-subprocess'
-import { CREDENTIAL_STORES, expandForHomes, type ToolSession, within } from '@deepseek-ai/dsh-tools'
-import { followSpillStore, localDirectoriesOf, type SpillStore } from '@deepseek-ai/dsh-spill'
-import type {} from '@deepseek-ai/dsh-workspace'
+import { CREDENTIAL_STORES, expandForHomes, followService, type ToolSession, within } from '@deepseek-ai/dsh-tools'
+import { localDirectoriesOf, type SpillStore } from '@deepseek-ai/dsh-spill'
+import type { Workspace } from '@deepseek-ai/dsh-workspace'
 import type { Config } from './config.ts'
 import { sandboxEnv } from './env.ts'
 import { Lifeline } from './lifeline.ts'
@@ -69,13 +69,15 @@ export class Sandbox {
   private readonly tmpKey = Symbol('dsh.bash-sandbox.tmp')
 
   private readonly spillStore: () => SpillStore | undefined
+  private readonly workspace: () => Workspace | undefined
 
   constructor(
-    private readonly ctx: Context,
+    ctx: Context,
     private readonly subprocess: SubprocessService,
     private readonly config: Config,
   ) {
-    this.spillStore = followSpillStore(ctx)
+    this.spillStore = followService(ctx, 'spillStore')
+    this.workspace = followService(ctx, 'workspace')
   }
 
   /**
@@ -154,7 +156,7 @@ export class Sandbox {
    * Without a session, the host's cwd stands for its root.
    */
   policy(session: ToolSession | undefined): SandboxPolicy {
-    const workspace = this.ctx.get('workspace')
+    const workspace = this.workspace()
     const cwd = session?.cwd ?? process.cwd()
     // WORKSPACE_ROOT_MOVED when the pinned root's path names another directory now (the workspace checks it too).
     session?.root?.check('bash')
@@ -169,14 +171,10 @@ export class Sandbox {
     // config file), with the sandbox's own list and denyRead on top. It refuses a broad root (WORKSPACE_ROOT_REFUSED)
     // before anything runs; fresh: a hidden directory renamed since the last look is found and masked where it is.
     const shared = workspace?.policy(session ?? cwd, 'bash', true).hidden ?? []
-    const apart = this.othersSavedResults(session)
-    // The workspace names every other session's entry of the spill root, which the mask of that root covers whole:
-    // left out before each would be resolved (a machine keeps hundreds; each cost a stat and a realpath a call).
-    const uncovered = shared.filter((path) => !apart.some((mask) => coveredBy(path, mask)))
     const hidden = withoutCovered([
       ...systemHidden(),
-      ...hiddenPaths([...expandForHomes([...CREDENTIAL_STORES, ...this.config.denyRead], cwd), ...uncovered]),
-      ...apart,
+      ...hiddenPaths([...expandForHomes([...CREDENTIAL_STORES, ...this.config.denyRead], cwd), ...shared]),
+      ...this.othersSavedResults(session),
     ])
     return {
       writable,
@@ -332,14 +330,6 @@ export class Sandbox {
     }
     return this.stateDir
   }
-}
-
-/**
- * Whether `path` lies strictly inside the masked directory and outside what it keeps, by its name: the spill root's
- * entries are named by the workspace below the root's real path, and only dsh writes there.
- */
-function coveredBy(path: string, mask: HiddenPath): boolean {
-  return path !== mask.path && within(path, mask.path) && !(mask.keep ?? []).some((kept) => within(path, kept))
 }
 
 /** Where a session keeps its commands not yet recorded in its `ownFiles`. */

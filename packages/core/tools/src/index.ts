@@ -27,4 +27,5 @@ export {
   type ToolSession,
 } from './session.ts'
 export { CREDENTIAL_STORES, expandForHomes, expandHome, homeDirs, within } from './paths.ts'
+export { followService } from './follow.ts'
 export { ToolsService as default } from './service.ts'

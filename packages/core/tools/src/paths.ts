@@ -57,14 +57,24 @@ export function expandHome(path: string, base: string = process.cwd(), home: str
  * when it differs (a `HOME` pointed elsewhere must not un-hide the real one's stores).
  */
 export function homeDirs(): string[] {
-  let real: string | undefined
-  try {
-    real = userInfo().homedir || undefined
-  } catch {
-    real = undefined
-  }
+  const real = passwordHome()
   const env = process.env.HOME || real || '/'
   return real === undefined || resolve(real) === resolve(env) ? [resolve(env)] : [resolve(env), resolve(real)]
+}
+
+/** The password database's home of this process's user: asked once (a lookup reads /etc/passwd each time). */
+let knownHome: { readonly home: string | undefined } | undefined
+function passwordHome(): string | undefined {
+  if (!knownHome) {
+    let home: string | undefined
+    try {
+      home = userInfo().homedir || undefined
+    } catch {
+      home = undefined
+    }
+    knownHome = { home }
+  }
+  return knownHome.home
 }
 
 /** Each entry with `~` expanded for every home directory (entries without `~` once). */

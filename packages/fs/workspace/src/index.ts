@@ -1,9 +1,8 @@
-import { readdirSync } from 'node:fs'
-import { basename, dirname, join, resolve } from 'node:path'
+import { basename, dirname, resolve } from 'node:path'
 import { type Context, Service } from 'cordis'
 import Schema from 'schemastery'
-import { followSpillStore, type LocalDirectories, localDirectoriesOf, type SpillStore } from '@deepseek-ai/dsh-spill'
-import { CREDENTIAL_STORES, type ToolSession } from '@deepseek-ai/dsh-tools'
+import { type LocalDirectories, localDirectoriesOf, type SpillStore } from '@deepseek-ai/dsh-spill'
+import { CREDENTIAL_STORES, followService, type ToolSession } from '@deepseek-ai/dsh-tools'
 import { refusal, rootRefusedMessage, WorkspaceErrorCode, type WorkspaceRoots } from './errors.ts'
 import {
   broadness,
@@ -101,7 +100,7 @@ export class Workspace extends Service {
   constructor(ctx: Context, config: Partial<Config> = {}) {
     super(ctx, 'workspace')
     // Other sessions' saved results (the spill store's shared root).
-    const core = new Policies(Config(config), followSpillStore(ctx))
+    const core = new Policies(Config(config), followService(ctx, 'spillStore'))
     this[CORE] = core
   }
 
@@ -188,7 +187,7 @@ class Policies {
         rootRefusedMessage(tool, base.refused.root, base.refused.why),
         WorkspaceErrorCode.WORKSPACE_ROOT_REFUSED,
       )
-    const policy = session ? this.sessionApart(base!.policy, session, fresh) : base!.policy
+    const policy = session ? this.sessionApart(base!.policy, session) : base!.policy
     const roots = [...policy.writable, ...policy.readOnly]
     // A hidden directory moved inside a root (under another name) stays hidden there, so no walk lists it.
     const moved =
@@ -217,10 +216,10 @@ class Policies {
    * Sessions apart (docs/seams.md#sessions): in the spill store's shared root, every entry but this session's own directory is
    * hidden — other sessions' saved results, and the command-output directory (dsh puts it there) but for the files
    * this session was given (`ownFiles`) — for the file tools as for commands. The rules (by name, below the root)
-   * are made once per session and store and kept in the session; for a walk (`fresh`: glob, grep, a sandboxed
-   * command) the entries that exist join `hidden` too, so the walk leaves them out.
+   * are made once per session and store and kept in the session. No entry joins `hidden`: the sandbox masks the
+   * whole root but what the session keeps.
    */
-  private sessionApart(policy: PathPolicy, session: ToolSession, fresh: boolean): PathPolicy {
+  private sessionApart(policy: PathPolicy, session: ToolSession): PathPolicy {
     const store = this.spillStore()
     if (!store) return policy
     const spill = localDirectoriesOf(store, session)
@@ -244,19 +243,7 @@ class Policies {
       })
     }
     if (apart.rules.length === 0) return policy
-    let names: string[] = []
-    if (fresh) {
-      try {
-        names = readdirSync(apart.root).filter((name) => name !== apart.own)
-      } catch {
-        // No spill root yet: nothing saved, nothing to hide.
-      }
-    }
-    return {
-      ...policy,
-      hidden: names.length ? [...policy.hidden, ...names.map((name) => join(apart.root, name))] : policy.hidden,
-      rules: [...policy.rules, ...apart.rules],
-    }
+    return { ...policy, rules: [...policy.rules, ...apart.rules] }
   }
 
   private compute(key: string, where: ToolSession | string, now: number): Cached {

@@ -90,18 +90,6 @@ export abstract class SpillStore extends Service {
 /** A session's local directories in a store (see SpillStore.localDirectories). */
 export type LocalDirectories = ReturnType<SpillStore['localDirectories']>
 
-/**
- * The current `ctx.spillStore` of a service that asks on every call, followed as it comes and goes (Cordis'
- * `internal/service` event): a context lookup per call costs about as much as a file tool's whole policy.
- */
-export function followSpillStore(ctx: Context): () => SpillStore | undefined {
-  let store = ctx.get('spillStore')
-  ctx.on('internal/service', (name) => {
-    if (name === 'spillStore') store = ctx.get('spillStore')
-  })
-  return () => store
-}
-
 const DIRECTORIES: unique symbol = Symbol('dsh.spill.local-directories')
 
 /** `store.localDirectories(session)`, asked once per session and store (the answer is kept in the session). */
