@@ -50,7 +50,7 @@ export class SandboxBashExecutor extends BashExecutor {
     })
     this[RUNNER] = runner
     // ctx.confinement: the same sandbox for the tools' own programs (ripgrep).
-    new SandboxConfinement(ctx, sandbox)
+    new SandboxConfinement(ctx, sandbox, ctx.subprocess)
     ctx.effect(() => () => runner.close(), 'bash-sandbox')
   }
 

@@ -1,8 +1,16 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { afterEach, expect, test } from 'vitest'
-import { sessionFor } from '@deepseek-ai/dsh-testing'
-import type { Confined, Confinement } from '@deepseek-ai/dsh-confinement'
-import { type Fixture, fixture, processesWith, uniqueSleep, until } from './helpers.ts'
+import type { Confinement } from '@deepseek-ai/dsh-confinement'
+import {
+  confineRequest,
+  type Fixture,
+  fixture,
+  processesWith,
+  recordGroups,
+  startConfined,
+  uniqueSleep,
+  until,
+} from './helpers.ts'
 
 /*
  * ctx.confinement (the search tools' ripgrep) with the real bubblewrap: the program is the namespace's pid 1, so its
@@ -31,52 +39,47 @@ function groupMembers(pgid: number): string[] {
   return members
 }
 
-/** Spawns a confined argv as the search tools do: output piped and drained. */
-async function spawnConfined(run: Confined, signal?: AbortSignal) {
-  const handle = await f!.t.ctx.subprocess.spawn({
-    argv: run.argv,
-    cwd: run.cwd,
-    stdin: 'ignore',
-    stdout: 'pipe',
-    stderr: 'pipe',
-    graceMs: 60_000,
-    ...(signal ? { signal } : {}),
-  })
-  handle.stdout?.resume()
-  handle.stderr?.resume()
-  return handle
-}
-
-async function confined(program: string, args: string[]) {
+async function confinement(): Promise<Confinement> {
   f = await fixture()
-  const confinement = f.t.ctx.get('confinement') as Confinement
-  return confinement.confine({
-    argv: [program, ...args],
-    cwd: f.root,
-    session: sessionFor('s1', f.root),
-    access: 'read',
-  })
+  return f.t.ctx.get('confinement') as Confinement
 }
 
 test('a confined program that exits leaves no process of its group, not even a zombie init', async () => {
-  const run = await confined('/usr/bin/true', [])
+  const service = await confinement()
+  const groups = recordGroups(f!.t)
   for (let i = 0; i < 5; i++) {
-    const handle = await spawnConfined(run)
-    const exit = run.status(await handle.exited)
-    expect(exit).toEqual({ exitCode: 0, signal: null })
-    expect(groupMembers(handle.pid)).toEqual([])
+    const { run } = await startConfined(service, confineRequest(f!.root, '/usr/bin/true', []))
+    expect(await run.done).toEqual({ exitCode: 0, signal: null })
+    expect(groupMembers(groups.at(-1) as number)).toEqual([])
   }
 })
 
 test('aborting a confined program stops it (a pid 1 ignores SIGTERM from outside: bwrap dies, and kills it)', async () => {
+  const service = await confinement()
   const sleep = uniqueSleep()
-  const run = await confined('/usr/bin/sleep', [sleep.marker])
+  const groups = recordGroups(f!.t)
   const controller = new AbortController()
-  const handle = await spawnConfined(run, controller.signal)
-  await until(() => processesWith(sleep.marker).length > 0, 'the confined sleep runs')
+  const { run } = await startConfined(
+    service,
+    confineRequest(f!.root, '/usr/bin/sleep', [sleep.marker], undefined, controller.signal),
+  )
+  // The program itself, not only its launchers (their command lines hold the marker too): bwrap's child asks to die
+  // with bwrap before it execs, and a SIGTERM to the group before that ask leaves it to the SIGKILL after the grace.
+  await until(
+    () =>
+      processesWith(sleep.marker).some((pid) => {
+        try {
+          return readFileSync(`/proc/${pid}/cmdline`, 'latin1').startsWith('/proc/self/fd/6\0')
+        } catch {
+          return false
+        }
+      }),
+    'the confined sleep runs',
+  )
   controller.abort()
   // Within the grace: the group's SIGTERM did it, not the SIGKILL a minute later.
-  await handle.done
+  await run.done
   await until(() => processesWith(sleep.marker).length === 0, 'the confined sleep is gone')
-  expect(groupMembers(handle.pid)).toEqual([])
+  // Killed by bwrap's death, the namespace's pid 1 is reaped by the host's init, a moment later.
+  await until(() => groupMembers(groups.at(-1) as number).length === 0, 'nothing of its group is left')
 })

@@ -6,7 +6,9 @@ import { SystemPromptService } from '@deepseek-ai/dsh-system-prompt'
 import LocalSubprocess from '@deepseek-ai/dsh-subprocess-local'
 import LocalTaskService from '@deepseek-ai/dsh-tasks-local'
 import ToolBash from '@deepseek-ai/dsh-tool-bash'
-import type { ToolResult } from '@deepseek-ai/dsh-tools'
+import type { ToolResult, ToolSession } from '@deepseek-ai/dsh-tools'
+import type { ConfinedProcess, ConfineRequest, Confinement } from '@deepseek-ai/dsh-confinement'
+import type { SubprocessService } from '@deepseek-ai/dsh-subprocess'
 import Workspace, { type Config as WorkspaceConfig } from '@deepseek-ai/dsh-workspace'
 import SandboxBashExecutor, { type Config } from '../src/index.ts'
 
@@ -72,4 +74,44 @@ export async function fixture(options: (paths: Paths) => FixtureOptions = () => 
       }
     },
   }
+}
+
+/** The process groups the sandbox spawns from now on (its launchers), recorded around the real subprocess provider. */
+export function recordGroups(t: TestContext): number[] {
+  const service = t.ctx.get('subprocess') as SubprocessService
+  const spawn = service.spawn.bind(service)
+  const groups: number[] = []
+  service.spawn = async (request) => {
+    const handle = await spawn(request)
+    groups.push(handle.pid)
+    return handle
+  }
+  return groups
+}
+
+/** What the search tools ask ctx.confinement for, for `program args` in `cwd`. */
+export function confineRequest(
+  cwd: string,
+  program: string,
+  args: string[],
+  session?: ToolSession,
+  signal?: AbortSignal,
+): ConfineRequest {
+  return { argv: [program, ...args], cwd, session, access: 'read', graceMs: 60_000, ...(signal ? { signal } : {}) }
+}
+
+/** Starts a program confined as the search tools do, its output read to the end: `output()` once it ended. */
+export async function startConfined(
+  confinement: Confinement,
+  request: ConfineRequest,
+): Promise<{ run: ConfinedProcess; output: () => Promise<string> }> {
+  const run = await confinement.start(request)
+  const chunks: Buffer[] = []
+  run.stdout.on('data', (chunk: Buffer) => chunks.push(chunk))
+  run.stderr.resume()
+  const output = async (): Promise<string> => {
+    await run.done
+    return Buffer.concat(chunks).toString()
+  }
+  return { run, output }
 }

@@ -1,12 +1,12 @@
-import { closeSync, existsSync, openSync, readFileSync, readSync, realpathSync } from 'node:fs'
+import { closeSync, existsSync, openSync, readSync, realpathSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { pathToFileURL } from 'node:url'
-import type { Confined, Confinement } from '@deepseek-ai/dsh-confinement'
+import type { ConfinedProcess, Confinement } from '@deepseek-ai/dsh-confinement'
 import type { ExitStatus, SubprocessService } from '@deepseek-ai/dsh-subprocess'
-import { SubprocessErrorCode } from '@deepseek-ai/dsh-subprocess'
-import type { ToolExecution, ToolSession } from '@deepseek-ai/dsh-tools'
+import { STATUS_BYTES, SubprocessErrorCode, vmRss } from '@deepseek-ai/dsh-subprocess'
+import { HarnessError, type ToolExecution, type ToolSession } from '@deepseek-ai/dsh-tools'
 import { SearchError, SearchErrorCode } from './errors.ts'
 import { MalformedOutput, type RecordSplitter } from './records.ts'
 import { completeLength, cutPrefixLength, decodeLossy } from '@deepseek-ai/dsh-text'
@@ -155,72 +155,62 @@ export const MEMORY_CHECK_MS = 20
 export async function runRipgrep(subprocess: SubprocessService, request: RipgrepRequest): Promise<RipgrepRun> {
   const { tool, binary, signal, memoryLimitBytes } = request
   if (signal.aborted) throw aborted(tool)
-  // Confined, the program's argv is wrapped; a sandbox that cannot be set up rejects with its own coded error.
-  const confined: Confined | undefined = await request.confine?.service.confine({
-    argv: [binary, ...request.args],
-    cwd: request.cwd,
-    session: request.confine.session,
-    access: 'read',
-  })
-  let handle
+  let running: ConfinedProcess
   try {
-    handle = await subprocess.spawn({
-      argv: confined?.argv ?? [binary, ...request.args],
-      cwd: confined?.cwd ?? request.cwd,
-      stdin: 'ignore',
-      stdout: 'pipe',
-      stderr: 'pipe',
-      graceMs: request.graceMs,
-      signal,
-    })
+    // Confined, the sandbox starts it; one that cannot be set up rejects with its own coded error.
+    running = request.confine
+      ? await request.confine.service.start({
+          argv: [binary, ...request.args],
+          cwd: request.cwd,
+          session: request.confine.session,
+          access: 'read',
+          graceMs: request.graceMs,
+          signal,
+        })
+      : await onHost(subprocess, request)
   } catch (error) {
     if (signal.aborted || (error as { code?: unknown })?.code === SubprocessErrorCode.SUBPROCESS_ABORTED)
       throw aborted(tool, error)
+    if (error instanceof HarnessError && !Object.hasOwn(SubprocessErrorCode, error.code)) throw error
     throw new SearchError(launchFailedMessage(tool, binary, (error as Error)?.message ?? String(error)), {
       code: SearchErrorCode.SEARCH_FAILED,
       cause: error,
     })
   }
-  const stderr = handle.stderr ? keepHeadAndTail(handle.stderr, request.stderrMaxBytes) : Promise.resolve('')
+  const stderr = keepHeadAndTail(running.stderr, request.stderrMaxBytes)
   let stoppedAtDeadline = false
   let overMemory = false
   const deadline = setTimeout(() => {
     stoppedAtDeadline = true
-    handle.terminate()
+    running.terminate()
   }, request.deadlineMs)
-  // Confined, ripgrep is a descendant of the spawned wrapper: the whole tree is measured.
-  const memory = memoryLimitBytes === undefined ? undefined : new ResidentMemory(handle.pid, confined !== undefined)
   const watch =
-    memory === undefined
+    memoryLimitBytes === undefined
       ? undefined
       : setInterval(() => {
-          if (!overMemory && memory.bytes() > (memoryLimitBytes as number)) {
+          if (!overMemory && running.residentBytes() > memoryLimitBytes) {
             overMemory = true
-            handle.terminate()
+            running.terminate()
           }
         }, MEMORY_CHECK_MS)
   let result: { overflowed: boolean; failure?: unknown }
   try {
-    result = handle.stdout
-      ? await consume(handle.stdout, request.onOutput)
-      : { overflowed: false, failure: new Error('the subprocess provider gave no stdout pipe') }
+    result = await consume(running.stdout, request.onOutput)
   } finally {
     clearTimeout(deadline)
     clearInterval(watch)
-    memory?.close()
   }
   const { failure } = result
   if (failure !== undefined) {
-    handle.terminate()
-    handle.stdout?.destroy()
+    running.terminate()
+    running.stdout.destroy()
   }
-  const ended = await handle.done
+  const exit = await running.done
   const stderrText = await stderr
   if (signal.aborted) throw aborted(tool)
-  const wrapperFailed = confined?.failure(ended, stderrText)
-  if (wrapperFailed !== undefined)
-    throw new SearchError(launchFailedMessage(tool, binary, wrapperFailed), { code: SearchErrorCode.SEARCH_FAILED })
-  const exit = confined ? confined.status(ended) : ended
+  const launchFailed = running.failure(stderrText)
+  if (launchFailed !== undefined)
+    throw new SearchError(launchFailedMessage(tool, binary, launchFailed), { code: SearchErrorCode.SEARCH_FAILED })
   if (overMemory) throw new RipgrepOutOfMemory(outOfMemoryMessage(tool, memoryLimitBytes as number))
   if (failure instanceof SearchError) throw failure
   if (failure instanceof MalformedOutput)
@@ -240,8 +230,33 @@ export async function runRipgrep(subprocess: SubprocessService, request: Ripgrep
   }
 }
 
-const VM_RSS = Buffer.from('\nVmRSS:')
-const STATUS_BYTES = 4096
+/** ripgrep on the host, through `ctx.subprocess` (no shell, stdin /dev/null), in the shape a confined run has. */
+async function onHost(subprocess: SubprocessService, request: RipgrepRequest): Promise<ConfinedProcess> {
+  const handle = await subprocess.spawn({
+    argv: [request.binary, ...request.args],
+    cwd: request.cwd,
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+    graceMs: request.graceMs,
+    signal: request.signal,
+  })
+  const { stdout, stderr } = handle
+  if (!stdout || !stderr) {
+    handle.terminate()
+    throw new Error('the subprocess provider gave no output pipes')
+  }
+  const memory = new ResidentMemory(handle.pid)
+  const done = handle.done.finally(() => memory.close())
+  return {
+    stdout,
+    stderr,
+    done,
+    terminate: () => handle.terminate(),
+    residentBytes: () => memory.bytes(),
+    failure: () => undefined,
+  }
+}
 
 /**
  * The resident memory of a process, from /proc/<pid>/status (0 where there is none, or once it is gone). Read every
@@ -257,14 +272,9 @@ class ResidentMemory {
   private failed = false
   private readonly buffer = Buffer.allocUnsafe(STATUS_BYTES)
 
-  /** `tree`: the sum over the process and its descendants (a sandbox's launcher, its init, ripgrep). */
-  constructor(
-    private readonly pid: number,
-    private readonly tree = false,
-  ) {}
+  constructor(private readonly pid: number) {}
 
   bytes(): number {
-    if (this.tree) return treeBytes(this.pid, this.buffer)
     if (this.failed) return 0
     try {
       this.fd ??= openSync(`/proc/${this.pid}/status`, 'r')
@@ -285,52 +295,6 @@ class ResidentMemory {
     }
     this.fd = undefined
   }
-}
-
-/**
- * The resident bytes of `pid` and every descendant, each read afresh (a few small files: the tree of a confined
- * search is three processes deep, its launchers tiny). Threads do not fork here, so each process's main-thread
- * `children` list is enough.
- */
-function treeBytes(pid: number, buffer: Buffer): number {
-  let total = 0
-  const queue = [pid]
-  for (let i = 0; i < queue.length && i < 64; i++) {
-    const at = queue[i] as number
-    total += procBytes(`/proc/${at}/status`, buffer)
-    let children = ''
-    try {
-      children = readFileSync(`/proc/${at}/task/${at}/children`, 'latin1')
-    } catch {
-      continue
-    }
-    for (const child of children.split(' ')) if (child.trim() !== '') queue.push(Number(child))
-  }
-  return total
-}
-
-function procBytes(path: string, buffer: Buffer): number {
-  let fd: number | undefined
-  try {
-    fd = openSync(path, 'r')
-    return vmRss(buffer, readSync(fd, buffer, 0, STATUS_BYTES, 0))
-  } catch {
-    return 0
-  } finally {
-    if (fd !== undefined) closeSync(fd)
-  }
-}
-
-/** The `VmRSS:` figure (kB) of a status text in `bytes[0..length)`, in bytes; 0 when it has none. */
-function vmRss(bytes: Buffer, length: number): number {
-  const at = bytes.indexOf(VM_RSS)
-  if (at === -1 || at >= length) return 0
-  let i = at + VM_RSS.length
-  while (i < length && (bytes[i] === 0x20 || bytes[i] === 0x09)) i++
-  let kb = 0
-  for (; i < length && (bytes[i] as number) >= 0x30 && (bytes[i] as number) <= 0x39; i++)
-    kb = kb * 10 + (bytes[i] as number) - 0x30
-  return kb * 1024
 }
 
 /**

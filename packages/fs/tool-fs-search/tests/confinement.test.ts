@@ -1,6 +1,7 @@
 import { realpathSync } from 'node:fs'
 import { join } from 'node:path'
-import { type ConfineRequest, type Confined, Confinement } from '@deepseek-ai/dsh-confinement'
+import { type ConfineRequest, type ConfinedProcess, Confinement, spawnWrapped } from '@deepseek-ai/dsh-confinement'
+import type { ExitStatus } from '@deepseek-ai/dsh-subprocess'
 import { afterEach, expect, test } from 'vitest'
 import { type Harness, harness, RecordingSubprocess, write } from './helpers.ts'
 
@@ -10,15 +11,17 @@ import { type Harness, harness, RecordingSubprocess, write } from './helpers.ts'
  * provider is loaded, with the session, read access and the verified real root.
  */
 class EnvLauncher extends Confinement {
+  static readonly inject = ['subprocess']
   static readonly requests: ConfineRequest[] = []
-  async confine(request: ConfineRequest): Promise<Confined> {
+  async start(request: ConfineRequest): Promise<ConfinedProcess> {
     EnvLauncher.requests.push(request)
-    return {
+    const wrapped = {
       argv: ['/usr/bin/env', '--', ...request.argv],
       cwd: request.cwd,
-      status: (exit) => exit,
+      status: (exit: ExitStatus) => exit,
       failure: () => undefined,
     }
+    return spawnWrapped(this.ctx.subprocess, wrapped, request)
   }
 }
 

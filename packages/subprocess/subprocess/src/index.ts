@@ -213,7 +213,17 @@ export function childEnv(
   return env
 }
 
-export { type ProcStat, procPids, processRuns, procStat, runningState } from './proc.ts'
+export {
+  descendantByNsPid,
+  type ProcStat,
+  procPids,
+  processRuns,
+  procStat,
+  runningState,
+  STATUS_BYTES,
+  treeResidentBytes,
+  vmRss,
+} from './proc.ts'
 export {
   privateCopy,
   resolveTrusted,

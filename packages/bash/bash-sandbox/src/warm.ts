@@ -1,0 +1,308 @@
+import { PassThrough } from 'node:stream'
+import type { ConfinedProcess, ConfineRequest } from '@deepseek-ai/dsh-confinement'
+import {
+  descendantByNsPid,
+  type ExitStatus,
+  STATUS_BYTES,
+  type SubprocessHandle,
+  vmRss,
+} from '@deepseek-ai/dsh-subprocess'
+import { closeSync, openSync, readSync } from 'node:fs'
+
+/**
+ * The program of a warm sandbox, run by Node inside it: it reads one JSON request a line on stdin (`run`: start the
+ * sandbox's program, fd 7, with these arguments in this directory; `kill`: signal a run) and writes frames on
+ * stdout: a kind byte, the run's id and the payload's length (32-bit, big-endian), then the payload — 1 stdout
+ * bytes, 2 stderr bytes, 3 `{"pid"}` once started, 4 `{"code","signal"}` or `{"error"}` once ended. Once stdin ends, it exits
+ * when the last run did.
+ */
+const RUNNER = `'use strict'
+const { spawn } = require('node:child_process')
+const runs = new Map()
+const frame = (kind, id, payload) => {
+  const head = Buffer.allocUnsafe(9)
+  head[0] = kind
+  head.writeUInt32BE(id, 1)
+  head.writeUInt32BE(payload.length, 5)
+  process.stdout.write(head)
+  process.stdout.write(payload)
+}
+const json = (value) => Buffer.from(JSON.stringify(value))
+const start = (request) => {
+  let child
+  try {
+    child = spawn('/proc/self/fd/7', request.args, { cwd: request.cwd, stdio: ['ignore', 'pipe', 'pipe'] })
+  } catch (error) {
+    frame(4, request.id, json({ error: String(error && error.message) }))
+    return
+  }
+  let ended = false
+  runs.set(request.id, child)
+  if (child.pid !== undefined) frame(3, request.id, json({ pid: child.pid }))
+  child.stdout.on('data', (chunk) => frame(1, request.id, chunk))
+  child.stderr.on('data', (chunk) => frame(2, request.id, chunk))
+  child.once('error', (error) => {
+    if (ended || child.pid !== undefined) return
+    ended = true
+    runs.delete(request.id)
+    frame(4, request.id, json({ error: String(error && error.message) }))
+  })
+  child.once('close', (code, signal) => {
+    if (ended) return
+    ended = true
+    runs.delete(request.id)
+    frame(4, request.id, json({ code, signal }))
+  })
+}
+let pending = ''
+process.stdin.setEncoding('utf8')
+process.stdin.on('data', (text) => {
+  pending += text
+  for (let at = pending.indexOf('\\n'); at !== -1; at = pending.indexOf('\\n')) {
+    const request = JSON.parse(pending.slice(0, at))
+    pending = pending.slice(at + 1)
+    if (request.op === 'run') start(request)
+    else if (request.op === 'kill') runs.get(request.id)?.kill(request.signal)
+  }
+})
+`
+
+/** A frame's header: its kind, its run's id, its payload's length. */
+const HEADER_BYTES = 9
+
+/** The runner's argv after the launcher: Node, told to run RUNNER (its own memory kept small). */
+export function runnerArgs(): string[] {
+  return ['--max-old-space-size=32', '-e', RUNNER]
+}
+
+/** One run in flight: its streams and how it ends. */
+interface Run {
+  readonly stdout: PassThrough
+  readonly stderr: PassThrough
+  nsPid: number | undefined
+  hostPid: number | undefined
+  failure: string | undefined
+  end(status: ExitStatus): void
+}
+
+/**
+ * A sandbox kept warm for one session's searches: started once with the masks of a call, it runs the program for
+ * every later call whose masks are exactly those (`key`: the bubblewrap arguments and the identity of every path
+ * they name). Nothing of a call is decided inside: the caller compares the key at each call and starts a fresh
+ * sandbox when it differs.
+ */
+export class WarmSandbox {
+  private readonly runs = new Map<number, Run>()
+  private nextId = 1
+  private readonly frames = new FrameReader(
+    (kind, id, part) => {
+      const run = this.runs.get(id)
+      // A reader that stopped (destroyed its end) has what it wanted: the rest of the run's output is dropped.
+      if (run) deliver(kind === 1 ? run.stdout : run.stderr, part)
+    },
+    (kind, id, text) => this.event(kind, id, text),
+  )
+  private ended: string | undefined
+  private readonly buffer = Buffer.allocUnsafe(STATUS_BYTES)
+
+  private idle: ReturnType<typeof setTimeout> | undefined
+
+  constructor(
+    readonly key: string,
+    private readonly handle: SubprocessHandle,
+    private readonly idleMs: number,
+  ) {
+    handle.stderr?.resume()
+    handle.stdout?.on('data', (chunk: Buffer) => this.frames.push(chunk))
+    // A runner that died meanwhile: `done` below ends its runs; a write to it fails quietly.
+    handle.stdin?.on('error', () => {})
+    void handle.done.then((status) => {
+      this.ended = `the warm sandbox ended (${status.signal ?? `exit ${status.exitCode}`})`
+      for (const run of this.runs.values()) {
+        run.failure ??= this.ended
+        run.end({ exitCode: null, signal: 'SIGKILL' })
+      }
+      this.runs.clear()
+    })
+  }
+
+  /** Whether it still runs and can take a run. */
+  get alive(): boolean {
+    return this.ended === undefined
+  }
+
+  /** Runs in flight. */
+  get busy(): number {
+    return this.runs.size
+  }
+
+  /**
+   * Starts `args` of the sandbox's program in `cwd` (as the program sees it). Resolves at once: a run that cannot
+   * start ends with `failure` saying why.
+   */
+  run(request: ConfineRequest, args: readonly string[]): ConfinedProcess {
+    const id = this.nextId++
+    const stdout = new PassThrough()
+    const stderr = new PassThrough()
+    let settle: (status: ExitStatus) => void = () => {}
+    const done = new Promise<ExitStatus>((resolve) => {
+      settle = resolve
+    })
+    const run: Run = {
+      stdout,
+      stderr,
+      nsPid: undefined,
+      hostPid: undefined,
+      failure: undefined,
+      end: (status) => {
+        if (!stdout.destroyed) stdout.end()
+        if (!stderr.destroyed) stderr.end()
+        settle(status)
+      },
+    }
+    let kill: ReturnType<typeof setTimeout> | undefined
+    const terminate = (): void => {
+      if (!this.runs.has(id) || kill) return
+      this.send({ op: 'kill', id, signal: 'SIGTERM' })
+      kill = setTimeout(() => this.send({ op: 'kill', id, signal: 'SIGKILL' }), request.graceMs)
+      kill.unref()
+    }
+    const onAbort = (): void => terminate()
+    request.signal?.addEventListener('abort', onAbort, { once: true })
+    void done.then(() => {
+      clearTimeout(kill)
+      request.signal?.removeEventListener('abort', onAbort)
+    })
+    if (this.ended) {
+      run.failure = this.ended
+      run.end({ exitCode: null, signal: 'SIGKILL' })
+    } else {
+      clearTimeout(this.idle)
+      this.runs.set(id, run)
+      this.send({ op: 'run', id, args, cwd: request.cwd })
+    }
+    return {
+      stdout,
+      stderr,
+      done,
+      terminate,
+      residentBytes: () => this.residentBytes(run),
+      failure: () => run.failure,
+    }
+  }
+
+  /** Ends the runner once its runs ended (its stdin closed): taken out of use, not out of work. */
+  close(): void {
+    clearTimeout(this.idle)
+    this.handle.stdin?.end()
+  }
+
+  /** Stops the sandbox and what runs in it now. */
+  kill(): void {
+    clearTimeout(this.idle)
+    this.handle.terminate()
+  }
+
+  /** Runs the program's `--version` once: whether the sandbox started and can take runs. */
+  async started(): Promise<boolean> {
+    const probe = this.run({ argv: [], cwd: '/', session: undefined, access: 'read', graceMs: 1000 }, ['--version'])
+    probe.stdout.resume()
+    probe.stderr.resume()
+    const status = await probe.done
+    return status.exitCode === 0 && this.alive
+  }
+
+  private send(request: object): void {
+    this.handle.stdin?.write(`${JSON.stringify(request)}\n`)
+  }
+
+  /** The program's resident bytes: found once by its pid inside the namespace, read from /proc each time. */
+  private residentBytes(run: Run): number {
+    if (run.nsPid === undefined) return 0
+    run.hostPid ??= descendantByNsPid(this.handle.pid, run.nsPid)
+    if (run.hostPid === undefined) return 0
+    let fd: number | undefined
+    try {
+      fd = openSync(`/proc/${run.hostPid}/status`, 'r')
+      return vmRss(this.buffer, readSync(fd, this.buffer, 0, STATUS_BYTES, 0))
+    } catch {
+      return 0
+    } finally {
+      if (fd !== undefined) closeSync(fd)
+    }
+  }
+
+  /** A run started (3: its pid inside) or ended (4: how). */
+  private event(kind: number, id: number, text: string): void {
+    const run = this.runs.get(id)
+    if (!run) return
+    if (kind === 3) {
+      run.nsPid = (JSON.parse(text) as { pid: number }).pid
+      return
+    }
+    const end = JSON.parse(text) as { code?: number | null; signal?: NodeJS.Signals | null; error?: string }
+    this.runs.delete(id)
+    if (end.error !== undefined) run.failure = `the warm sandbox could not start the program (${end.error})`
+    run.end({ exitCode: end.code ?? null, signal: end.signal ?? null })
+    // Unused for idleMs: closed, its memory given back; the session's next search starts another.
+    if (this.runs.size === 0) {
+      clearTimeout(this.idle)
+      this.idle = setTimeout(() => this.close(), this.idleMs)
+      this.idle.unref()
+    }
+  }
+}
+
+function deliver(stream: PassThrough, payload: Buffer): void {
+  if (!stream.destroyed) stream.write(payload)
+}
+
+/**
+ * Reads the runner's frames as they come, without gathering them: output bytes (kinds 1 and 2) are handed on as
+ * slices of the chunk that holds them (a frame of 64 KiB spans two reads of the pipe); an event (3, 4) whole.
+ */
+export class FrameReader {
+  private readonly header = Buffer.alloc(HEADER_BYTES)
+  private headerFill = 0
+  /** The frame being read: its kind, its run, the payload bytes still to come (and, for an event, those read). */
+  private frame: { kind: number; id: number; left: number; parts: Buffer[] } | undefined
+
+  constructor(
+    private readonly output: (kind: 1 | 2, id: number, part: Buffer) => void,
+    private readonly event: (kind: number, id: number, text: string) => void,
+  ) {}
+
+  push(chunk: Buffer): void {
+    let at = 0
+    while (at < chunk.length || this.frame?.left === 0) {
+      const frame = this.frame
+      if (frame === undefined) {
+        const taken = Math.min(HEADER_BYTES - this.headerFill, chunk.length - at)
+        chunk.copy(this.header, this.headerFill, at, at + taken)
+        this.headerFill += taken
+        at += taken
+        if (this.headerFill < HEADER_BYTES) return
+        this.headerFill = 0
+        this.frame = {
+          kind: this.header[0] as number,
+          id: this.header.readUInt32BE(1),
+          left: this.header.readUInt32BE(5),
+          parts: [],
+        }
+        continue
+      }
+      if (frame.left > 0) {
+        const part = chunk.subarray(at, at + frame.left)
+        at += part.length
+        frame.left -= part.length
+        if (frame.kind === 1 || frame.kind === 2) this.output(frame.kind, frame.id, part)
+        else frame.parts.push(part)
+      }
+      if (frame.left === 0) {
+        this.frame = undefined
+        if (frame.kind !== 1 && frame.kind !== 2)
+          this.event(frame.kind, frame.id, Buffer.concat(frame.parts).toString())
+      }
+    }
+  }
+}

@@ -1,0 +1,142 @@
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterEach, expect, test } from 'vitest'
+import type { Confinement } from '@deepseek-ai/dsh-confinement'
+import { sessionFor } from '@deepseek-ai/dsh-testing'
+import type { ToolSession } from '@deepseek-ai/dsh-tools'
+import {
+  confineRequest,
+  type Fixture,
+  fixture,
+  processesWith,
+  recordGroups,
+  startConfined,
+  uniqueSleep,
+  until,
+} from './helpers.ts'
+
+/*
+ * The warm sandbox of a session's searches (src/warm.ts): it serves a call only while the call's own masks are
+ * exactly the ones it was made with. Each attack below changes what must be hidden after it started, then reads
+ * through ctx.confinement with `cat` (what ripgrep would read): a warm sandbox that served the call anyway would
+ * print the canary. Every call runs the same program, bash (a warm sandbox runs one program, as search runs rg).
+ */
+
+const BASH = '/bin/bash'
+
+/** `bash -c script` through the confinement, in the session. */
+function bash(script: string, session: ToolSession, signal?: AbortSignal) {
+  return startConfined(
+    f!.t.ctx.get('confinement') as Confinement,
+    confineRequest(f!.root, BASH, ['-c', script], session, signal),
+  )
+}
+
+let f: Fixture | undefined
+afterEach(async () => {
+  await f?.cleanup()
+  f = undefined
+})
+
+/** A fixture whose sandbox hides `home/.aws` (absent at first), and its confinement. */
+async function setUp(): Promise<{ groups: number[]; session: ToolSession }> {
+  f = await fixture(({ home }) => ({ workspace: {}, config: { denyRead: [join(home, '.aws')] } }))
+  writeFileSync(join(f.root, 'plain.txt'), 'plain\n')
+  const confinement = f.t.ctx.get('confinement') as Confinement
+  await (await confinement.start(confineRequest(f.root, BASH, ['-c', 'true']))).done // the sandbox's probe, once
+  return { groups: recordGroups(f.t), session: sessionFor('s1', f.root) }
+}
+
+/** `cat path` through the confinement, in the session: what it printed. */
+async function cat(session: ToolSession, path: string): Promise<string> {
+  return (await bash(`cat -- '${path}' 2>&1`, session)).output()
+}
+
+/** Calls until one is served without a launch of its own: the session's warm sandbox serves it. */
+async function warmUp(groups: number[], session: ToolSession): Promise<void> {
+  await until(async () => {
+    const launched = groups.length
+    expect(await cat(session, join(f!.root, 'plain.txt'))).toBe('plain\n')
+    return groups.length === launched
+  }, 'a call is served by the warm sandbox')
+}
+
+test('a warm sandbox serves a session from its third call on; a single call never starts one', async () => {
+  const { groups, session } = await setUp()
+  const plain = join(f!.root, 'plain.txt')
+  expect(await cat(session, plain)).toBe('plain\n')
+  expect(groups).toHaveLength(1)
+  expect(await cat(session, plain)).toBe('plain\n')
+  // The second call with the same masks started the warm one beside its own launch.
+  expect(groups).toHaveLength(3)
+  await warmUp(groups, session)
+  const warm = groups.length
+  for (let i = 0; i < 3; i++) expect(await cat(session, plain)).toBe('plain\n')
+  expect(groups).toHaveLength(warm)
+})
+
+test('attack: a hidden directory created after the warm sandbox started is masked for the next call', async () => {
+  const { groups, session } = await setUp()
+  await warmUp(groups, session)
+  const aws = join(f!.home, '.aws')
+  mkdirSync(aws)
+  writeFileSync(join(aws, 'credentials'), 'CANARY-AWS\n')
+  expect(await cat(session, join(aws, 'credentials'))).not.toContain('CANARY')
+})
+
+test('attack: a hidden directory replaced by another one (rename) after it started is masked where it is now', async () => {
+  const { groups, session } = await setUp()
+  const aws = join(f!.home, '.aws')
+  mkdirSync(aws)
+  writeFileSync(join(aws, 'credentials'), 'OLD-CANARY\n')
+  await warmUp(groups, session)
+  // Same path, same mounts, another directory: the warm sandbox's mask sits on the one moved away.
+  renameSync(aws, join(f!.home, 'moved'))
+  mkdirSync(aws)
+  writeFileSync(join(aws, 'credentials'), 'NEW-CANARY\n')
+  expect(await cat(session, join(aws, 'credentials'))).not.toContain('CANARY')
+})
+
+test('sessions apart: one session never runs in the warm sandbox of another', async () => {
+  const { groups, session } = await setUp()
+  await warmUp(groups, session)
+  const other = sessionFor('s2', f!.root)
+  const launched = groups.length
+  expect(await cat(other, join(f!.root, 'plain.txt'))).toBe('plain\n')
+  expect(groups).toHaveLength(launched + 1)
+})
+
+test('the warm sandbox ends with its session, and what runs in it', async () => {
+  const { groups, session } = await setUp()
+  await warmUp(groups, session)
+  const sleep = uniqueSleep()
+  const { run } = await bash(`exec ${sleep.command}`, session)
+  await until(() => processesWith(sleep.marker).length > 0, 'the sleep runs')
+  const runner = processesWith('/proc/self/fd/7')
+  expect(runner.length).toBeGreaterThan(0)
+  await session.dispose()
+  await run.done
+  await until(() => processesWith(sleep.marker).length === 0, 'the sleep is gone')
+  await until(() => runner.every((pid) => !processesWith('/proc/self/fd/7').includes(pid)), 'the runner is gone')
+})
+
+test('a run is stopped by its signal and reports its memory; a dead runner fails its runs, and the next call runs', async () => {
+  const { groups, session } = await setUp()
+  await warmUp(groups, session)
+  const sleep = uniqueSleep()
+  const controller = new AbortController()
+  const started = await bash(`exec ${sleep.command}`, session, controller.signal)
+  const launched = groups.length
+  await until(() => started.run.residentBytes() > 0, 'its resident memory is read')
+  controller.abort()
+  expect(await started.run.done).toEqual({ exitCode: null, signal: 'SIGTERM' })
+  // The runner killed from outside (a fault forced): the run in it fails, saying so; the next call runs anyway.
+  const again = uniqueSleep()
+  const doomed = await bash(`exec ${again.command}`, session)
+  expect(groups).toHaveLength(launched)
+  await until(() => processesWith(again.marker).length > 0, 'the second sleep runs')
+  for (const pid of processesWith('/proc/self/fd/7')) process.kill(pid, 'SIGKILL')
+  await doomed.run.done
+  expect(doomed.run.failure('')).toMatch(/^the warm sandbox ended/)
+  expect(await cat(session, join(f!.root, 'plain.txt'))).toBe('plain\n')
+})
