@@ -36,6 +36,7 @@ const SIGNALS = new Map<number, NodeJS.Signals>(
 /** Where the provider keeps its sandbox (symbol reads pass Cordis' per-caller proxy straight through). */
 const SANDBOX: unique symbol = Symbol('sandbox')
 const SUBPROCESS: unique symbol = Symbol('subprocess')
+const RUNNING: unique symbol = Symbol('running')
 
 /** The runner's wrapper: as WRAPPER, and the program opened as fd 7 too, for the runner (Node, fd 6) to start. */
 const WARM_WRAPPER = 's=$1; r=$2; p=$3; g=$4; shift 4; exec 4<"$s" 5<"$r" 6<"$p" 7<"$g" || exit 126; exec "$@"'
@@ -76,11 +77,16 @@ interface Prepared {
 export class SandboxConfinement extends Confinement {
   private readonly [SANDBOX]: Sandbox
   private readonly [SUBPROCESS]: SubprocessService
+  /** Every warm sandbox that runs, whichever session it serves: stopped with the provider. */
+  private readonly [RUNNING] = new Set<WarmSandbox>()
 
   constructor(ctx: Context, sandbox: Sandbox, subprocess: SubprocessService) {
     super(ctx)
     this[SANDBOX] = sandbox
     this[SUBPROCESS] = subprocess
+    ctx.effect(() => () => {
+      for (const warm of this[RUNNING]) warm.kill()
+    }, 'bash-sandbox warm sandboxes')
   }
 
   async start(request: ConfineRequest): Promise<ConfinedProcess> {
@@ -123,6 +129,9 @@ export class SandboxConfinement extends Confinement {
         graceMs: request.graceMs,
       })
       sandbox = new WarmSandbox(prepared.key, handle, WARM_IDLE_MS)
+      const running = this[RUNNING]
+      running.add(sandbox)
+      void handle.done.then(() => running.delete(sandbox as WarmSandbox))
       const kept = (await sandbox.started()) && (await this.prepare(request)).key === prepared.key && !warm.disposed
       if (kept && warm.current === undefined && warm.last === prepared.key) warm.current = sandbox
       else sandbox.kill()

@@ -14,6 +14,7 @@ import {
   uniqueSleep,
   until,
 } from './helpers.ts'
+import SandboxBashExecutor from '../src/index.ts'
 
 /*
  * The warm sandbox of a session's searches (src/warm.ts): it serves a call only while the call's own masks are
@@ -50,6 +51,12 @@ async function setUp(): Promise<{ groups: number[]; session: ToolSession }> {
 /** `cat path` through the confinement, in the session: what it printed. */
 async function cat(session: ToolSession, path: string): Promise<string> {
   return (await bash(`cat -- '${path}' 2>&1`, session)).output()
+}
+
+/** This fixture's warm sandboxes (their bwrap: the roots and the runner's fd 7 on its command line). */
+function warmSandboxes(): number[] {
+  const runners = processesWith('/proc/self/fd/7')
+  return processesWith(f!.root).filter((pid) => runners.includes(pid))
 }
 
 /** Calls until one is served without a launch of its own: the session's warm sandbox serves it. */
@@ -112,12 +119,12 @@ test('the warm sandbox ends with its session, and what runs in it', async () => 
   const sleep = uniqueSleep()
   const { run } = await bash(`exec ${sleep.command}`, session)
   await until(() => processesWith(sleep.marker).length > 0, 'the sleep runs')
-  const runner = processesWith('/proc/self/fd/7')
+  const runner = warmSandboxes()
   expect(runner.length).toBeGreaterThan(0)
   await session.dispose()
   await run.done
   await until(() => processesWith(sleep.marker).length === 0, 'the sleep is gone')
-  await until(() => runner.every((pid) => !processesWith('/proc/self/fd/7').includes(pid)), 'the runner is gone')
+  await until(() => runner.every((pid) => !warmSandboxes().includes(pid)), 'the runner is gone')
 })
 
 test('a run is stopped by its signal and reports its memory; a dead runner fails its runs, and the next call runs', async () => {
@@ -135,8 +142,17 @@ test('a run is stopped by its signal and reports its memory; a dead runner fails
   const doomed = await bash(`exec ${again.command}`, session)
   expect(groups).toHaveLength(launched)
   await until(() => processesWith(again.marker).length > 0, 'the second sleep runs')
-  for (const pid of processesWith('/proc/self/fd/7')) process.kill(pid, 'SIGKILL')
+  for (const pid of warmSandboxes()) process.kill(pid, 'SIGKILL')
   await doomed.run.done
   expect(doomed.run.failure('')).toMatch(/^the warm sandbox ended/)
   expect(await cat(session, join(f!.root, 'plain.txt'))).toBe('plain\n')
+})
+
+test('the warm sandboxes end with the provider', async () => {
+  const { groups, session } = await setUp()
+  await warmUp(groups, session)
+  const runner = warmSandboxes()
+  expect(runner.length).toBeGreaterThan(0)
+  await f!.t.ctx.registry.delete(SandboxBashExecutor)
+  await until(() => warmSandboxes().length === 0, 'the warm sandbox is gone')
 })
