@@ -84,9 +84,12 @@ export class SandboxConfinement extends Confinement {
     super(ctx)
     this[SANDBOX] = sandbox
     this[SUBPROCESS] = subprocess
-    ctx.effect(() => () => {
-      for (const warm of this[RUNNING]) warm.kill()
-    }, 'bash-sandbox warm sandboxes')
+    ctx.effect(
+      () => () => {
+        for (const warm of this[RUNNING]) warm.kill()
+      },
+      'bash-sandbox warm sandboxes',
+    )
   }
 
   async start(request: ConfineRequest): Promise<ConfinedProcess> {
