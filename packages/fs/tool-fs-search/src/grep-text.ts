@@ -488,6 +488,57 @@ export function savedRow(prefix: string, line: GrepLineValue): string {
   return out
 }
 
+/** The most bytes savedUtf8Row writes for a line of `length` bytes, after `prefix`. */
+export function savedUtf8RowBytes(prefix: Buffer, length: number): number {
+  // The line number (at most 16 digits: a safe integer), `: `, the newline.
+  return prefix.length + 16 + 2 + length + 1
+}
+
+/**
+ * savedRow of a whole line (not cut) from its UTF-8, `bytes[start..end)`, written into `target` at `at` (room for
+ * savedUtf8RowBytes); returns where the row ends. The same bytes as savedRow, no string made: -1, and nothing
+ * written, when escapeControl would change the text (then savedRow is the way).
+ */
+export function savedUtf8Row(
+  target: Buffer,
+  at: number,
+  prefix: Buffer,
+  line: number,
+  bytes: Buffer,
+  start: number,
+  end: number,
+): number {
+  if (!unescapedUtf8(bytes, start, end)) return -1
+  let to = at + prefix.copy(target, at)
+  let digits = 1
+  for (let rest = line; rest >= 10; rest = Math.floor(rest / 10)) digits++
+  to += digits
+  for (let rest = line, i = to - 1; i >= to - digits; i--, rest = Math.floor(rest / 10)) target[i] = 0x30 + (rest % 10)
+  target[to++] = 0x3a
+  target[to++] = 0x20
+  to += bytes.copy(target, to, start, end)
+  target[to++] = 0x0a
+  return to
+}
+
+/**
+ * Whether escapeControl (tabs kept) leaves the UTF-8 text `bytes[start..end)` as it is: no C0 control but tab, no
+ * DEL, no C1 control (C2 80–9F), no U+2028 or U+2029 (E2 80 A8–A9).
+ */
+function unescapedUtf8(bytes: Buffer, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const byte = bytes[i] as number
+    if (byte >= 0x20 && byte < 0x7f) continue
+    if (byte < 0x20) {
+      if (byte !== 0x09) return false
+    } else if (byte === 0x7f) return false
+    else if (byte === 0xc2) {
+      if (((bytes[i + 1] as number) & 0xe0) === 0x80) return false
+    } else if (byte === 0xe2 && bytes[i + 1] === 0x80 && ((bytes[i + 2] as number) & 0xfe) === 0xa8) return false
+  }
+  return true
+}
+
 /** A `type` ripgrep does not know: some that it does, and the include glob that does the same. */
 export function unknownTypeMessage(type: string, known: readonly string[]): string {
   const wanted = type.toLowerCase()

@@ -76,6 +76,11 @@ export interface MatchSink {
   /** The matches that follow are of this file: its path below the root (a latin1 key, see pathKey) and as shown. */
   file(key: string, path: string): void
   line(line: GrepLineValue): void
+  /**
+   * A matching line shown whole, as `line` with `{ line, preview, truncated: false }` would be, whose preview is the
+   * UTF-8 `bytes[start..end)` (lent for the call only): the sink makes the string only if it keeps one.
+   */
+  utf8Line?(line: number, bytes: Buffer, start: number, end: number): void
   /** A line around a match (asked for with context, before, after); without this method such lines are skipped. */
   context?(line: GrepLineValue): void
 }
@@ -232,7 +237,11 @@ export class GrepCollector {
     if (!same) this.newFile(bytes, pathStart, pathEnd)
     const body = linesStart + TEXT_OPEN.length
     // A line whose only escape is its terminator: the JSON bytes are the line's own UTF-8, and only the shown part
-    // is decoded.
+    // is decoded — by the sink, when it keeps the line, if it takes the bytes.
+    if (bodyEnd !== -1 && bodyEnd - body <= this.maxLineBytes && this.sink.utf8Line !== undefined) {
+      this.total++
+      return this.sink.utf8Line(line, bytes, body, bodyEnd)
+    }
     const preview =
       bodyEnd !== -1
         ? this.plain(line, bytes, body, bodyEnd, digit, end)
