@@ -522,19 +522,40 @@ export function savedUtf8Row(
 }
 
 /**
- * Whether escapeControl (tabs kept) leaves the UTF-8 text `bytes[start..end)` as it is: no C0 control but tab, no
- * DEL, no C1 control (C2 80–9F), no U+2028 or U+2029 (E2 80 A8–A9).
+ * Whether `bytes[start..end)` is valid UTF-8 that escapeControl (tabs kept) leaves as it is: no C0 control but tab,
+ * no DEL, no C1 control (C2 80–9F), no U+2028 or U+2029 (E2 80 A8–A9). Anything else (and invalid UTF-8, which a
+ * string would hold as U+FFFD) takes the way through a string.
  */
 function unescapedUtf8(bytes: Buffer, start: number, end: number): boolean {
   for (let i = start; i < end; i++) {
     const byte = bytes[i] as number
     if (byte >= 0x20 && byte < 0x7f) continue
-    if (byte < 0x20) {
+    if (byte < 0x80) {
       if (byte !== 0x09) return false
-    } else if (byte === 0x7f) return false
-    else if (byte === 0xc2) {
-      if (((bytes[i + 1] as number) & 0xe0) === 0x80) return false
-    } else if (byte === 0xe2 && bytes[i + 1] === 0x80 && ((bytes[i + 2] as number) & 0xfe) === 0xa8) return false
+      continue
+    }
+    // A lead byte, the range its second byte must lie in, and how many bytes the character has.
+    let low = 0x80
+    let high = 0xbf
+    let size: number
+    if (byte >= 0xc2 && byte <= 0xdf) {
+      size = 2
+      if (byte === 0xc2) low = 0xa0
+    } else if (byte >= 0xe0 && byte <= 0xef) {
+      size = 3
+      if (byte === 0xe0) low = 0xa0
+      else if (byte === 0xed) high = 0x9f
+      else if (byte === 0xe2 && bytes[i + 1] === 0x80 && ((bytes[i + 2] as number) & 0xfe) === 0xa8) return false
+    } else if (byte >= 0xf0 && byte <= 0xf4) {
+      size = 4
+      if (byte === 0xf0) low = 0x90
+      else if (byte === 0xf4) high = 0x8f
+    } else return false
+    if (i + size > end) return false
+    const second = bytes[i + 1] as number
+    if (second < low || second > high) return false
+    for (let k = 2; k < size; k++) if (((bytes[i + k] as number) & 0xc0) !== 0x80) return false
+    i += size - 1
   }
   return true
 }
