@@ -390,9 +390,6 @@ export class GrepCollector {
     matched: ByteRange | undefined,
   ): GrepLineValue | undefined {
     const max = this.maxLineBytes
-    // A long line to be shown around a match past the cap is decoded whole: JSON.parse does that faster.
-    if (matched !== undefined && matched.end > max && close - body > 6 * (max + 3))
-      return this.escaped(line, bytes, body, close, matched)
     const whole = matched !== undefined && matched.end > max
     // Beyond `max + 3` bytes the line is longer than the cap even without a `\r\n` terminator.
     const limit = whole ? close - body : Math.min(close - body, max + 3)
