@@ -508,30 +508,37 @@ export function savedUtf8Row(
   start: number,
   end: number,
 ): number {
-  if (!unescapedUtf8(bytes, start, end)) return -1
-  let to = at + prefix.copy(target, at)
   let digits = 1
   for (let rest = line; rest >= 10; rest = Math.floor(rest / 10)) digits++
-  to += digits
-  for (let rest = line, i = to - 1; i >= to - digits; i--, rest = Math.floor(rest / 10)) target[i] = 0x30 + (rest % 10)
-  target[to++] = 0x3a
-  target[to++] = 0x20
-  to += bytes.copy(target, to, start, end)
-  target[to++] = 0x0a
-  return to
+  // The text first, checked as it is copied: on the first byte it cannot take, nothing is counted as written.
+  const text = at + prefix.length + digits + 2
+  const end2 = copyUnescapedUtf8(bytes, start, end, target, text)
+  if (end2 === -1) return -1
+  prefix.copy(target, at)
+  for (let rest = line, i = text - 3; i >= text - 2 - digits; i--, rest = Math.floor(rest / 10))
+    target[i] = 0x30 + (rest % 10)
+  target[text - 2] = 0x3a
+  target[text - 1] = 0x20
+  target[end2] = 0x0a
+  return end2 + 1
 }
 
 /**
- * Whether `bytes[start..end)` is valid UTF-8 that escapeControl (tabs kept) leaves as it is: no C0 control but tab,
- * no DEL, no C1 control (C2 80–9F), no U+2028 or U+2029 (E2 80 A8–A9). Anything else (and invalid UTF-8, which a
- * string would hold as U+FFFD) takes the way through a string.
+ * Copies `bytes[start..end)` to `target` at `to` if it is valid UTF-8 that escapeControl (tabs kept) leaves as it
+ * is: no C0 control but tab, no DEL, no C1 control (C2 80–9F), no U+2028 or U+2029 (E2 80 A8–A9); returns where the
+ * copy ends, or -1 (and what was copied means nothing) for anything else — invalid UTF-8 too, which a string would
+ * hold as U+FFFD — which takes the way through a string. One pass: a native copy would need a view per row.
  */
-function unescapedUtf8(bytes: Buffer, start: number, end: number): boolean {
+function copyUnescapedUtf8(bytes: Buffer, start: number, end: number, target: Buffer, to: number): number {
   for (let i = start; i < end; i++) {
     const byte = bytes[i] as number
-    if (byte >= 0x20 && byte < 0x7f) continue
+    if (byte >= 0x20 && byte < 0x7f) {
+      target[to++] = byte
+      continue
+    }
     if (byte < 0x80) {
-      if (byte !== 0x09) return false
+      if (byte !== 0x09) return -1
+      target[to++] = byte
       continue
     }
     // A lead byte, the range its second byte must lie in, and how many bytes the character has.
@@ -545,19 +552,20 @@ function unescapedUtf8(bytes: Buffer, start: number, end: number): boolean {
       size = 3
       if (byte === 0xe0) low = 0xa0
       else if (byte === 0xed) high = 0x9f
-      else if (byte === 0xe2 && bytes[i + 1] === 0x80 && ((bytes[i + 2] as number) & 0xfe) === 0xa8) return false
+      else if (byte === 0xe2 && bytes[i + 1] === 0x80 && ((bytes[i + 2] as number) & 0xfe) === 0xa8) return -1
     } else if (byte >= 0xf0 && byte <= 0xf4) {
       size = 4
       if (byte === 0xf0) low = 0x90
       else if (byte === 0xf4) high = 0x8f
-    } else return false
-    if (i + size > end) return false
+    } else return -1
+    if (i + size > end) return -1
     const second = bytes[i + 1] as number
-    if (second < low || second > high) return false
-    for (let k = 2; k < size; k++) if (((bytes[i + k] as number) & 0xc0) !== 0x80) return false
+    if (second < low || second > high) return -1
+    for (let k = 2; k < size; k++) if (((bytes[i + k] as number) & 0xc0) !== 0x80) return -1
+    for (let k = 0; k < size; k++) target[to++] = bytes[i + k] as number
     i += size - 1
   }
-  return true
+  return to
 }
 
 /** A `type` ripgrep does not know: some that it does, and the include glob that does the same. */
