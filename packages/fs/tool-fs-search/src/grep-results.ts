@@ -250,9 +250,9 @@ const FIRST_CHUNK_BYTES = 64 * 1024
 
 /**
  * The complete result as saved rows. Rows are gathered as UTF-8 in one chunk buffer (at most `chunkBytes`; it starts
- * small and grows fourfold as it fills); a full chunk is written to an unlinked temporary file with its files in path order,
- * and each run of a file's rows has an entry in the index (its path, first line, offset and bytes). At the end the
- * entries are sorted into path order: each written chunk's entries then come in the order they were written, so
+ * small and grows fourfold as it fills); a full chunk is written to an unlinked temporary file with its files in path
+ * order, and each run of a file's rows has an entry in the index (its path, first line, offset and bytes). At the end
+ * the entries are sorted into path order: each written chunk's entries then come in the order they were written, so
  * every chunk is read forward, once; the last chunk is read where it is, so a result of one chunk never touches a
  * file.
  */

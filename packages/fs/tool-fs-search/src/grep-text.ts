@@ -496,8 +496,8 @@ export function savedUtf8RowBytes(prefix: Buffer, length: number): number {
 
 /**
  * savedRow of a whole line (not cut) from its UTF-8, `bytes[start..end)`, written into `target` at `at` (room for
- * savedUtf8RowBytes); returns where the row ends. The same bytes as savedRow, no string made: -1, and nothing
- * written, when escapeControl would change the text (then savedRow is the way).
+ * savedUtf8RowBytes); returns where the row ends. The same bytes as savedRow, no string made: -1 (what it copied
+ * counts for nothing) when escapeControl would change the text (then savedRow is the way).
  */
 export function savedUtf8Row(
   target: Buffer,
