@@ -162,7 +162,7 @@ console.log('\n# rows: tool (in-process, warm) vs bare rg read to the end, paire
 
 const subtree = join(tree, 'node_modules', '@mui', 'material')
 const grepRows = [
-  ['grep broad under a subtree', { pattern: 'React', path: subtree }, 1.1],
+  ['grep broad under a subtree', { pattern: 'React', path: subtree }, 1.2],
   ['grep broad over the whole tree (include *.js)', { pattern: 'function', include: '*.js' }, 1.25],
   ['grep rare', { pattern: 'queueMicrotask' }, 1.05],
   ['grep regex', { pattern: 'use[A-Z]\\w+Effect\\(' }, 1.05],

@@ -1,7 +1,7 @@
 import { closeSync, constants, openSync, readSync, rmdirSync, unlinkSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { makePrivateTempDir } from '@deepseek-ai/dsh-private-dir'
-import { savedRow, savedRowPrefix } from './grep-text.ts'
+import { savedRow, savedRowPrefix, savedUtf8Row, savedUtf8RowBytes } from './grep-text.ts'
 import { comparePaths } from './paths.ts'
 import { identity, NumberColumn, PathTable } from './path-table.ts'
 import type { MatchSink } from './records.ts'
@@ -83,6 +83,8 @@ interface Keeper {
   line(line: GrepLineValue): void
   context(line: GrepLineValue): void
   values(): GrepFileValue[]
+  /** Whether a match that came now might be kept: when not, its value need not be made. */
+  readonly wants: boolean
 }
 
 /** The first `max` matching lines in path order, whatever order the files come in, with their context. */
@@ -96,6 +98,10 @@ class PageKeeper implements Keeper {
     private readonly max: number,
     private readonly around: Around | undefined,
   ) {}
+
+  get wants(): boolean {
+    return this.current !== undefined
+  }
 
   file(key: string, path: string): void {
     const last = this.files[this.files.length - 1]
@@ -178,6 +184,8 @@ class WindowKeeper implements Keeper {
   private readonly files: GrepFileValue[] = []
   private current: PageFile | undefined
   private seen = 0
+  /** Every match counts towards the offset, and one before it may be a line around the page. */
+  readonly wants = true
 
   constructor(
     private readonly offset: number,
@@ -237,11 +245,16 @@ class WindowKeeper implements Keeper {
   }
 }
 
+/** The size a chunk starts at: a small result never holds (or allocates) the whole `chunkBytes`. */
+const FIRST_CHUNK_BYTES = 64 * 1024
+
 /**
- * The complete result as saved rows. Rows are gathered as UTF-8 in one chunk buffer (at most `chunkBytes`); a full
- * chunk is written to an unlinked temporary file with its files in path order, and each run of a file's rows has an
- * entry in the index (its path, first line, offset and bytes). At the end the entries are sorted into path order:
- * each chunk's entries then come in the order they were written, so every chunk is read forward, once.
+ * The complete result as saved rows. Rows are gathered as UTF-8 in one chunk buffer (at most `chunkBytes`; it starts
+ * small and grows fourfold as it fills); a full chunk is written to an unlinked temporary file with its files in path
+ * order, and each run of a file's rows has an entry in the index (its path, first line, offset and bytes). At the end
+ * the entries are sorted into path order: each written chunk's entries then come in the order they were written, so
+ * every chunk is read forward, once; the last chunk is read where it is, so a result of one chunk never touches a
+ * file.
  */
 class SavedRows {
   private readonly keys = new PathTable()
@@ -261,9 +274,10 @@ class SavedRows {
   private chunkFirst = 0
   /** The entry of the run being gathered (-1 before its first row). */
   private run = -1
-  /** The file whose rows come now: its key and the start of its rows. */
+  /** The file whose rows come now: its key and the start of its rows, as text and as UTF-8. */
   private key = ''
   private prefix = ''
+  private prefixBytes: Buffer = Buffer.alloc(0)
   private fd: number | undefined
   /** UTF-8 bytes written to the temporary file. */
   written = 0
@@ -275,27 +289,66 @@ class SavedRows {
   file(key: string, path: string): void {
     this.key = key
     this.prefix = savedRowPrefix(path)
+    this.prefixBytes = Buffer.from(this.prefix, 'utf8')
     this.run = -1
   }
 
   line(line: GrepLineValue): void {
     if (this.failure !== undefined) return
     const row = savedRow(this.prefix, line)
-    // At most 3 UTF-8 bytes per UTF-16 unit: a row that might not fit in the chunk's room ends the chunk first.
-    if (this.chunk === undefined || this.used + 3 * row.length > this.chunk.length) {
-      if (this.used > 0) this.flush()
-      if (this.failure !== undefined) return
-      if (this.chunk === undefined || 3 * row.length > this.chunk.length)
-        this.chunk = Buffer.allocUnsafe(Math.max(this.chunkBytes, 3 * row.length))
+    // At most 3 UTF-8 bytes per UTF-16 unit.
+    const chunk = this.room(3 * row.length, line.line)
+    if (chunk === undefined) return
+    this.wrote(chunk.write(row, this.used, 'utf8'))
+  }
+
+  /**
+   * A whole matching line, `bytes[start..end)`, that is UTF-8 with nothing to escape (savedUtf8Row): its row is
+   * copied from the bytes, no string made.
+   */
+  utf8Line(line: number, bytes: Buffer, start: number, end: number): void {
+    if (this.failure !== undefined) return
+    const chunk = this.room(savedUtf8RowBytes(this.prefixBytes, end - start), line)
+    if (chunk === undefined) return
+    const to = savedUtf8Row(chunk, this.used, this.prefixBytes, line, bytes, start, end)
+    if (to === -1) this.line({ line, preview: bytes.toString('utf8', start, end), truncated: false })
+    else this.wrote(to - this.used)
+  }
+
+  /**
+   * The chunk, with room for a row of at most `bytes` at `used`: it grows up to `chunkBytes`, else is written and
+   * begun again (bigger when one row needs it). Begins a run when none is: after a file is named, or when a chunk
+   * was written in the middle of a file. Undefined when writing failed.
+   */
+  private room(bytes: number, firstLine: number): Buffer | undefined {
+    let chunk = this.chunk
+    if (chunk === undefined || this.used + bytes > chunk.length) {
+      if (this.used + bytes <= this.chunkBytes || this.used === 0) {
+        const size = Math.max(
+          this.used + bytes,
+          Math.min(this.chunkBytes, Math.max(FIRST_CHUNK_BYTES, 4 * (chunk?.length ?? 0))),
+        )
+        const grown = Buffer.allocUnsafe(size)
+        chunk?.copy(grown, 0, 0, this.used)
+        chunk = grown
+      } else {
+        this.flush()
+        if (this.failure !== undefined) return undefined
+        if ((chunk as Buffer).length < bytes) chunk = Buffer.allocUnsafe(bytes)
+      }
+      this.chunk = chunk
     }
-    // A run begins with its first row: after a file is named, or when a chunk was written in the middle of a file.
     if (this.run === -1) {
       this.run = this.keys.pushKey(this.key)
-      this.firstLines.push(line.line)
+      this.firstLines.push(firstLine)
       this.offsets.push(this.used)
       this.sizes.push(0)
     }
-    const size = this.chunk.write(row, this.used, 'utf8')
+    return chunk
+  }
+
+  /** `size` bytes were added to the run at `used`. */
+  private wrote(size: number): void {
     this.used += size
     this.sizes.set(this.run, this.sizes.at(this.run) + size)
   }
@@ -349,20 +402,16 @@ class SavedRows {
 
   /**
    * The saved text after its header, in parts of about `partBytes`: every row in path order. Reads the temporary
-   * file once, each chunk forward. Each part is the same buffer, filled again once the next part is asked for (the
-   * spill seam allows that): memory stays one part, whatever the size.
+   * file once, each written chunk forward, and the last chunk where it lies. Each part is the same buffer, filled
+   * again once the next part is asked for (the spill seam allows that): memory stays one part, whatever the size.
    */
   *parts(partBytes = 1 << 20): Generator<Buffer> {
-    this.flush()
     if (this.failure !== undefined) throw new Error(this.failure)
     const total = this.keys.length
     const order = identity(total)
-    this.keys.sortInPathOrder(
-      order,
-      0,
-      total,
-      (a, b) => this.firstLines.at(a) - this.firstLines.at(b) || this.offsets.at(a) - this.offsets.at(b),
-    )
+    // Entries come in the order they arrived, and so do their rows: a file's runs with the same first line (from a
+    // second run of ripgrep) keep that order.
+    this.keys.sortInPathOrder(order, 0, total, (a, b) => this.firstLines.at(a) - this.firstLines.at(b) || a - b)
     const readers = this.chunkStarts.map(
       (start) => new ForwardReader(this.fd as number, start, Math.min(partBytes, 1 << 16)),
     )
@@ -376,18 +425,23 @@ class SavedRows {
       }
       return lo
     }
-    const part = Buffer.allocUnsafe(partBytes)
+    const part = Buffer.allocUnsafe(Math.min(partBytes, this.bytes))
+    const last = this.chunk as Buffer
     let used = 0
     for (const entry of order) {
       let size = this.sizes.at(entry)
-      const reader = readers[chunkOf(entry)] as ForwardReader
+      const inMemory = entry >= this.chunkFirst
+      let from = this.offsets.at(entry)
+      const reader = inMemory ? undefined : (readers[chunkOf(entry)] as ForwardReader)
       while (size > 0) {
         if (used === part.length) {
           yield part
           used = 0
         }
         const n = Math.min(size, part.length - used)
-        reader.read(part, used, n)
+        if (reader === undefined) last.copy(part, used, from, from + n)
+        else reader.read(part, used, n)
+        from += n
         used += n
         size -= n
       }
@@ -488,6 +542,13 @@ export class GrepResults implements MatchSink {
     this.total++
     this.page.line(line)
     this.rows?.line(line)
+  }
+
+  /** A whole matching line, uncut, whose UTF-8 is `bytes[start..end)` (lent for the call). */
+  utf8Line(line: number, bytes: Buffer, start: number, end: number): void {
+    this.total++
+    if (this.page.wants) this.page.line({ line, preview: bytes.toString('utf8', start, end), truncated: false })
+    this.rows?.utf8Line(line, bytes, start, end)
   }
 
   context(line: GrepLineValue): void {

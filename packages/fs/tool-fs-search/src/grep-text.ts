@@ -488,6 +488,86 @@ export function savedRow(prefix: string, line: GrepLineValue): string {
   return out
 }
 
+/** The most bytes savedUtf8Row writes for a line of `length` bytes, after `prefix`. */
+export function savedUtf8RowBytes(prefix: Buffer, length: number): number {
+  // The line number (at most 16 digits: a safe integer), `: `, the newline.
+  return prefix.length + 16 + 2 + length + 1
+}
+
+/**
+ * savedRow of a whole line (not cut) from its UTF-8, `bytes[start..end)`, written into `target` at `at` (room for
+ * savedUtf8RowBytes); returns where the row ends. The same bytes as savedRow, no string made: -1 (what it copied
+ * counts for nothing) when escapeControl would change the text (then savedRow is the way).
+ */
+export function savedUtf8Row(
+  target: Buffer,
+  at: number,
+  prefix: Buffer,
+  line: number,
+  bytes: Buffer,
+  start: number,
+  end: number,
+): number {
+  let digits = 1
+  for (let rest = line; rest >= 10; rest = Math.floor(rest / 10)) digits++
+  // The text first, checked as it is copied: on the first byte it cannot take, nothing is counted as written.
+  const text = at + prefix.length + digits + 2
+  const end2 = copyUnescapedUtf8(bytes, start, end, target, text)
+  if (end2 === -1) return -1
+  prefix.copy(target, at)
+  for (let rest = line, i = text - 3; i >= text - 2 - digits; i--, rest = Math.floor(rest / 10))
+    target[i] = 0x30 + (rest % 10)
+  target[text - 2] = 0x3a
+  target[text - 1] = 0x20
+  target[end2] = 0x0a
+  return end2 + 1
+}
+
+/**
+ * Copies `bytes[start..end)` to `target` at `to` if it is valid UTF-8 that escapeControl (tabs kept) leaves as it
+ * is: no C0 control but tab, no DEL, no C1 control (C2 80–9F), no U+2028 or U+2029 (E2 80 A8–A9); returns where the
+ * copy ends, or -1 (and what was copied means nothing) for anything else — invalid UTF-8 too, which a string would
+ * hold as U+FFFD — which takes the way through a string. One pass: a native copy would need a view per row.
+ */
+function copyUnescapedUtf8(bytes: Buffer, start: number, end: number, target: Buffer, to: number): number {
+  for (let i = start; i < end; i++) {
+    const byte = bytes[i] as number
+    if (byte >= 0x20 && byte < 0x7f) {
+      target[to++] = byte
+      continue
+    }
+    if (byte < 0x80) {
+      if (byte !== 0x09) return -1
+      target[to++] = byte
+      continue
+    }
+    // A lead byte, the range its second byte must lie in, and how many bytes the character has.
+    let low = 0x80
+    let high = 0xbf
+    let size: number
+    if (byte >= 0xc2 && byte <= 0xdf) {
+      size = 2
+      if (byte === 0xc2) low = 0xa0
+    } else if (byte >= 0xe0 && byte <= 0xef) {
+      size = 3
+      if (byte === 0xe0) low = 0xa0
+      else if (byte === 0xed) high = 0x9f
+      else if (byte === 0xe2 && bytes[i + 1] === 0x80 && ((bytes[i + 2] as number) & 0xfe) === 0xa8) return -1
+    } else if (byte >= 0xf0 && byte <= 0xf4) {
+      size = 4
+      if (byte === 0xf0) low = 0x90
+      else if (byte === 0xf4) high = 0x8f
+    } else return -1
+    if (i + size > end) return -1
+    const second = bytes[i + 1] as number
+    if (second < low || second > high) return -1
+    for (let k = 2; k < size; k++) if (((bytes[i + k] as number) & 0xc0) !== 0x80) return -1
+    for (let k = 0; k < size; k++) target[to++] = bytes[i + k] as number
+    i += size - 1
+  }
+  return to
+}
+
 /** A `type` ripgrep does not know: some that it does, and the include glob that does the same. */
 export function unknownTypeMessage(type: string, known: readonly string[]): string {
   const wanted = type.toLowerCase()

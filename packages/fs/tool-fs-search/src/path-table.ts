@@ -49,6 +49,7 @@ class Uint32Column {
 
 /** Paths are stored in blocks of this many bytes: no copy as the table grows, and at most one block unused. */
 const BLOCK_BYTES = 1 << 20
+const FIRST_BLOCK_BYTES = 1 << 16
 
 /**
  * Paths as bytes, entries only ever appended. Entry `i` is `blocks[block(i)][offset(i)..offset(i) + length(i))`: a
@@ -75,8 +76,10 @@ export class PathTable {
   push(source: Buffer, from: number, to: number): number {
     const size = to - from
     if (size > this.room || this.blocks.length === 0) {
-      this.blocks.push(Buffer.allocUnsafe(Math.max(BLOCK_BYTES, size)))
-      this.room = Math.max(BLOCK_BYTES, size)
+      // Blocks double from 64 KiB: a table of a few hundred paths allocates no megabyte.
+      const bytes = Math.max(Math.min(BLOCK_BYTES, FIRST_BLOCK_BYTES << this.blocks.length), size)
+      this.blocks.push(Buffer.allocUnsafe(bytes))
+      this.room = bytes
     }
     const block = this.blocks[this.blocks.length - 1] as Buffer
     const at = block.length - this.room

@@ -53,6 +53,13 @@ export class RealPathFilter {
       line: (line) => {
         if (!dropping) sink.line(line)
       },
+      ...(sink.utf8Line === undefined
+        ? {}
+        : {
+            utf8Line: (line, bytes, start, end) => {
+              if (!dropping) sink.utf8Line?.(line, bytes, start, end)
+            },
+          }),
       // Lines around matches (grep's context) go with their file's matches.
       ...(sink.context === undefined
         ? {}

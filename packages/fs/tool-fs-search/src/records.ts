@@ -76,6 +76,11 @@ export interface MatchSink {
   /** The matches that follow are of this file: its path below the root (a latin1 key, see pathKey) and as shown. */
   file(key: string, path: string): void
   line(line: GrepLineValue): void
+  /**
+   * A matching line shown whole, as `line` with `{ line, preview, truncated: false }` would be, whose preview is the
+   * UTF-8 `bytes[start..end)` (lent for the call only): the sink makes the string only if it keeps one.
+   */
+  utf8Line?(line: number, bytes: Buffer, start: number, end: number): void
   /** A line around a match (asked for with context, before, after); without this method such lines are skipped. */
   context?(line: GrepLineValue): void
 }
@@ -137,6 +142,8 @@ export class GrepCollector {
   /** The key of the file the sink was last told of. */
   private lastKey: string | undefined
   private readonly rootKey: string
+  /** Where an escaped line is decoded (unescaped): grown to the longest needed, kept for the collector's life. */
+  private scratch = Buffer.allocUnsafe(0)
   total = 0
 
   /** `multiline`: the search lets a match span lines (its record then holds them all). */
@@ -232,12 +239,16 @@ export class GrepCollector {
     if (!same) this.newFile(bytes, pathStart, pathEnd)
     const body = linesStart + TEXT_OPEN.length
     // A line whose only escape is its terminator: the JSON bytes are the line's own UTF-8, and only the shown part
-    // is decoded.
+    // is decoded — by the sink, when it keeps the line, if it takes the bytes.
+    if (bodyEnd !== -1 && bodyEnd - body <= this.maxLineBytes && this.sink.utf8Line !== undefined) {
+      this.total++
+      return this.sink.utf8Line(line, bytes, body, bodyEnd)
+    }
     const preview =
       bodyEnd !== -1
         ? this.plain(line, bytes, body, bodyEnd, digit, end)
         : this.line(line, bytes, linesStart, numberAt, escape, digit, end)
-    this.keep(preview)
+    if (preview !== undefined) this.keep(preview)
   }
 
   /** The file of the path JSON in `bytes[start..end)`, which differs from the last match's: it becomes the last. */
@@ -329,7 +340,7 @@ export class GrepCollector {
     firstEscape: number,
     after: number,
     recordEnd: number,
-  ): GrepLineValue {
+  ): GrepLineValue | undefined {
     const body = textBody(bytes, start, end)
     if (body === -1) {
       // Not UTF-8: base64 bytes, never decoded (a minified line may be megabytes of it).
@@ -362,7 +373,45 @@ export class GrepCollector {
     const escape = firstEscape === -1 ? bytes.indexOf(BACKSLASH, body) : firstEscape
     // No escape (so the terminator above was a real one).
     if (escape === -1 || escape >= bodyEnd) return this.plain(line, bytes, body, bodyEnd, after, recordEnd)
-    return this.escaped(line, bytes, body, end - 2, firstMatch(bytes, after, recordEnd))
+    return this.unescaped(line, bytes, body, end - 2, firstMatch(bytes, after, recordEnd))
+  }
+
+  /**
+   * The preview of a JSON string body with escapes, `bytes[body..close)`, decoded to UTF-8 bytes without a string
+   * (jsonStringBytes): only what the preview needs — its first `maxLineBytes + 3` bytes, or the whole line when its
+   * first match lies past the cap. A line shown whole goes to the sink as bytes, as a plain one does; undefined then.
+   * A body the decoder does not take (a lone surrogate, a byte JSON forbids) is decoded by JSON.parse.
+   */
+  private unescaped(
+    line: number,
+    bytes: Buffer,
+    body: number,
+    close: number,
+    matched: ByteRange | undefined,
+  ): GrepLineValue | undefined {
+    const max = this.maxLineBytes
+    const whole = matched !== undefined && matched.end > max
+    // Beyond `max + 3` bytes the line is longer than the cap even without a `\r\n` terminator.
+    const limit = whole ? close - body : Math.min(close - body, max + 3)
+    if (this.scratch.length < limit + 3) this.scratch = Buffer.allocUnsafe(Math.max(limit + 3, 2 * this.scratch.length))
+    const out = this.scratch
+    const decoded = jsonStringBytes(bytes, body, close, out, limit)
+    if (decoded === undefined) return this.escaped(line, bytes, body, close, matched)
+    let length = decoded.length
+    if (decoded.complete) {
+      if (length > 0 && out[length - 1] === 0x0a) length -= length > 1 && out[length - 2] === 0x0d ? 2 : 1
+      if (length <= max) {
+        if (!this.multiline && this.sink.utf8Line !== undefined) {
+          this.total++
+          this.sink.utf8Line(line, out, 0, length)
+          return undefined
+        }
+        return { line, preview: out.toString('utf8', 0, length), truncated: false }
+      }
+      // A view that ends with the line: around looks at the byte after it, and the scratch holds stale bytes there.
+      if (whole) return { line, preview: around(out.subarray(0, length), 0, length, matched, max), truncated: true }
+    }
+    return { line, preview: out.toString('utf8', 0, charBoundary(out, max, 0)), truncated: true }
   }
 
   /**
@@ -506,6 +555,101 @@ function escapeBoundary(bytes: Buffer, body: number, at: number): number {
     from = next
   }
   return charBoundary(bytes, at, from)
+}
+
+/**
+ * The UTF-8 bytes of the JSON string body `bytes[from..close)` (between its quotes), into `out` from 0: at least the
+ * first `limit` of them (a little more when a character straddles it), all of them when `complete`. Undefined for
+ * what JSON.parse should judge: a lone surrogate (`\ud800`, which it keeps as such), an unknown escape, a raw
+ * control character or quote.
+ */
+export function jsonStringBytes(
+  bytes: Buffer,
+  from: number,
+  close: number,
+  out: Buffer,
+  limit: number,
+): { length: number; complete: boolean } | undefined {
+  let at = from
+  let n = 0
+  while (at < close && n < limit) {
+    const byte = bytes[at] as number
+    if (byte !== BACKSLASH) {
+      if (byte < 0x20 || byte === QUOTE) return undefined
+      out[n++] = byte
+      at++
+      continue
+    }
+    // A backslash right before the closing quote escapes it: the string does not end there.
+    if (at + 1 >= close) return undefined
+    const kind = bytes[at + 1]
+    at += 2
+    switch (kind) {
+      case LETTER_N:
+        out[n++] = 0x0a
+        continue
+      case 0x74:
+        out[n++] = 0x09
+        continue
+      case LETTER_R:
+        out[n++] = 0x0d
+        continue
+      case QUOTE:
+      case BACKSLASH:
+      case 0x2f:
+        out[n++] = kind
+        continue
+      case 0x62:
+        out[n++] = 0x08
+        continue
+      case 0x66:
+        out[n++] = 0x0c
+        continue
+      case LETTER_U:
+        break
+      default:
+        return undefined
+    }
+    let code = hex4(bytes, at, close)
+    if (code < 0) return undefined
+    at += 4
+    if (code >= 0xd800 && code <= 0xdfff) {
+      const low =
+        code <= 0xdbff && bytes[at] === BACKSLASH && bytes[at + 1] === LETTER_U ? hex4(bytes, at + 2, close) : -1
+      if (low < 0xdc00 || low > 0xdfff) return undefined
+      code = 0x10000 + ((code - 0xd800) << 10) + (low - 0xdc00)
+      at += 6
+    }
+    if (code < 0x80) out[n++] = code
+    else if (code < 0x800) {
+      out[n++] = 0xc0 | (code >> 6)
+      out[n++] = 0x80 | (code & 0x3f)
+    } else if (code < 0x10000) {
+      out[n++] = 0xe0 | (code >> 12)
+      out[n++] = 0x80 | ((code >> 6) & 0x3f)
+      out[n++] = 0x80 | (code & 0x3f)
+    } else {
+      out[n++] = 0xf0 | (code >> 18)
+      out[n++] = 0x80 | ((code >> 12) & 0x3f)
+      out[n++] = 0x80 | ((code >> 6) & 0x3f)
+      out[n++] = 0x80 | (code & 0x3f)
+    }
+  }
+  return { length: n, complete: at >= close }
+}
+
+/** The four hex digits at `bytes[at..]` (before `end`) as a number; -1 when they are not that. */
+function hex4(bytes: Buffer, at: number, end: number): number {
+  if (at + 4 > end) return -1
+  let value = 0
+  for (let i = at; i < at + 4; i++) {
+    const c = bytes[i] as number
+    const digit =
+      c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : c >= 0x41 && c <= 0x46 ? c - 0x37 : -1
+    if (digit < 0) return -1
+    value = value * 16 + digit
+  }
+  return value
 }
 
 function parse(text: string): unknown {

@@ -67,3 +67,18 @@ test('the filtered sink writes no row of a refused file, and every row of an all
   sink.line(line(3))
   expect(rows).toEqual(['file race/d/ok.txt', 'line 2', 'line 3'])
 })
+
+test('the filtered sink hands on no line bytes of a refused file (the way plain lines take)', () => {
+  const rows: string[] = []
+  const sink = filter().sink({
+    file: (key) => rows.push(`file ${key}`),
+    line: (line: GrepLineValue) => rows.push(`line ${line.line}`),
+    utf8Line: (line, bytes, start, end) => rows.push(`bytes ${line} ${bytes.toString('utf8', start, end)}`),
+  })
+  const text = Buffer.from('xxCANARYxx')
+  sink.file('race/l/id_rsa', 'race/l/id_rsa')
+  sink.utf8Line?.(1, text, 2, 8)
+  sink.file('race/d/ok.txt', 'race/d/ok.txt')
+  sink.utf8Line?.(2, Buffer.from('fine'), 0, 4)
+  expect(rows).toEqual(['file race/d/ok.txt', 'bytes 2 fine'])
+})
