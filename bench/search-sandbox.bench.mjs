@@ -43,7 +43,7 @@ for (const [label, tool, args] of rows) {
   const result = await pairedRatios(
     () => plain.run(tool, args),
     { tool: () => sandboxed.run(tool, args) },
-    { rounds: 7, warmup: 1 },
+    { rounds: 11, warmup: 1 },
   )
   summaryRow({
     figure: `${label}: --sandbox / without`,

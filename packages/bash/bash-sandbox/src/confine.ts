@@ -105,7 +105,11 @@ export class SandboxConfinement extends Confinement {
       return made
     })
     const current = warm.current
-    if (current?.alive && current.key === prepared.key) return current.run(request, request.argv.slice(1))
+    if (current?.alive && current.key === prepared.key) {
+      // Busy with another call of the session (glob and grep at once): this one runs in a fresh sandbox.
+      if (current.free) return current.run(request, request.argv.slice(1))
+      return spawnWrapped(this[SUBPROCESS], prepared.wrapped, request)
+    }
     if (current) {
       warm.current = undefined
       current.close()

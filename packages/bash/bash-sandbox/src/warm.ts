@@ -1,4 +1,4 @@
-import { PassThrough } from 'node:stream'
+import { Readable } from 'node:stream'
 import type { ConfinedProcess, ConfineRequest } from '@deepseek-ai/dsh-confinement'
 import {
   descendantByNsPid,
@@ -7,51 +7,56 @@ import {
   type SubprocessHandle,
   vmRss,
 } from '@deepseek-ai/dsh-subprocess'
+import { randomBytes } from 'node:crypto'
 import { closeSync, openSync, readSync } from 'node:fs'
 
 /**
- * The program of a warm sandbox, run by Node inside it: it reads one JSON request a line on stdin (`run`: start the
- * sandbox's program, fd 7, with these arguments in this directory; `kill`: signal a run) and writes frames on
- * stdout: a kind byte, the run's id and the payload's length (32-bit, big-endian), then the payload — 1 stdout
- * bytes, 2 stderr bytes, 3 `{"pid"}` once started, 4 `{"code","signal"}` or `{"error"}` once ended. Once stdin ends, it exits
- * when the last run did.
+ * The program of a warm sandbox, run by Node inside it. It reads one JSON request a line on stdin — `run`: start the
+ * sandbox's program (fd 7) with these arguments in this directory; `kill`: signal the run — and runs one at a time.
+ * The program writes its output straight to the runner's stdout, the host's pipe (no copy on the way); once it
+ * ended, the runner writes the run's nonce there, which the host strips: where this run's output ends. On stderr, it
+ * writes frames: a kind byte, the run's id and the payload's length (32-bit, big-endian), then the payload — 2 the
+ * program's stderr, 3 `{"pid"}` once started, 4 `{"code","signal"}` or `{"error"}` once ended (after the nonce).
+ * Node writes to a pipe synchronously, so the stdout the program inherits stays blocking; it exits with stdin.
  */
 const RUNNER = `'use strict'
 const { spawn } = require('node:child_process')
+const out = process.stdout
 const runs = new Map()
 const frame = (kind, id, payload) => {
   const head = Buffer.allocUnsafe(9)
   head[0] = kind
   head.writeUInt32BE(id, 1)
   head.writeUInt32BE(payload.length, 5)
-  process.stdout.write(head)
-  process.stdout.write(payload)
+  process.stderr.write(Buffer.concat([head, payload]))
 }
 const json = (value) => Buffer.from(JSON.stringify(value))
 const start = (request) => {
+  const finish = (value) => {
+    runs.delete(request.id)
+    out.write(Buffer.from(request.nonce, 'hex'))
+    frame(4, request.id, json(value))
+  }
   let child
   try {
-    child = spawn('/proc/self/fd/7', request.args, { cwd: request.cwd, stdio: ['ignore', 'pipe', 'pipe'] })
+    child = spawn('/proc/self/fd/7', request.args, { cwd: request.cwd, stdio: ['ignore', 1, 'pipe'] })
   } catch (error) {
-    frame(4, request.id, json({ error: String(error && error.message) }))
+    finish({ error: String(error && error.message) })
     return
   }
   let ended = false
   runs.set(request.id, child)
   if (child.pid !== undefined) frame(3, request.id, json({ pid: child.pid }))
-  child.stdout.on('data', (chunk) => frame(1, request.id, chunk))
   child.stderr.on('data', (chunk) => frame(2, request.id, chunk))
   child.once('error', (error) => {
     if (ended || child.pid !== undefined) return
     ended = true
-    runs.delete(request.id)
-    frame(4, request.id, json({ error: String(error && error.message) }))
+    finish({ error: String(error && error.message) })
   })
   child.once('close', (code, signal) => {
     if (ended) return
     ended = true
-    runs.delete(request.id)
-    frame(4, request.id, json({ code, signal }))
+    finish({ code, signal })
   })
 }
 let pending = ''
@@ -75,10 +80,19 @@ export function runnerArgs(): string[] {
   return ['--max-old-space-size=32', '-e', RUNNER]
 }
 
-/** One run in flight: its streams and how it ends. */
+/** Bytes of the nonce that ends a run's output on the runner's stdout. */
+const NONCE_BYTES = 16
+
+/** The run in flight: its streams, the end of its output, and how it ends. */
 interface Run {
-  readonly stdout: PassThrough
-  readonly stderr: PassThrough
+  readonly id: number
+  readonly stdout: Readable
+  readonly stderr: Readable
+  readonly nonce: Buffer
+  /** The last bytes of its output read so far (up to NONCE_BYTES): shown once more follows, or dropped as the nonce. */
+  held: Buffer
+  /** Its end, as the runner reported it; the run ends once the nonce was read too. */
+  status: ExitStatus | undefined
   nsPid: number | undefined
   hostPid: number | undefined
   failure: string | undefined
@@ -87,24 +101,21 @@ interface Run {
 
 /**
  * A sandbox kept warm for one session's searches: started once with the masks of a call, it runs the program for
- * every later call whose masks are exactly those (`key`: the bubblewrap arguments and the identity of every path
- * they name). Nothing of a call is decided inside: the caller compares the key at each call and starts a fresh
- * sandbox when it differs.
+ * later calls whose masks are exactly those (`key`: the bubblewrap arguments and the identity of every path they
+ * name), one at a time. Nothing of a call is decided inside: the caller compares the key at each call, and starts
+ * a fresh sandbox when it differs or this one is busy.
  */
 export class WarmSandbox {
-  private readonly runs = new Map<number, Run>()
+  private current: Run | undefined
   private nextId = 1
   private readonly frames = new FrameReader(
-    (kind, id, part) => {
-      const run = this.runs.get(id)
-      // A reader that stopped (destroyed its end) has what it wanted: the rest of the run's output is dropped.
-      if (run) deliver(kind === 1 ? run.stdout : run.stderr, part)
+    (_kind, id, part) => {
+      if (this.current?.id === id) deliver(this.current.stderr, part)
     },
     (kind, id, text) => this.event(kind, id, text),
   )
   private ended: string | undefined
   private readonly buffer = Buffer.allocUnsafe(STATUS_BYTES)
-
   private idle: ReturnType<typeof setTimeout> | undefined
 
   constructor(
@@ -112,57 +123,62 @@ export class WarmSandbox {
     private readonly handle: SubprocessHandle,
     private readonly idleMs: number,
   ) {
-    handle.stderr?.resume()
-    handle.stdout?.on('data', (chunk: Buffer) => this.frames.push(chunk))
-    // A runner that died meanwhile: `done` below ends its runs; a write to it fails quietly.
+    handle.stdout?.on('data', (chunk: Buffer) => this.output(chunk))
+    handle.stderr?.on('data', (chunk: Buffer) => this.frames.push(chunk))
+    // A runner that died meanwhile: `done` below ends its run; a write to it fails quietly.
     handle.stdin?.on('error', () => {})
     void handle.done.then((status) => {
       this.ended = `the warm sandbox ended (${status.signal ?? `exit ${status.exitCode}`})`
-      for (const run of this.runs.values()) {
-        run.failure ??= this.ended
-        run.end({ exitCode: null, signal: 'SIGKILL' })
-      }
-      this.runs.clear()
+      const run = this.current
+      this.current = undefined
+      if (!run) return
+      run.failure ??= this.ended
+      run.end({ exitCode: null, signal: 'SIGKILL' })
     })
   }
 
-  /** Whether it still runs and can take a run. */
+  /** Whether it can take a run now: it runs, and runs nothing else. */
+  get free(): boolean {
+    return this.ended === undefined && this.current === undefined
+  }
+
+  /** Whether it still runs. */
   get alive(): boolean {
     return this.ended === undefined
   }
 
-  /** Runs in flight. */
-  get busy(): number {
-    return this.runs.size
-  }
-
   /**
-   * Starts `args` of the sandbox's program in `cwd` (as the program sees it). Resolves at once: a run that cannot
-   * start ends with `failure` saying why.
+   * Starts `args` of the sandbox's program in `cwd` (as the program sees it); only when `free`. Resolves at once: a
+   * run that cannot start ends with `failure` saying why.
    */
   run(request: ConfineRequest, args: readonly string[]): ConfinedProcess {
     const id = this.nextId++
-    const stdout = new PassThrough()
-    const stderr = new PassThrough()
+    // Pushed to, without a transform between: a run's output comes in hundreds of chunks.
+    const stdout = new Readable({ read() {} })
+    const stderr = new Readable({ read() {} })
     let settle: (status: ExitStatus) => void = () => {}
     const done = new Promise<ExitStatus>((resolve) => {
       settle = resolve
     })
     const run: Run = {
+      id,
       stdout,
       stderr,
+      nonce: randomBytes(NONCE_BYTES),
+      held: Buffer.alloc(0),
+      status: undefined,
       nsPid: undefined,
       hostPid: undefined,
       failure: undefined,
       end: (status) => {
-        if (!stdout.destroyed) stdout.end()
-        if (!stderr.destroyed) stderr.end()
+        if (!stdout.destroyed) stdout.push(null)
+        if (!stderr.destroyed) stderr.push(null)
         settle(status)
       },
     }
     let kill: ReturnType<typeof setTimeout> | undefined
     const terminate = (): void => {
-      if (!this.runs.has(id) || kill) return
+      if (this.current !== run || kill) return
       this.send({ op: 'kill', id, signal: 'SIGTERM' })
       kill = setTimeout(() => this.send({ op: 'kill', id, signal: 'SIGKILL' }), request.graceMs)
       kill.unref()
@@ -173,13 +189,13 @@ export class WarmSandbox {
       clearTimeout(kill)
       request.signal?.removeEventListener('abort', onAbort)
     })
-    if (this.ended) {
-      run.failure = this.ended
+    if (!this.free) {
+      run.failure = this.ended ?? 'the warm sandbox was running another program'
       run.end({ exitCode: null, signal: 'SIGKILL' })
     } else {
       clearTimeout(this.idle)
-      this.runs.set(id, run)
-      this.send({ op: 'run', id, args, cwd: request.cwd })
+      this.current = run
+      this.send({ op: 'run', id, args, cwd: request.cwd, nonce: run.nonce.toString('hex') })
     }
     return {
       stdout,
@@ -191,7 +207,7 @@ export class WarmSandbox {
     }
   }
 
-  /** Ends the runner once its runs ended (its stdin closed): taken out of use, not out of work. */
+  /** Ends the runner once its run ended (its stdin closed): taken out of use, not out of work. */
   close(): void {
     clearTimeout(this.idle)
     this.handle.stdin?.end()
@@ -216,6 +232,36 @@ export class WarmSandbox {
     this.handle.stdin?.write(`${JSON.stringify(request)}\n`)
   }
 
+  /**
+   * The runner's stdout: the current run's output, its last NONCE_BYTES held back until more follows — they may be
+   * the nonce that ends it. A reader that stopped (destroyed its end) has what it wanted: the rest is dropped.
+   */
+  private output(chunk: Buffer): void {
+    const run = this.current
+    if (!run) return
+    if (chunk.length >= NONCE_BYTES) {
+      if (run.held.length) deliver(run.stdout, run.held)
+      deliver(run.stdout, chunk.subarray(0, chunk.length - NONCE_BYTES))
+      run.held = Buffer.from(chunk.subarray(chunk.length - NONCE_BYTES))
+    } else {
+      const joined = Buffer.concat([run.held, chunk])
+      const keep = Math.max(0, joined.length - NONCE_BYTES)
+      if (keep) deliver(run.stdout, joined.subarray(0, keep))
+      run.held = joined.subarray(keep)
+    }
+    this.finish(run)
+  }
+
+  /** Ends the run once the runner reported its end and its nonce was read: everything before it was its output. */
+  private finish(run: Run): void {
+    if (run.status === undefined || !run.held.equals(run.nonce)) return
+    this.current = undefined
+    run.end(run.status)
+    // Unused for idleMs: closed, its memory given back; the session's next search starts another.
+    this.idle = setTimeout(() => this.close(), this.idleMs)
+    this.idle.unref()
+  }
+
   /** The program's resident bytes: found once by its pid inside the namespace, read from /proc each time. */
   private residentBytes(run: Run): number {
     if (run.nsPid === undefined) return 0
@@ -232,29 +278,23 @@ export class WarmSandbox {
     }
   }
 
-  /** A run started (3: its pid inside) or ended (4: how). */
+  /** The run started (3: its pid inside) or ended (4: how; it ends once its nonce was read). */
   private event(kind: number, id: number, text: string): void {
-    const run = this.runs.get(id)
-    if (!run) return
+    const run = this.current
+    if (run?.id !== id) return
     if (kind === 3) {
       run.nsPid = (JSON.parse(text) as { pid: number }).pid
       return
     }
     const end = JSON.parse(text) as { code?: number | null; signal?: NodeJS.Signals | null; error?: string }
-    this.runs.delete(id)
     if (end.error !== undefined) run.failure = `the warm sandbox could not start the program (${end.error})`
-    run.end({ exitCode: end.code ?? null, signal: end.signal ?? null })
-    // Unused for idleMs: closed, its memory given back; the session's next search starts another.
-    if (this.runs.size === 0) {
-      clearTimeout(this.idle)
-      this.idle = setTimeout(() => this.close(), this.idleMs)
-      this.idle.unref()
-    }
+    run.status = { exitCode: end.code ?? null, signal: end.signal ?? null }
+    this.finish(run)
   }
 }
 
-function deliver(stream: PassThrough, payload: Buffer): void {
-  if (!stream.destroyed) stream.write(payload)
+function deliver(stream: Readable, payload: Buffer): void {
+  if (!stream.destroyed && payload.length > 0) stream.push(payload)
 }
 
 /**

@@ -156,3 +156,30 @@ test('the warm sandboxes end with the provider', async () => {
   await f!.t.ctx.registry.delete(SandboxBashExecutor)
   await until(() => warmSandboxes().length === 0, 'the warm sandbox is gone')
 })
+
+test('output read straight from the program arrives whole, byte for byte, and nothing of the nonce that ends it', async () => {
+  const { groups, session } = await setUp()
+  await warmUp(groups, session)
+  const big = Buffer.alloc(3_000_000)
+  for (let i = 0; i < big.length; i++) big[i] = (i * 7919) % 251
+  writeFileSync(join(f!.root, 'big.bin'), big)
+  const launched = groups.length
+  for (const size of [0, 1, 15, 16, 17, 65_536, big.length]) {
+    writeFileSync(join(f!.root, 'part.bin'), big.subarray(0, size))
+    const { run } = await bash(`cat -- '${join(f!.root, 'part.bin')}'`, session)
+    const chunks: Buffer[] = []
+    run.stdout.on('data', (chunk: Buffer) => chunks.push(chunk))
+    expect(await run.done).toEqual({ exitCode: 0, signal: null })
+    expect(Buffer.concat(chunks).equals(big.subarray(0, size))).toBe(true)
+  }
+  expect(groups).toHaveLength(launched)
+})
+
+test('a call that finds the warm sandbox busy runs in a fresh one, and both answer', async () => {
+  const { groups, session } = await setUp()
+  await warmUp(groups, session)
+  const launched = groups.length
+  const [slow, quick] = await Promise.all([bash('sleep 0.3; echo slow', session), bash('echo quick', session)])
+  expect([await slow.output(), await quick.output()]).toEqual(['slow\n', 'quick\n'])
+  expect(groups).toHaveLength(launched + 1)
+})
