@@ -1,5 +1,6 @@
 import { realpathSync } from 'node:fs'
 import { checkReal, type OpenOptions, WorkspaceError } from '@deepseek-ai/dsh-workspace'
+import { within } from '@deepseek-ai/dsh-tools'
 import type { MatchSink } from './records.ts'
 
 /**
@@ -10,7 +11,8 @@ import type { MatchSink } from './records.ts'
  * only the sandbox closes it (docs/security.md).
  */
 export class RealPathFilter {
-  private readonly dirs = new Map<string, string | undefined>()
+  /** Per directory printed: its real path, and the options judged with (the rules that can match inside it). */
+  private readonly dirs = new Map<string, { real: string; options: OpenOptions } | undefined>()
 
   /** `base`: the opened root's /proc path; `options`: the policy and the tool, as the root was checked. */
   constructor(
@@ -22,24 +24,38 @@ export class RealPathFilter {
   allows(key: string): boolean {
     const slash = key.lastIndexOf('/')
     const dir = slash === -1 ? '' : key.slice(0, slash)
-    let real = this.dirs.get(dir)
+    let known = this.dirs.get(dir)
     if (!this.dirs.has(dir)) {
-      try {
-        real = realpathSync.native(Buffer.from(dir === '' ? this.base : `${this.base}/${dir}`, 'latin1'))
-      } catch {
-        real = undefined
-      }
-      this.dirs.set(dir, real)
+      known = this.directory(dir)
+      this.dirs.set(dir, known)
     }
     // Gone (or moved) since ripgrep read it: where it was cannot be told, so nothing of it is shown.
-    if (real === undefined) return false
+    if (known === undefined) return false
     try {
-      checkReal(`${real}/${Buffer.from(key.slice(slash + 1), 'latin1').toString('utf8')}`, this.options)
+      checkReal(`${known.real}/${Buffer.from(key.slice(slash + 1), 'latin1').toString('utf8')}`, known.options)
       return true
     } catch (error) {
       if (error instanceof WorkspaceError) return false
       throw error
     }
+  }
+
+  /**
+   * A printed directory's real path, and the options its files are judged with: a rule hides an entry below its
+   * parent only, so only the rules whose parent is the directory or above it can match a file in it (a file list of
+   * thousands was judged against every credential store of every home, one by one).
+   */
+  private directory(dir: string): { real: string; options: OpenOptions } | undefined {
+    let real: string
+    try {
+      real = realpathSync.native(Buffer.from(dir === '' ? this.base : `${this.base}/${dir}`, 'latin1'))
+    } catch {
+      return undefined
+    }
+    const policy = this.options.policy
+    if (!policy) return { real, options: this.options }
+    const rules = policy.rules.filter((rule) => within(real, rule.parent))
+    return { real, options: { ...this.options, policy: { ...policy, rules } } }
   }
 
   /** `sink` without the matches of the files this filter refuses. */
