@@ -26,11 +26,13 @@ beforeEach(async () => {
   mkdirSync(secret)
   writeFileSync(join(secret, 'id_rsa'), 'CANARY\n')
   writeFileSync(join(project, 'race/d/ok.txt'), 'fine\n')
+  mkdirSync(join(project, 'private/deep'), { recursive: true })
+  writeFileSync(join(project, 'private/deep/key.txt'), 'CANARY\n')
   writeFileSync(join(base, 'outside.txt'), 'outside\n')
   symlinkSync(secret, join(project, 'race/l'))
   symlinkSync(base, join(project, 'up'))
   t = await createTestContext({ withTools: false })
-  await t.ctx.plugin(Workspace, { denyRead: [secret] })
+  await t.ctx.plugin(Workspace, { denyRead: [secret, join(project, 'private')] })
   const policy = t.ctx.workspace.policy(project, 'grep', true)
   root = await openDirectory(project, { cwd: project, tool: 'grep', access: 'read', policy })
 })
@@ -50,6 +52,12 @@ test('a file whose real path is hidden, outside the roots or gone is refused; on
   expect(f.allows('race/l/id_rsa')).toBe(false)
   expect(f.allows('up/outside.txt')).toBe(false)
   expect(f.allows('gone/x.txt')).toBe(false)
+  expect(f.allows('race/d/ok.txt')).toBe(true)
+})
+
+test('a file deep below a hidden directory inside the root is refused, whatever directory it is printed in', () => {
+  const f = filter()
+  expect(f.allows('private/deep/key.txt')).toBe(false)
   expect(f.allows('race/d/ok.txt')).toBe(true)
 })
 
