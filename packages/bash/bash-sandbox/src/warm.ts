@@ -109,7 +109,7 @@ export class WarmSandbox {
   private current: Run | undefined
   private nextId = 1
   private readonly frames = new FrameReader(
-    (_kind, id, part) => {
+    (id, part) => {
       if (this.current?.id === id) deliver(this.current.stderr, part)
     },
     (kind, id, text) => this.event(kind, id, text),
@@ -286,6 +286,7 @@ export class WarmSandbox {
       run.nsPid = (JSON.parse(text) as { pid: number }).pid
       return
     }
+    if (kind !== 4) return
     const end = JSON.parse(text) as { code?: number | null; signal?: NodeJS.Signals | null; error?: string }
     if (end.error !== undefined) run.failure = `the warm sandbox could not start the program (${end.error})`
     run.status = { exitCode: end.code ?? null, signal: end.signal ?? null }
@@ -298,7 +299,7 @@ function deliver(stream: Readable, payload: Buffer): void {
 }
 
 /**
- * Reads the runner's frames as they come, without gathering them: output bytes (kinds 1 and 2) are handed on as
+ * Reads the runner's frames as they come, without gathering them: the program's stderr (kind 2) is handed on as
  * slices of the chunk that holds them (a frame of 64 KiB spans two reads of the pipe); an event (3, 4) whole.
  */
 export class FrameReader {
@@ -308,7 +309,7 @@ export class FrameReader {
   private frame: { kind: number; id: number; left: number; parts: Buffer[] } | undefined
 
   constructor(
-    private readonly output: (kind: 1 | 2, id: number, part: Buffer) => void,
+    private readonly output: (id: number, part: Buffer) => void,
     private readonly event: (kind: number, id: number, text: string) => void,
   ) {}
 
@@ -335,13 +336,12 @@ export class FrameReader {
         const part = chunk.subarray(at, at + frame.left)
         at += part.length
         frame.left -= part.length
-        if (frame.kind === 1 || frame.kind === 2) this.output(frame.kind, frame.id, part)
+        if (frame.kind === 2) this.output(frame.id, part)
         else frame.parts.push(part)
       }
       if (frame.left === 0) {
         this.frame = undefined
-        if (frame.kind !== 1 && frame.kind !== 2)
-          this.event(frame.kind, frame.id, Buffer.concat(frame.parts).toString())
+        if (frame.kind !== 2) this.event(frame.kind, frame.id, Buffer.concat(frame.parts).toString())
       }
     }
   }
