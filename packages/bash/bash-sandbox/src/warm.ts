@@ -3,12 +3,11 @@ import type { ConfinedProcess, ConfineRequest } from '@deepseek-ai/dsh-confineme
 import {
   descendantByNsPid,
   type ExitStatus,
+  residentBytes,
   STATUS_BYTES,
   type SubprocessHandle,
-  vmRss,
 } from '@deepseek-ai/dsh-subprocess'
 import { randomBytes } from 'node:crypto'
-import { closeSync, openSync, readSync } from 'node:fs'
 
 /**
  * The program of a warm sandbox, run by Node inside it. It reads one JSON request a line on stdin — `run`: start the
@@ -266,16 +265,7 @@ export class WarmSandbox {
   private residentBytes(run: Run): number {
     if (run.nsPid === undefined) return 0
     run.hostPid ??= descendantByNsPid(this.handle.pid, run.nsPid)
-    if (run.hostPid === undefined) return 0
-    let fd: number | undefined
-    try {
-      fd = openSync(`/proc/${run.hostPid}/status`, 'r')
-      return vmRss(this.buffer, readSync(fd, this.buffer, 0, STATUS_BYTES, 0))
-    } catch {
-      return 0
-    } finally {
-      if (fd !== undefined) closeSync(fd)
-    }
+    return run.hostPid === undefined ? 0 : residentBytes(run.hostPid, this.buffer)
   }
 
   /** The run started (3: its pid inside) or ended (4: how; it ends once its nonce was read). */

@@ -219,6 +219,7 @@ export {
   procPids,
   processRuns,
   procStat,
+  residentBytes,
   runningState,
   STATUS_BYTES,
   treeResidentBytes,

@@ -127,10 +127,15 @@ function treeOf(pid: number, limit = 64): number[] {
   return queue.slice(0, limit)
 }
 
+/** The resident bytes of `pid`, read afresh; 0 once it is gone. */
+export function residentBytes(pid: number, buffer = Buffer.allocUnsafe(STATUS_BYTES)): number {
+  return vmRss(buffer, readStatus(pid, buffer))
+}
+
 /** The resident bytes of `pid` and every descendant, each read afresh; 0 once all are gone. */
 export function treeResidentBytes(pid: number, buffer = Buffer.allocUnsafe(STATUS_BYTES)): number {
   let total = 0
-  for (const at of treeOf(pid)) total += vmRss(buffer, readStatus(at, buffer))
+  for (const at of treeOf(pid)) total += residentBytes(at, buffer)
   return total
 }
 
