@@ -1,4 +1,4 @@
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, expect, test } from 'vitest'
@@ -89,4 +89,29 @@ test("the sandbox too: with the store loaded after it, then swapped, B's command
   const two = await saved(t.ctx.get('spillStore') as LocalSpillStore | undefined, a)
   expect(await cat(a, two)).toBe('A-SAVED')
   expect(await cat(b, two)).not.toContain('A-SAVED')
+})
+
+test('a workspace loaded after the sandbox, then swapped for another: its hidden paths are masked for commands', async () => {
+  base = realpathSync(mkdtempSync('/var/tmp/dsh-workspace-order-'))
+  writeFileSync(join(base, 'first.key'), 'FIRST-CANARY\n')
+  writeFileSync(join(base, 'second.key'), 'SECOND-CANARY\n')
+  t = await createTestContext()
+  await t.ctx.plugin(SystemPromptService)
+  await t.active(t.ctx.plugin(LocalSubprocess, { spillDir: join(base, '.spill') }))
+  await t.active(t.ctx.plugin(LocalTaskService))
+  await t.active(t.ctx.plugin(SandboxBashExecutor, { graceMs: 200 }))
+  await t.active(t.ctx.plugin(ToolBash))
+  const b = createSession({ id: 'B', cwd: base })
+  sessions.push(b)
+  const cat = async (path: string) =>
+    (await t?.ctx.tools.execute('bash', { command: `cat ${path} 2>&1; true`, description: 'read' }, { session: b }))
+      ?.content[0].text ?? ''
+  // Before any workspace: nothing is hidden by one (nothing of that answer may stick).
+  expect(await cat(join(base, 'first.key'))).toBe('FIRST-CANARY')
+  const first = t.ctx.plugin(Workspace, { denyRead: [join(base, 'first.key')] })
+  await t.active(first)
+  expect(await cat(join(base, 'first.key'))).not.toContain('CANARY')
+  await first.dispose()
+  await t.active(t.ctx.plugin(Workspace, { denyRead: [join(base, 'second.key')] }))
+  expect(await cat(join(base, 'second.key'))).not.toContain('CANARY')
 })
