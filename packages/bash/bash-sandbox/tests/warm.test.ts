@@ -107,10 +107,14 @@ test('attack: a hidden directory replaced by another one (rename) after it start
 test('sessions apart: one session never runs in the warm sandbox of another', async () => {
   const { groups, session } = await setUp()
   await warmUp(groups, session)
+  // What s1's commands leave in their private /tmp, which s1's warm sandbox shows read-only.
+  await f!.bash('echo S1-PRIVATE > /tmp/s1.txt')
+  expect(await cat(session, '/tmp/s1.txt')).toBe('S1-PRIVATE\n')
   const other = sessionFor('s2', f!.root)
   const launched = groups.length
   expect(await cat(other, join(f!.root, 'plain.txt'))).toBe('plain\n')
   expect(groups).toHaveLength(launched + 1)
+  for (let i = 0; i < 4; i++) expect(await cat(other, '/tmp/s1.txt')).not.toContain('S1-PRIVATE')
 })
 
 test('the warm sandbox ends with its session, and what runs in it', async () => {
