@@ -1,4 +1,4 @@
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, expect, test } from 'vitest'
 import type { Confinement } from '@deepseek-ai/dsh-confinement'
@@ -183,7 +183,20 @@ test('a call that finds the warm sandbox busy runs in a fresh one, and both answ
   const { groups, session } = await setUp()
   await warmUp(groups, session)
   const launched = groups.length
-  const [slow, quick] = await Promise.all([bash('sleep 0.3; echo slow', session), bash('echo quick', session)])
-  expect([await slow.output(), await quick.output()]).toEqual(['slow\n', 'quick\n'])
+  const sleep = uniqueSleep()
+  const sleeping = () =>
+    processesWith(sleep.marker).filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'latin1').startsWith('sleep\0')
+      } catch {
+        return false // gone meanwhile
+      }
+    })
+  const slow = await bash(`${sleep.command}; echo slow`, session)
+  await until(() => sleeping().length > 0, 'the first call runs in the warm sandbox')
+  const quick = await bash('echo quick', session)
+  expect(await quick.output()).toBe('quick\n')
+  for (const pid of sleeping()) process.kill(pid, 'SIGTERM')
+  expect(await slow.output()).toBe('slow\n')
   expect(groups).toHaveLength(launched + 1)
 })
